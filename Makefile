@@ -1,0 +1,60 @@
+# zarr-catalogue: `make demo` and `make test` are all a new machine needs (Python 3.11+ and make).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+PG_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
+PYTEST_ARGS ?= -n 2 -q
+
+EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
+DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
+
+.PHONY: demo test install dev lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e .
+	@touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e ".[dev]"
+	@touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+dev: $(VENV)/.dev-installed
+
+demo: install
+	@for store in $(EXAMPLES); do $(BIN)/catalogue harvest examples/$$store || exit 1; done
+	@echo
+	@echo "== Datasets and their arrays (SPARQL) =="
+	@$(BIN)/catalogue query @examples/datasets.rq
+	@echo
+	@echo "== Turtle excerpt: <$(DEMO_GRAPH)> =="
+	@$(BIN)/catalogue export --format turtle --graph "$(DEMO_GRAPH)" | head -n 40
+	@echo "..."
+	@echo
+	@echo "Catalogue: ./catalogue.db  (try: $(BIN)/catalogue --help)"
+
+# PostgreSQL tests run whenever a server answers on 127.0.0.1:5432 (CI requires one: .ci/run).
+test: dev
+	@if [ -z "$$CATALOGUE_TEST_POSTGRES_URL" ] && $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 5432), 2).close()" 2>/dev/null; then \
+		export CATALOGUE_TEST_POSTGRES_URL="$(PG_URL)"; \
+	fi; \
+	if [ -n "$$CATALOGUE_TEST_POSTGRES_URL" ]; then echo "PostgreSQL tests: on ($$CATALOGUE_TEST_POSTGRES_URL)"; \
+	else echo "PostgreSQL tests: off (nothing answers on 127.0.0.1:5432)"; fi; \
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: dev
+	$(BIN)/ruff check catalogue migrations tests bench examples
+
+bench: dev
+	$(BIN)/python bench/harvest_vs_zarr.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-*

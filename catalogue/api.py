@@ -1,0 +1,216 @@
+"""The Python API: ``catalogue.open(db)`` and the Catalogue object.
+
+The CLI is a thin layer over this module; everything a command does can be
+done from Python with the same semantics (transactions, errors, outputs).
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib.query import Result
+from rdflib.term import Node as RDFNode
+
+from catalogue.errors import CatalogueError, DocumentError, UsageError
+from catalogue.graph.database import database_url
+from catalogue.graph.store import SQLStore
+from catalogue.harvest import load_hierarchy
+from catalogue.model.nodes import Hierarchy
+from catalogue.rdf.convert import Triple, hierarchy_triples
+from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
+from catalogue.rdf.vocabulary import PREFIXES, ZARR
+from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class HarvestReport:
+    """What one harvest did: counts, the graph it wrote, and what failed."""
+
+    source: str
+    graph: str
+    arrays: int = 0
+    groups: int = 0
+    triples: int = 0
+    errors: list[CatalogueError] = field(default_factory=list)
+    #: Paths of failed nodes whose previously catalogued version was kept.
+    kept: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        text = (
+            f"harvested {self.source}: {self.groups} groups, {self.arrays} arrays, "
+            f"{self.triples} triples into graph <{self.graph}>"
+        )
+        if self.errors:
+            text += f"; {len(self.errors)} node(s) failed"
+            if self.kept:
+                text += f" ({len(self.kept)} kept their previous version)"
+        return text
+
+
+def node_closure(graph: Graph, iri: URIRef, *, skip: Iterable[URIRef] = ()) -> list[Triple]:
+    """The triples describing one node: its own, those of its blank nodes and dependent arrays.
+
+    ``skip`` lists predicates left out (the harvester drops old membership
+    links, which it recomputes from the current walk).
+    """
+    skipped = set(skip)
+    out: list[Triple] = []
+    frontier: list[RDFNode] = [iri]
+    seen: set[RDFNode] = {iri}
+    while frontier:
+        subject = frontier.pop()
+        for s, p, o in graph.triples((subject, None, None)):
+            if p in skipped:
+                continue
+            out.append((s, p, o))
+            follow = isinstance(o, BNode) or p == ZARR.dependentArray
+            if follow and o not in seen:
+                seen.add(o)
+                frontier.append(o)
+    return out
+
+
+class Catalogue:
+    """A catalogue database: harvest into it, query it, rebuild metadata from it."""
+
+    def __init__(self, db: str | None = None) -> None:
+        self.url = database_url(db)
+        self.store = SQLStore()
+        self.store.open(self.url, create=True)
+        self.dataset = Dataset(store=self.store, default_union=True)
+        for prefix, ns in PREFIXES.items():
+            if self.store.namespace(prefix) != URIRef(str(ns)):
+                self.store.bind(prefix, ns, override=True)
+        self.store.commit()
+
+    # ----------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Catalogue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------- harvest
+    def harvest(self, source: str, *, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> HarvestReport:
+        """Harvest the hierarchy at ``source`` into its own named graph, atomically.
+
+        The graph (named by the hierarchy root IRI) is replaced in one
+        transaction. Nodes whose documents failed keep their previously
+        catalogued triples; the report lists them. Errors that make the
+        whole hierarchy unusable raise, and leave the catalogue unchanged.
+        """
+        hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes)
+        graph_id = URIRef(hierarchy.url)
+        report = HarvestReport(source=source, graph=hierarchy.url)
+        report.errors = [e if isinstance(e, CatalogueError) else CatalogueError(str(e)) for e in hierarchy.errors]
+        kept_triples, kept_paths = self._previous_versions(graph_id, hierarchy)
+        report.kept = sorted(kept_paths)
+        catalogued = set(hierarchy.nodes) | kept_paths
+        if not hierarchy.nodes and not kept_triples:
+            return report  # nothing readable, nothing to keep: the catalogue stays as it was
+        triples = list(hierarchy_triples(hierarchy, member_filter=catalogued))
+        triples += kept_triples
+        triples += self._kept_memberships(hierarchy, kept_paths, catalogued)
+        try:
+            report.triples = self.store.replace_graph(graph_id, triples)
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+        for node in hierarchy.nodes.values():
+            if node.kind == "array":
+                report.arrays += 1
+            else:
+                report.groups += 1
+        return report
+
+    def _previous_versions(self, graph_id: URIRef, h: Hierarchy) -> tuple[list[Triple], set[str]]:
+        if not h.failed or graph_id not in set(self.store.graph_ids()):
+            return [], set()
+        old = Graph(store=self.store, identifier=graph_id)
+        triples: list[Triple] = []
+        kept: set[str] = set()
+        for path in h.failed:
+            closure = node_closure(old, URIRef(h.iri(path)), skip=[ZARR.member])
+            if closure:
+                triples += closure
+                kept.add(path)
+        return triples, kept
+
+    @staticmethod
+    def _kept_memberships(h: Hierarchy, kept: set[str], catalogued: set[str]) -> list[Triple]:
+        """Membership links from kept (failed) groups to their children found now."""
+        links: list[Triple] = []
+        for path in catalogued:
+            parent = posixpath.dirname(path) if path else None
+            if parent is not None and parent in kept and path != parent:
+                links.append((URIRef(h.iri(parent)), ZARR.member, URIRef(h.iri(path))))
+        return links
+
+    # ---------------------------------------------------------------- read
+    def query(self, sparql: str, **kwargs: Any) -> Result:
+        """Run a SPARQL query over the union of all graphs (prefixes pre-bound)."""
+        init_ns = {**PREFIXES, **kwargs.pop("initNs", {})}
+        return self.dataset.query(sparql, initNs=init_ns, **kwargs)
+
+    def graphs(self) -> list[tuple[str, int]]:
+        """Named graphs (one per harvested hierarchy) with their triple counts."""
+        return [(str(g), len(Graph(store=self.store, identifier=g))) for g in self.store.graph_ids()]
+
+    def node_graph(self, iri: str) -> Graph:
+        """The named graph holding node ``iri`` (the most specific one if several do)."""
+        node = URIRef(iri)
+        holders = [g for g in self.store.graph_ids() if (node, None, None) in Graph(store=self.store, identifier=g)]
+        if not holders:
+            raise NodeNotFound(f"no node {iri} in the catalogue")
+        holders.sort(key=lambda g: (not iri.startswith(str(g)), -len(str(g))))
+        return Graph(store=self.store, identifier=holders[0])
+
+    def documents(self, iri: str) -> dict[str, Any]:
+        """The node's metadata documents, rebuilt from the graph alone."""
+        return rebuild_documents(self.node_graph(iri), iri)
+
+    def metadata(self, iri: str) -> dict[str, Any]:
+        """The node's metadata as ``catalogue metadata`` prints it (zarr.json, or the v2 documents)."""
+        return metadata_output(self.documents(iri))
+
+    def export(self, out: IO[str], *, format: str = "turtle", graph: str | None = None, profile: str = "catalogue") -> None:
+        """Write the catalogue (or one graph) to ``out``; see ``catalogue.rdf.export``."""
+        from catalogue.rdf.export import export
+
+        export(self, out, format=format, graph=graph, profile=profile)
+
+    def quads(self, graph: str | None = None) -> Iterator[tuple[RDFNode, RDFNode, RDFNode, URIRef]]:
+        """Stream the stored quads of one graph or of all named graphs."""
+        ids = [URIRef(graph)] if graph else self.store.graph_ids()
+        if graph and URIRef(graph) not in set(self.store.graph_ids()):
+            raise UsageError(f"no graph <{graph}> in the catalogue")
+        for g in ids:
+            for s, p, o in self.store.graph_triples(g):
+                yield s, p, o, g
+
+
+def open(db: str | None = None) -> Catalogue:  # noqa: A001 - mirrors sqlite3.connect / zarr.open
+    """Open (creating and migrating if needed) the catalogue database at ``db``.
+
+    ``db`` is a SQLAlchemy URL (``sqlite:///file.db``, ``postgresql+psycopg://...``),
+    a plain file path, or None for ``$CATALOGUE_DB`` or ``./catalogue.db``.
+    """
+    return Catalogue(db)
+
+
+__all__ = ["Catalogue", "DocumentError", "HarvestReport", "open"]

@@ -1,0 +1,261 @@
+"""The ``catalogue`` command: a thin layer over ``catalogue.api``.
+
+Exit codes: 0 success, 1 a data or harvest error (the catalogue is left as it
+was, or with only the good nodes replaced), 2 a usage error (bad option,
+source or IRI that does not exist).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from catalogue.errors import CatalogueError, display_location
+
+DB_HELP = "Catalogue database: a file path or SQLAlchemy URL [env CATALOGUE_DB; default ./catalogue.db]."
+
+
+def _fail(exc: CatalogueError) -> None:
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn catalogue errors into one line on stderr and the right exit code."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CatalogueError as exc:
+            _fail(exc)
+        except BrokenPipeError:
+            sys.exit(0)
+
+    return wrapper
+
+
+def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--db", "db", envvar="CATALOGUE_DB", default=None, help=DB_HELP)(func)
+
+
+def _open(db: str | None):
+    from catalogue.api import open as open_catalogue
+
+    return open_catalogue(db)
+
+
+def _output(path: str | None):
+    return click.open_file(path or "-", "w", encoding="utf-8", atomic=bool(path))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="zarr-catalogue")
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
+def main(verbose: int) -> None:
+    """A linked-data catalogue of Zarr hierarchies: harvest, query, export."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr)
+
+
+@main.command()
+@click.argument("source")
+@db_option
+@click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="Refuse metadata documents larger than this (default 4 MiB; consolidated metadata gets 64x).")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
+@handle_errors
+def harvest(source: str, db: str | None, max_document_size: int | None, as_json: bool) -> None:
+    """Harvest the Zarr hierarchy at SOURCE (a folder or file:// URL) into its own graph.
+
+    Re-harvesting replaces the graph atomically. A node whose metadata cannot
+    be read is reported and keeps its previously catalogued version; the
+    command then exits with 1.
+    """
+    from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+
+    with _open(db) as cat:
+        report = cat.harvest(source, max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES)
+    for error in report.errors:
+        click.echo(f"error: {error}", err=True)
+    if as_json:
+        click.echo(json.dumps({
+            "source": report.source, "graph": report.graph, "groups": report.groups,
+            "arrays": report.arrays, "triples": report.triples,
+            "errors": [str(e) for e in report.errors], "kept_previous": report.kept,
+        }, indent=2))
+    else:
+        click.echo(report.summary(), err=not report.ok)
+    if not report.ok:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("source")
+@click.option("--indent", type=int, default=2, show_default=True, help="JSON indentation.")
+@handle_errors
+def zom(source: str, indent: int) -> None:
+    """Print the ZEP 6 Zarr Object Model of the hierarchy at SOURCE as JSON."""
+    from catalogue.harvest import load_hierarchy
+    from catalogue.model.zom import hierarchy_zom
+
+    hierarchy = load_hierarchy(source)
+    for error in hierarchy.errors:
+        click.echo(f"error: {error}", err=True)
+    if hierarchy.root is None:
+        raise CatalogueError(f"{display_location(hierarchy.url)}: the root node could not be read")
+    click.echo(json.dumps(hierarchy_zom(hierarchy), indent=indent, ensure_ascii=False, allow_nan=True))
+    if hierarchy.errors:
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["turtle", "nt", "json-ld"]), default="turtle", show_default=True)
+@handle_errors
+def vocab(fmt: str) -> None:
+    """Print the catalogue ontology (classes and properties, with labels and comments)."""
+    from catalogue.resources import ontology_turtle
+
+    text = ontology_turtle()
+    if fmt == "turtle":
+        click.echo(text, nl=False)
+        return
+    from rdflib import Graph
+
+    click.echo(Graph().parse(data=text, format="turtle").serialize(format=fmt), nl=False)
+
+
+@main.command()
+@click.argument("iri")
+@db_option
+@click.option("--indent", type=int, default=2, show_default=True)
+@handle_errors
+def metadata(iri: str, db: str | None, indent: int) -> None:
+    """Rebuild and print the metadata of the node IRI from the graph alone.
+
+    Zarr v3 nodes print their zarr.json; v2 nodes print
+    {".zarray" or ".zgroup": ..., ".zattrs": ...}.
+    """
+    with _open(db) as cat:
+        doc = cat.metadata(iri)
+    click.echo(json.dumps(doc, indent=indent, ensure_ascii=False, allow_nan=True))
+
+
+@main.command()
+@click.argument("sparql")
+@db_option
+@click.option("--format", "fmt", default=None,
+              type=click.Choice(["table", "json", "csv", "tsv", "xml", "turtle", "json-ld", "nt"]),
+              help="Result format: table (default for SELECT), json (SPARQL 1.1 JSON), csv, tsv, xml; "
+                   "turtle (default), json-ld or nt for CONSTRUCT/DESCRIBE.")
+@click.option("-o", "--output", default=None, help="Write to this file instead of stdout.")
+@handle_errors
+def query(sparql: str, db: str | None, fmt: str | None, output: str | None) -> None:
+    """Run a SPARQL query over every harvested graph (the union default graph).
+
+    SPARQL is the query text, @FILE to read it from a file, or - for stdin.
+    Prefixes zarr, dcat, dct, prov, rdf, rdfs, xsd, owl and sh are pre-bound.
+    """
+    from catalogue.query_output import render
+
+    text = _query_text(sparql)
+    with _open(db) as cat:
+        try:
+            result = cat.query(text)
+            with _output(output) as out:
+                render(result, out, fmt)
+        except CatalogueError:
+            raise
+        except Exception as exc:  # rdflib raises pyparsing and evaluation errors of many types
+            from catalogue.errors import UsageError
+
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise UsageError(f"query failed: {type(exc).__name__}: {message}") from exc
+
+
+def _query_text(sparql: str) -> str:
+    if sparql == "-":
+        return sys.stdin.read()
+    if sparql.startswith("@"):
+        from pathlib import Path
+
+        from catalogue.errors import UsageError
+
+        path = Path(sparql[1:])
+        if not path.is_file():
+            raise UsageError(f"{path}: no such query file")
+        return path.read_text(encoding="utf-8")
+    return sparql
+
+
+@main.command()
+@db_option
+@click.option("--format", "fmt", default="turtle", show_default=True,
+              type=click.Choice(["turtle", "json-ld", "nt", "nquads", "trig"]))
+@click.option("--graph", default=None, help="Export only this named graph (a hierarchy root IRI).")
+@click.option("--profile", default="catalogue", show_default=True,
+              type=click.Choice(["catalogue", "iliad", "iliad-verbatim"]),
+              help="catalogue: the lossless catalogue triples; iliad: v2 arrays in the OGC/ILIAD "
+                   "building block's own (lossy) vocabulary, IRIs repaired; iliad-verbatim: its IRIs as published.")
+@click.option("-o", "--output", default=None, help="Write to this file (atomically) instead of stdout.")
+@handle_errors
+def export(db: str | None, fmt: str, graph: str | None, profile: str, output: str | None) -> None:
+    """Export the catalogue, or one graph, as RDF."""
+    with _open(db) as cat, _output(output) as out:
+        cat.export(out, format=fmt, graph=graph, profile=profile)
+
+
+@main.command()
+@db_option
+@handle_errors
+def graphs(db: str | None) -> None:
+    """List the named graphs (one per harvested hierarchy) and their sizes."""
+    with _open(db) as cat:
+        for iri, count in cat.graphs():
+            click.echo(f"{iri}\t{count} triples")
+
+
+@main.group()
+def db() -> None:
+    """Database schema management (Alembic migrations)."""
+
+
+@db.command("upgrade")
+@db_option
+@click.option("--revision", default="head", show_default=True)
+@handle_errors
+def db_upgrade(db: str | None, revision: str) -> None:
+    """Create or migrate the catalogue schema (done automatically on first use)."""
+    from catalogue.graph.database import current_revision, database_url, make_engine, upgrade
+
+    engine = make_engine(database_url(db))
+    try:
+        upgrade(engine, revision)
+        click.echo(f"{database_url(db)} at revision {current_revision(engine)}")
+    finally:
+        engine.dispose()
+
+
+@db.command("current")
+@db_option
+@handle_errors
+def db_current(db: str | None) -> None:
+    """Print the schema revision of the catalogue database."""
+    from catalogue.graph.database import current_revision, database_url, head_revision, make_engine
+
+    engine = make_engine(database_url(db))
+    try:
+        current = current_revision(engine)
+        click.echo(f"{current or '(empty)'} (head: {head_revision()})")
+    finally:
+        engine.dispose()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

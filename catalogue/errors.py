@@ -1,0 +1,68 @@
+"""Exceptions the catalogue raises, each able to print itself as one line.
+
+Operators read these in cron mail, so every error names the file (as a URL or
+a local path) and, where it applies, the JSON pointer inside that file, in the
+RFC 6901 fragment form ``file#/pointer``.
+"""
+
+from __future__ import annotations
+
+
+class CatalogueError(Exception):
+    """Base class: anything the CLI reports as ``error: ...`` with exit code 1."""
+
+    exit_code = 1
+
+
+class UsageError(CatalogueError):
+    """The request itself is wrong (unknown source, bad option): exit code 2."""
+
+    exit_code = 2
+
+
+class SourceNotFound(UsageError):
+    """The harvest source does not exist or cannot be opened."""
+
+
+def escape_pointer_token(token: str) -> str:
+    """Escape one reference token for a JSON pointer (RFC 6901 section 4)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def join_pointer(pointer: str, *tokens: str | int) -> str:
+    """Append reference tokens to a JSON pointer."""
+    return pointer + "".join("/" + escape_pointer_token(str(t)) for t in tokens)
+
+
+def display_location(location: str) -> str:
+    """Show ``file://`` URLs as local paths, which is what operators type."""
+    if location.startswith("file://"):
+        from urllib.parse import unquote
+
+        return unquote(location[len("file://") :])
+    return location
+
+
+class DocumentError(CatalogueError):
+    """A metadata document that cannot be read, parsed or understood.
+
+    ``location`` is the URL of the file; ``pointer`` the JSON pointer of the
+    offending value inside it (``None`` when the file could not be parsed at
+    all, e.g. invalid JSON, where ``reason`` carries line and column instead).
+    """
+
+    def __init__(self, location: str, reason: str, pointer: str | None = None) -> None:
+        self.location = location
+        self.reason = reason
+        self.pointer = pointer
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        where = display_location(self.location)
+        if self.pointer is not None:
+            where = f"{where}#{self.pointer}"
+        return f"{where}: {self.reason}"
+
+
+class HierarchyError(CatalogueError):
+    """The hierarchy as a whole cannot be harvested (no metadata, a symlink loop)."""

@@ -1,0 +1,219 @@
+"""Database URLs, engines and schema migrations for the catalogue.
+
+The catalogue runs on SQLite (a single file, the default) or PostgreSQL.  This module
+hides the differences that matter for correctness:
+
+* SQLite's Python driver does not really open a transaction before a ``SELECT`` or
+  DDL statement, so by default a "rolled back" schema change or a half-replaced graph
+  could already be on disk.  :func:`make_engine` switches the driver's own transaction
+  handling off and lets SQLAlchemy emit ``BEGIN`` itself (SQLAlchemy's documented
+  recipe), which makes ``commit``/``rollback`` real.
+* Schema changes go through Alembic (:func:`upgrade`), so every database carries a
+  revision and can be migrated in place.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.pool import StaticPool
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "ENV_VAR",
+    "alembic_config",
+    "current_revision",
+    "database_url",
+    "downgrade",
+    "ensure_schema",
+    "head_revision",
+    "is_memory_sqlite",
+    "make_engine",
+    "upgrade",
+]
+
+#: Environment variable that names the database when none is given explicitly.
+ENV_VAR = "CATALOGUE_DB"
+#: Database file used when neither an argument nor :data:`ENV_VAR` is given.
+DEFAULT_DATABASE = "catalogue.db"
+
+# Execution option read by the SQLite "begin" hook: the migration connection takes the
+# write lock up front (BEGIN IMMEDIATE) so two processes upgrading the same fresh file
+# serialise instead of failing half-way.
+_BEGIN_IMMEDIATE = "catalogue_sqlite_begin_immediate"
+# Arbitrary constant key for the PostgreSQL advisory lock that serialises upgrades.
+_PG_MIGRATION_LOCK = 0x63617461  # "cata"
+
+
+def database_url(value: str | None = None) -> str:
+    """Normalise a database location to a SQLAlchemy URL string.
+
+    ``None`` (or an empty string) falls back to ``$CATALOGUE_DB`` and then to
+    ``catalogue.db`` in the working directory.  A plain filesystem path becomes an
+    absolute ``sqlite:///`` URL, so the database does not move when the process
+    changes directory.  PostgreSQL URLs are pointed at the psycopg 3 driver, the only
+    PostgreSQL driver the catalogue depends on.
+    """
+    if not value:
+        value = os.environ.get(ENV_VAR) or DEFAULT_DATABASE
+    if "://" not in value:
+        path = Path(value).expanduser().absolute()
+        return f"sqlite:///{path}"
+    scheme, rest = value.split("://", 1)
+    lowered = scheme.lower()
+    if lowered in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    if lowered == "postgresql+psycopg" or lowered == "sqlite" or lowered.startswith("sqlite+"):
+        return value
+    raise ValueError(
+        f"unsupported database URL scheme {scheme!r}: use a file path, sqlite://..., "
+        "postgresql://... or postgresql+psycopg://..."
+    )
+
+
+def is_memory_sqlite(url: str | URL) -> bool:
+    """True for SQLite URLs that name an in-memory database."""
+    u = make_url(url)
+    if u.get_backend_name() != "sqlite":
+        return False
+    database = u.database or ""
+    return (
+        database in ("", ":memory:")
+        or u.query.get("mode") == "memory"
+        or ("mode=memory" in database)
+    )
+
+
+def make_engine(url: str | URL, **kwargs: Any) -> Engine:
+    """Create an engine with the settings the catalogue relies on.
+
+    SQLite: WAL journal (readers never block the writer), ``synchronous=NORMAL`` (safe
+    with WAL, much faster than FULL), a 30 s busy timeout instead of instant "database
+    is locked" errors, foreign keys off (the store keeps its own integrity and bulk
+    deletes must not cascade), and real transactions (see the module docstring).  An
+    in-memory database uses a single shared connection, since every new connection
+    would otherwise see a different, empty database.
+
+    PostgreSQL: ``pool_pre_ping`` so connections dropped by a server restart or an idle
+    timeout are replaced instead of failing the next request.
+
+    Extra keyword arguments go to :func:`sqlalchemy.create_engine`.
+    """
+    url = make_url(url)
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        if is_memory_sqlite(url):
+            kwargs.setdefault("poolclass", StaticPool)
+            connect_args = dict(kwargs.pop("connect_args", {}))
+            connect_args.setdefault("check_same_thread", False)
+            kwargs["connect_args"] = connect_args
+        engine = create_engine(url, **kwargs)
+        _configure_sqlite(engine)
+        return engine
+    if backend == "postgresql":
+        kwargs.setdefault("pool_pre_ping", True)
+        return create_engine(url, **kwargs)
+    raise ValueError(f"unsupported database backend {backend!r}")
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Stop pysqlite from issuing (or skipping) BEGIN on its own; see _on_begin.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA foreign_keys=OFF")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        if conn.get_execution_options().get(_BEGIN_IMMEDIATE):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+
+def _migrations_path() -> str:
+    return str(files("catalogue.migrations"))
+
+
+def alembic_config() -> Config:
+    """An Alembic configuration pointing at the migrations shipped in the package.
+
+    No ini file is needed: ``script_location`` is the installed
+    ``catalogue.migrations`` package, found with :mod:`importlib.resources`.
+    """
+    config = Config()
+    config.set_main_option("script_location", _migrations_path())
+    return config
+
+
+@lru_cache(maxsize=1)
+def head_revision() -> str:
+    """The newest revision shipped with this version of the catalogue."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships a revision
+        raise RuntimeError("no Alembic revisions found in catalogue.migrations")
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at, or ``None`` for an empty database."""
+    with engine.connect() as conn:
+        revision = MigrationContext.configure(conn).get_current_revision()
+        conn.rollback()
+    return revision
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Migrate the database to ``revision`` in one transaction.
+
+    Concurrent upgrades of the same database are serialised (an advisory lock on
+    PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), and Alembic re-reads the revision
+    inside the lock, so the loser of a race finds the work done instead of failing on
+    "table already exists".
+    """
+    config = alembic_config()
+    backend = engine.dialect.name
+    with engine.connect() as conn:
+        if backend == "sqlite":
+            conn.execution_options(**{_BEGIN_IMMEDIATE: True})
+        with conn.begin():
+            if backend == "postgresql":
+                conn.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK}
+                )
+            config.attributes["connection"] = conn
+            command.upgrade(config, revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Migrate the database down to ``revision`` (``"base"`` removes everything)."""
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Bring the database to the head revision unless it is already there.
+
+    The check costs one small query, so it is cheap to call whenever a store opens.
+    """
+    if current_revision(engine) != head_revision():
+        upgrade(engine)

@@ -1,0 +1,106 @@
+"""Strict parsing of Zarr metadata documents.
+
+Python's json module is lenient in ways that would lose data silently: it
+keeps only the last of two equal keys and turns recursion into a crash. Here
+every such case becomes a DocumentError naming the file and, where possible,
+the JSON pointer. Bare ``NaN``/``Infinity`` tokens are accepted, because
+zarr-python writes them in attributes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from catalogue.errors import DocumentError, join_pointer
+
+
+class _DuplicateKeyDict(dict):
+    """A parsed object that had a key twice; remembered so we can find its pointer."""
+
+    duplicate: str = ""
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        marked = _DuplicateKeyDict(obj)
+        marked.duplicate = dup
+        return marked
+    return obj
+
+
+def _find_duplicate(value: Any) -> tuple[str, str] | None:
+    """Pointer and key of the first object that had a duplicate key (iterative walk)."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, pointer = stack.pop()
+        if isinstance(item, _DuplicateKeyDict):
+            return pointer, item.duplicate
+        if isinstance(item, dict):
+            stack.extend((v, join_pointer(pointer, k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, join_pointer(pointer, i)) for i, v in enumerate(item))
+    return None
+
+
+def parse_json(data: bytes, location: str) -> Any:
+    """Parse one JSON document, or raise DocumentError saying where and why."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(location, f"not UTF-8: invalid byte at offset {exc.start}") from exc
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    saw_duplicate = False
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal saw_duplicate
+        obj = _pairs_hook(pairs)
+        if isinstance(obj, _DuplicateKeyDict):
+            saw_duplicate = True
+        return obj
+
+    try:
+        value = json.loads(text, object_pairs_hook=hook)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(
+            location, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
+    except RecursionError as exc:
+        raise DocumentError(location, "invalid JSON: nested too deeply to parse") from exc
+    if saw_duplicate:
+        found = _find_duplicate(value)
+        if found:
+            pointer, key = found
+            raise DocumentError(location, f"duplicate key {key!r} (JSON keeps only one)", pointer)
+    return value
+
+
+def parse_object(data: bytes, location: str, pointer: str = "") -> dict[str, Any]:
+    """Parse a document that must be a JSON object."""
+    value = parse_json(data, location)
+    return require_object(value, location, pointer)
+
+
+def require_object(value: Any, location: str, pointer: str = "") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DocumentError(location, f"expected a JSON object, got {json_type(value)}", pointer)
+    return value
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

@@ -1,0 +1,96 @@
+"""Expand dependent arrays (the Zarr dependent-arrays convention) into full nodes.
+
+A primary array declares dependent arrays in an attribute whose value maps
+names to *partial* array metadata. Completing one: every missing key except
+``attributes`` is copied from the primary's metadata; a missing
+``attributes`` becomes the primary's attributes without the declaration
+itself (which would otherwise declare the same arrays forever).
+
+Both spellings are accepted: ``dependent-arrays`` (the convention's text) and
+``dependent_arrays`` (its example). A name declared under both is an error,
+as is a declaration that is not an object of objects.
+
+The convention is written for Zarr v3. For a v2 primary array the same rule
+is applied to the ``.zarray`` keys, and the partial document's
+``attributes`` key stands for ``.zattrs``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from catalogue.errors import DocumentError, join_pointer
+from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V3_DOCUMENT, Hierarchy, Location, Node
+from catalogue.model.structure import check, check_v3
+
+DECLARATION_KEYS = ("dependent-arrays", "dependent_arrays")
+
+
+def declarations(node: Node) -> dict[str, tuple[Any, str]]:
+    """Declared dependent arrays of ``node``: name → (partial document, pointer).
+
+    Pointers are relative to the attributes location of the node.
+    """
+    attrs = node.attributes
+    if node.kind != "array" or not attrs:
+        return {}
+    found: dict[str, tuple[Any, str]] = {}
+    loc = node.attributes_location
+    for key in DECLARATION_KEYS:
+        if key not in attrs:
+            continue
+        block = attrs[key]
+        if not isinstance(block, dict):
+            raise DocumentError(loc.url, "expected an object of dependent arrays", join_pointer(loc.pointer, key))
+        for name, partial in block.items():
+            pointer = join_pointer(loc.pointer, key, name)
+            if name in found:
+                raise DocumentError(loc.url, f"dependent array {name!r} is declared under both {DECLARATION_KEYS[0]!r} and {DECLARATION_KEYS[1]!r}", pointer)
+            if not name or "/" in name or name in (".", "..") or name.startswith("__"):
+                raise DocumentError(loc.url, f"invalid dependent array name {name!r}", pointer)
+            if not isinstance(partial, dict):
+                raise DocumentError(loc.url, "expected a partial array metadata object", pointer)
+            found[name] = (partial, pointer)
+    return found
+
+
+def complete(primary: Node, name: str, partial: dict[str, Any], pointer: str) -> Node:
+    """The full node for one dependent array of ``primary``."""
+    loc = primary.attributes_location
+    location = Location(loc.url, pointer)
+    path = f"{primary.path}/{name}" if primary.path else name
+    primary_attrs = {k: v for k, v in (primary.attributes or {}).items() if k not in DECLARATION_KEYS}
+    if primary.zarr_format == 3:
+        doc = copy.deepcopy({k: v for k, v in primary.metadata.items() if k != "attributes"})
+        doc.update(copy.deepcopy({k: v for k, v in partial.items()}))
+        if "attributes" not in partial:
+            doc["attributes"] = copy.deepcopy(primary_attrs)
+        check_v3(doc, location.url, location.pointer)
+        return Node(path=path, kind="array", zarr_format=3, documents={V3_DOCUMENT: doc},
+                    locations={V3_DOCUMENT: location}, primary=primary.path)
+    zarray = copy.deepcopy(primary.metadata)
+    zarray.update(copy.deepcopy({k: v for k, v in partial.items() if k != "attributes"}))
+    attrs = copy.deepcopy(partial["attributes"]) if "attributes" in partial else copy.deepcopy(primary_attrs)
+    check("v2-array", zarray, location.url, location.pointer)
+    if not isinstance(attrs, dict):
+        raise DocumentError(location.url, "expected an object", join_pointer(location.pointer, "attributes"))
+    return Node(path=path, kind="array", zarr_format=2, documents={V2_ARRAY: zarray, V2_ATTRS: attrs},
+                locations={V2_ARRAY: location, V2_ATTRS: location}, primary=primary.path)
+
+
+def expand_dependent_arrays(h: Hierarchy) -> None:
+    """Add a node for every dependent array declared in ``h`` (in place)."""
+    for node in list(h.nodes.values()):
+        try:
+            declared = declarations(node)
+        except DocumentError as exc:
+            h.failed[f"{node.path}/{DECLARATION_KEYS[0]}"] = exc
+            continue
+        for name, (partial, pointer) in declared.items():
+            path = f"{node.path}/{name}" if node.path else name
+            try:
+                h.nodes[path] = complete(node, name, partial, pointer)
+                node.dependents.append(path)
+            except DocumentError as exc:
+                h.failed[path] = exc

@@ -1,0 +1,55 @@
+"""The building block's own view: v2 arrays as the ILIAD context turns them into RDF.
+
+For clients of the OGC/ILIAD ``zarr_array_metadata`` vocabulary. Each v2
+array's ``.zarray`` is rebuilt from the catalogue and expanded with the
+building block's context, exactly as its JSON-LD example does. That view is
+lossy by construction (see docs/iliad-profile.md): ``shape`` and ``chunks``
+become unordered sets (``[100, 100]`` is one triple), keys the context does
+not map vanish (``dimension_separator``, a filter's ``astype``, blosc's
+``blocksize``), ``null`` compressors and filters vanish, attributes are not
+exported, and Zarr v3 arrays are not covered at all.
+
+The context's IRIs are written ``http:/w3id.org/...`` (one slash). Profile
+``iliad`` repairs them to ``http://w3id.org/...``; ``iliad-verbatim`` keeps
+them as the building block publishes them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from rdflib import RDF, Graph, URIRef
+
+from catalogue.model.nodes import V2_ARRAY
+from catalogue.rdf.contexts import ILIAD_CONTEXT_FIXED_IRI, ILIAD_CONTEXT_IRI
+from catalogue.rdf.convert import jsonld_triples
+from catalogue.rdf.rebuild import rebuild_documents
+from catalogue.rdf.vocabulary import ZARR
+
+log = logging.getLogger(__name__)
+
+
+def zarray_triples(zarray: dict, iri: str, *, verbatim: bool = False) -> list:
+    """The building block's triples for one ``.zarray`` document."""
+    doc = dict(zarray)
+    doc["@context"] = ILIAD_CONTEXT_IRI if verbatim else ILIAD_CONTEXT_FIXED_IRI
+    doc["@id"] = iri
+    return jsonld_triples(doc)
+
+
+def iliad_quads(cat, graph: str | None = None, *, verbatim: bool = False) -> Iterator:
+    """ILIAD triples of every v2 array in one graph or all graphs."""
+    graph_ids = [URIRef(graph)] if graph else cat.store.graph_ids()
+    skipped = 0
+    for g in graph_ids:
+        named = Graph(store=cat.store, identifier=g)
+        for array in sorted(named.subjects(RDF.type, ZARR.Array)):
+            docs = rebuild_documents(named, str(array))
+            if V2_ARRAY not in docs:
+                skipped += 1
+                continue
+            for s, p, o in zarray_triples(docs[V2_ARRAY], str(array), verbatim=verbatim):
+                yield s, p, o, g
+    if skipped:
+        log.warning("ILIAD profile covers Zarr v2 arrays only: %d v3 array(s) left out", skipped)

@@ -1,0 +1,1 @@
+"""Alembic migrations for the catalogue database, shipped as ``catalogue.migrations``."""

@@ -1,0 +1,78 @@
+"""Shared pytest fixtures.
+
+Database fixtures
+-----------------
+``db_url`` is parametrised over a SQLite file in ``tmp_path`` and a PostgreSQL
+database.  The PostgreSQL variant needs ``CATALOGUE_TEST_POSTGRES_URL`` (any URL the
+catalogue accepts, e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/test``); it
+creates a fresh database with a random name for every test and drops it afterwards,
+so tests never see or touch existing data.  Without the variable those tests skip.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import make_url
+
+from catalogue.graph.database import database_url, make_engine
+from catalogue.graph.store import SQLStore
+
+POSTGRES_URL_ENV = "CATALOGUE_TEST_POSTGRES_URL"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    """URL of a fresh SQLite database file."""
+    return f"sqlite:///{tmp_path / 'catalogue.db'}"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """URL of a fresh, uniquely named PostgreSQL database, dropped after the test."""
+    base = os.environ.get(POSTGRES_URL_ENV)
+    if not base:
+        pytest.skip(f"{POSTGRES_URL_ENV} is not set, so PostgreSQL tests are skipped")
+    base_url = make_url(database_url(base))
+    name = f"catalogue_test_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        try:
+            yield base_url.set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request) -> str:
+    """A fresh, empty database on each backend (see module docstring)."""
+    return request.getfixturevalue(f"{request.param}_url")
+
+
+@pytest.fixture
+def db_engine(db_url: str) -> Iterator[Engine]:
+    """Engine for ``db_url`` (schema not created)."""
+    engine = make_engine(db_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def sql_store(db_url: str) -> Iterator[SQLStore]:
+    """An open :class:`SQLStore` on ``db_url``; closed (rolled back) after the test."""
+    store = SQLStore(db_url)
+    try:
+        yield store
+    finally:
+        store.close()
