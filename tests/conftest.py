@@ -52,7 +52,7 @@ def postgres_url() -> Iterator[str]:
         admin.dispose()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db_url(request) -> str:
     """A fresh, empty database on each backend (see module docstring)."""
     return request.getfixturevalue(f"{request.param}_url")
@@ -76,3 +76,32 @@ def sql_store(db_url: str) -> Iterator[SQLStore]:
         yield store
     finally:
         store.close()
+
+
+# --------------------------------------------------------------------- Zarr stores
+# Built once per test session (per xdist worker) by real clients; see tests/stores.py.
+
+import pathlib  # noqa: E402
+
+import stores as _stores  # noqa: E402
+
+SEED_EXAMPLES = pathlib.Path(__file__).parent / "seed_examples"
+
+
+@pytest.fixture(scope="session")
+def good_stores(tmp_path_factory) -> dict[str, pathlib.Path]:
+    """Every good store of tests/stores.py, written once: name → root folder."""
+    root = tmp_path_factory.mktemp("good-stores")
+    return {name: build(root) for name, build in _stores.GOOD_STORES.items()}
+
+
+@pytest.fixture
+def bad_store(tmp_path, request) -> pathlib.Path:
+    """One bad store, by name given through indirect parametrisation."""
+    return _stores.BAD_STORES[request.param](tmp_path)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """CI sets CATALOGUE_TEST_REQUIRE_POSTGRES=1: then PostgreSQL tests must not be skipped."""
+    if os.environ.get("CATALOGUE_TEST_REQUIRE_POSTGRES") == "1" and not os.environ.get(POSTGRES_URL_ENV):
+        raise pytest.UsageError(f"CATALOGUE_TEST_REQUIRE_POSTGRES=1 but {POSTGRES_URL_ENV} is not set")

@@ -27,32 +27,45 @@ from catalogue.model.structure import check, check_v3
 DECLARATION_KEYS = ("dependent-arrays", "dependent_arrays")
 
 
-def declarations(node: Node) -> dict[str, tuple[Any, str]]:
-    """Declared dependent arrays of ``node``: name → (partial document, pointer).
+def declarations(node: Node) -> tuple[dict[str, tuple[Any, str]], dict[str, DocumentError]]:
+    """Declared dependent arrays of ``node`` and the declarations that are wrong.
 
-    Pointers are relative to the attributes location of the node.
+    Returns (name → (partial document, pointer), path → error); a wrong
+    declaration fails only the dependent array it names.
     """
     attrs = node.attributes
-    if node.kind != "array" or not attrs:
-        return {}
     found: dict[str, tuple[Any, str]] = {}
+    errors: dict[str, DocumentError] = {}
+    if node.kind != "array" or not attrs:
+        return found, errors
     loc = node.attributes_location
     for key in DECLARATION_KEYS:
         if key not in attrs:
             continue
         block = attrs[key]
         if not isinstance(block, dict):
-            raise DocumentError(loc.url, "expected an object of dependent arrays", join_pointer(loc.pointer, key))
+            errors[_path(node, key)] = DocumentError(
+                loc.url, "expected an object of dependent arrays", join_pointer(loc.pointer, key)
+            )
+            continue
         for name, partial in block.items():
             pointer = join_pointer(loc.pointer, key, name)
             if name in found:
-                raise DocumentError(loc.url, f"dependent array {name!r} is declared under both {DECLARATION_KEYS[0]!r} and {DECLARATION_KEYS[1]!r}", pointer)
-            if not name or "/" in name or name in (".", "..") or name.startswith("__"):
-                raise DocumentError(loc.url, f"invalid dependent array name {name!r}", pointer)
-            if not isinstance(partial, dict):
-                raise DocumentError(loc.url, "expected a partial array metadata object", pointer)
-            found[name] = (partial, pointer)
-    return found
+                message = f"dependent array {name!r} is declared under both {DECLARATION_KEYS[0]!r} and {DECLARATION_KEYS[1]!r}"
+            elif not name or "/" in name or name in (".", "..") or name.startswith("__"):
+                message = f"invalid dependent array name {name!r}"
+            elif not isinstance(partial, dict):
+                message = "expected a partial array metadata object"
+            else:
+                found[name] = (partial, pointer)
+                continue
+            found.pop(name, None)
+            errors[_path(node, name)] = DocumentError(loc.url, message, pointer)
+    return found, errors
+
+
+def _path(node: Node, name: str) -> str:
+    return f"{node.path}/{name}" if node.path else name
 
 
 def complete(primary: Node, name: str, partial: dict[str, Any], pointer: str) -> Node:
@@ -82,13 +95,10 @@ def complete(primary: Node, name: str, partial: dict[str, Any], pointer: str) ->
 def expand_dependent_arrays(h: Hierarchy) -> None:
     """Add a node for every dependent array declared in ``h`` (in place)."""
     for node in list(h.nodes.values()):
-        try:
-            declared = declarations(node)
-        except DocumentError as exc:
-            h.failed[f"{node.path}/{DECLARATION_KEYS[0]}"] = exc
-            continue
+        declared, errors = declarations(node)
+        h.failed.update(errors)
         for name, (partial, pointer) in declared.items():
-            path = f"{node.path}/{name}" if node.path else name
+            path = _path(node, name)
             try:
                 h.nodes[path] = complete(node, name, partial, pointer)
                 node.dependents.append(path)

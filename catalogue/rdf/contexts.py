@@ -51,3 +51,21 @@ def document_loader(url: str, options: dict[str, Any] | None = None) -> dict[str
 def catalogue_context() -> dict[str, Any]:
     """The ``@context`` value of the catalogue context."""
     return context_document(CATALOGUE_CONTEXT)["@context"]
+
+
+def export_context() -> dict[str, Any]:
+    """The context JSON-LD exports are compacted with.
+
+    The same terms as the catalogue context, except that rdf:JSON-typed terms
+    (attributes, configuration, extra_fields) are typed ``@json``: pyld's
+    fromRDF turns rdf:JSON literals into native JSON values, and only a
+    ``@json`` term compacts those, so exported attributes read as JSON
+    objects rather than escaped strings. Ingest keeps ``rdf:JSON`` because
+    pyld canonicalises ``@json`` values on the way into RDF (see convert).
+    """
+    ctx = dict(catalogue_context())
+    for term, definition in ctx.items():
+        if isinstance(definition, dict) and definition.get("@type") == "rdf:JSON":
+            ctx[term] = {**definition, "@type": "@json"}
+    return ctx
+

@@ -19,7 +19,7 @@ from rdflib.plugins.serializers.nt import _nt_row
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import UsageError
-from catalogue.rdf.contexts import catalogue_context, document_loader
+from catalogue.rdf.contexts import document_loader, export_context
 from catalogue.rdf.vocabulary import PREFIXES
 
 if TYPE_CHECKING:
@@ -71,10 +71,10 @@ def to_dataset(quads: Iterable[Quad]) -> Dataset:
 
 
 def compact_jsonld(quads: Iterable[Quad]) -> dict:
-    """The quads as a JSON-LD document compacted with the catalogue context."""
+    """The quads as a JSON-LD document compacted with the export context (inlined)."""
     nquads = "".join(quad_line(*q) for q in quads)
     expanded = jsonld.from_rdf(nquads, {"format": "application/n-quads", "documentLoader": document_loader})
-    return jsonld.compact(expanded, {"@context": catalogue_context()}, {"documentLoader": document_loader})
+    return jsonld.compact(expanded, {"@context": export_context()}, {"documentLoader": document_loader})
 
 
 def export(cat: Catalogue, out: IO[str], *, format: str = "turtle", graph: str | None = None, profile: str = "catalogue") -> None:
