@@ -46,6 +46,22 @@ def render_table(result: Result, out: IO[str]) -> None:
     out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
 
 
+def _tsv_term(term: object) -> str:
+    """A term in SPARQL 1.1 TSV: Turtle syntax, unbound as empty, tabs/newlines escaped."""
+    if term is None:
+        return ""
+    text = term.n3() if isinstance(term, URIRef | BNode | Literal) else str(term)
+    return text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def render_tsv(result: Result, out: IO[str]) -> None:
+    """SPARQL 1.1 Query Results TSV (rdflib ships no serializer for it)."""
+    names = [str(v) for v in (result.vars or [])]
+    out.write("\t".join(f"?{n}" for n in names) + "\n")
+    for row in result:
+        out.write("\t".join(_tsv_term(row[i]) for i in range(len(names))) + "\n")
+
+
 def render(result: Result, out: IO[str], fmt: str | None) -> None:
     """Write a query result in ``fmt`` (defaults: table for SELECT, Turtle for graphs)."""
     if result.type == "ASK":
@@ -68,6 +84,9 @@ def render(result: Result, out: IO[str], fmt: str | None) -> None:
         raise UsageError(f"format {fmt!r} is for CONSTRUCT/DESCRIBE; SELECT gives {', '.join(sorted(SELECT_FORMATS))}")
     if fmt == "table":
         render_table(result, out)
+        return
+    if fmt == "tsv":
+        render_tsv(result, out)
         return
     data = result.serialize(format=fmt)
     out.write(data.decode("utf-8") if isinstance(data, bytes) else data)

@@ -1,0 +1,42 @@
+"""The Python API: catalogue.open(), harvest, query, metadata, and plain rdflib on the Dataset."""
+
+from __future__ import annotations
+
+from rdflib import Dataset, URIRef
+from rdflib.query import Result
+
+import catalogue
+from catalogue.rdf.vocabulary import ZARR
+
+
+def test_api_round_trip(db_url, good_stores):
+    store = good_stores["xarray_cf_v3"]
+    root = store.absolute().as_uri()
+    with catalogue.open(db_url) as cat:
+        report = cat.harvest(str(store))
+        assert report.ok and report.arrays == 4 and report.groups == 1 and report.graph == root
+        result = cat.query("SELECT ?a WHERE { ?a a zarr:Array }")
+        assert isinstance(result, Result) and len(result) == 4
+        assert cat.metadata(root + "/air")["data_type"] == "float32"
+        assert isinstance(cat.dataset, Dataset)
+        # any rdflib code works on the dataset, including rdflib's own SPARQL engine
+        assert (URIRef(root), ZARR.member, URIRef(root + "/air")) in cat.dataset
+        named = cat.dataset.graph(URIRef(root))
+        assert len(named) == report.triples
+        rows = named.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        assert int(next(iter(rows))[0]) == report.triples
+
+
+def test_reopen_keeps_data_and_prefixes(db_url, good_stores):
+    with catalogue.open(db_url) as cat:
+        cat.harvest(str(good_stores["zarr_v3_lone_array"]))
+    with catalogue.open(db_url) as cat:
+        assert len(cat.graphs()) == 1
+        assert dict(cat.store.namespaces())["zarr"] == URIRef(str(ZARR))
+
+
+def test_plain_path_opens_sqlite_file(tmp_path, good_stores):
+    path = tmp_path / "plain.db"
+    with catalogue.open(str(path)) as cat:
+        cat.harvest(str(good_stores["zarr_v3_lone_array"]))
+    assert path.is_file()
