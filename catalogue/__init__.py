@@ -10,6 +10,6 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from catalogue.api import Catalogue, HarvestReport, open  # noqa: E402
+from catalogue.api import Catalogue, HarvestReport, open
 
 __all__ = ["Catalogue", "HarvestReport", "__version__", "open"]

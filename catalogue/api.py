@@ -204,7 +204,7 @@ class Catalogue:
                 yield s, p, o, g
 
 
-def open(db: str | None = None) -> Catalogue:  # noqa: A001 - mirrors sqlite3.connect / zarr.open
+def open(db: str | None = None) -> Catalogue:
     """Open (creating and migrating if needed) the catalogue database at ``db``.
 
     ``db`` is a SQLAlchemy URL (``sqlite:///file.db``, ``postgresql+psycopg://...``),

@@ -22,7 +22,7 @@ def _cell(term: object, ns: NamespaceManager) -> str:
     if isinstance(term, URIRef):
         try:
             return ns.normalizeUri(term)
-        except Exception:  # noqa: BLE001 - fall back to the full IRI
+        except Exception:
             return f"<{term}>"
     if isinstance(term, BNode):
         return f"_:{term}"

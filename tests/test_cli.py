@@ -103,7 +103,7 @@ def test_export_formats_and_file_output(db, tmp_path):
 
 def test_export_iliad_profile(db, good_stores, caplog):
     graph = good_stores["zarr_v2_plain"].absolute().as_uri()
-    code, out, err = run("export", "--db", db, "--profile", "iliad", "--graph", graph, "--format", "nt")
+    code, out, _ = run("export", "--db", db, "--profile", "iliad", "--graph", graph, "--format", "nt")
     g = Graph().parse(data=out, format="nt")
     temp = URIRef(graph + "/temperature")
     assert code == 0 and (temp, URIRef(ILIAD + "dtype"), None) in g

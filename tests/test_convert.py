@@ -17,7 +17,15 @@ from jsonvalues import assert_json_equal
 from pyld import jsonld
 from rdflib import RDF, XSD, Graph, Literal, URIRef
 
-from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V2_GROUP, V3_DOCUMENT, Hierarchy, Location, Node
+from catalogue.model.nodes import (
+    V2_ARRAY,
+    V2_ATTRS,
+    V2_GROUP,
+    V3_DOCUMENT,
+    Hierarchy,
+    Location,
+    Node,
+)
 from catalogue.rdf.contexts import ILIAD_CONTEXT_IRI, document_loader
 from catalogue.rdf.convert import hierarchy_triples, node_jsonld
 from catalogue.rdf.iliad import zarray_triples

@@ -102,7 +102,7 @@ def test_failed_node_keeps_its_previous_version(v2_store, db_url):
         before = cat.documents(iri(v2_store, "temperature"))
     (v2_store / "temperature" / ".zarray").write_text('{"zarr_format": 2, "shape": [')
     (v2_store / "sub" / ".zattrs").write_text('{"title": "changed"}')
-    code, out, err = run("harvest", str(v2_store), "--db", db_url)
+    code, _, err = run("harvest", str(v2_store), "--db", db_url)
     assert code == 1
     assert f"{v2_store}/temperature/.zarray: invalid JSON at line 1" in err
     assert "kept their previous version" in err

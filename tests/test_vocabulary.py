@@ -11,7 +11,13 @@ from seeds import seed_text
 from catalogue.cli import main
 from catalogue.rdf.contexts import catalogue_context
 from catalogue.rdf.vocabulary import ZARR
-from catalogue.resources import ILIAD_CONTEXT, ILIAD_CONTEXT_FIXED, context_document, context_text, ontology_turtle
+from catalogue.resources import (
+    ILIAD_CONTEXT,
+    ILIAD_CONTEXT_FIXED,
+    context_document,
+    context_text,
+    ontology_turtle,
+)
 
 REQUIRED_TERMS = ["Group", "Array", "member", "path", "zarrFormat", "shape", "chunkShape", "dataType",
                   "dimensionNames", "fillValue", "codecs", "chunkKeyEncoding", "attributes"]
