@@ -191,7 +191,7 @@ def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
             out["zarr:dimensionNames"] = json_literal(names)
 
 
-def _v2_array(meta: dict[str, Any], attrs: dict[str, Any] | None, out: dict[str, Any]) -> None:
+def _v2_array(meta: dict[str, Any], attrs: dict[str, Any] | None, out: dict[str, Any], label: str) -> None:
     _put_list(out, "shape", "zarr:shape", meta["shape"], _is_int)
     _put_list(out, "chunks", "zarr:chunkShape", meta["chunks"], _is_int)
     dt = meta["dtype"]
@@ -200,17 +200,17 @@ def _v2_array(meta: dict[str, Any], attrs: dict[str, Any] | None, out: dict[str,
     codec_refs = []
     filters = meta["filters"]
     if isinstance(filters, list):
-        out["filters"] = [v2_codec(f, f"_:filter{i}") for i, f in enumerate(filters)]
-        codec_refs += [{"@id": f"_:filter{i}"} for i, f in enumerate(out["filters"]) if "@id" in f]
+        out["filters"] = [v2_codec(f, f"_:{label}-filter{i}") for i, f in enumerate(filters)]
+        codec_refs += [{"@id": f["@id"]} for f in out["filters"] if "@id" in f]
     else:
         out["zarr:filters"] = json_literal(filters)
     compressor = meta["compressor"]
     if compressor is None or not isinstance(compressor, dict):
         out["zarr:compressor"] = json_literal(compressor)
     else:
-        out["compressor"] = v2_codec(compressor, "_:compressor")
+        out["compressor"] = v2_codec(compressor, f"_:{label}-compressor")
         if "@id" in out["compressor"]:
-            codec_refs.append({"@id": "_:compressor"})
+            codec_refs.append({"@id": out["compressor"]["@id"]})
     for key, term in (("order", "order"), ("dimension_separator", "dimension_separator")):
         if key in meta:
             value = meta[key]
@@ -233,8 +233,13 @@ def node_jsonld(
     dependent_iris: dict[str, str] | None = None,
     primary_iri: str | None = None,
     is_root: bool = False,
+    label: str = "n",
 ) -> dict[str, Any]:
-    """The JSON-LD node object of one node, in compact form against the catalogue context."""
+    """The JSON-LD node object of one node, in compact form against the catalogue context.
+
+    ``label`` prefixes the node's explicit blank node labels, so node objects
+    converted together in one document never share a blank node.
+    """
     meta = node.metadata
     out: dict[str, Any] = {"@id": iri, "node_type": node.kind}
     types = []
@@ -252,7 +257,7 @@ def node_jsonld(
         if node.zarr_format == 3:
             _v3_array(meta, out)
         else:
-            _v2_array(meta, node.attributes, out)
+            _v2_array(meta, node.attributes, out, label)
     known = V3_KEYS if node.zarr_format == 3 else (V2_ARRAY_KEYS if node.kind == "array" else V2_GROUP_KEYS)
     extra = {k: v for k, v in meta.items() if k not in known}
     if extra:
@@ -273,21 +278,27 @@ def node_jsonld(
 
 
 # ------------------------------------------------------------- pyld → rdflib
-def _term(obj: dict[str, str], bnodes: dict[str, BNode]) -> RDFNode:
+def _term(obj: dict[str, str], bnodes: dict[str, BNode], cache: dict[tuple, RDFNode]) -> RDFNode:
     kind = obj["type"]
-    if kind == "IRI":
-        return URIRef(obj["value"])
     if kind == "blank node":
         label = obj["value"]
         if label not in bnodes:
             bnodes[label] = BNode()
         return bnodes[label]
-    datatype = obj.get("datatype")
-    if obj.get("language"):
-        return Literal(obj["value"], lang=obj["language"], normalize=False)
-    if datatype is None or datatype == XSD_STRING:
-        return Literal(obj["value"], normalize=False)
-    return Literal(obj["value"], datatype=URIRef(datatype), normalize=False)
+    key = (kind, obj["value"], obj.get("datatype"), obj.get("language"))
+    term = cache.get(key)
+    if term is not None:
+        return term
+    if kind == "IRI":
+        term = URIRef(obj["value"])
+    elif obj.get("language"):
+        term = Literal(obj["value"], lang=obj["language"], normalize=False)
+    elif key[2] is None or key[2] == XSD_STRING:
+        term = Literal(obj["value"], normalize=False)
+    else:
+        term = Literal(obj["value"], datatype=URIRef(key[2]), normalize=False)
+    cache[key] = term
+    return term
 
 
 def jsonld_triples(document: dict[str, Any]) -> list[Triple]:
@@ -298,34 +309,52 @@ def jsonld_triples(document: dict[str, Any]) -> list[Triple]:
     """
     dataset = jsonld.to_rdf(document, {"documentLoader": document_loader})
     bnodes: dict[str, BNode] = {}
+    cache: dict[tuple, RDFNode] = {}
     triples: list[Triple] = []
     for graph in dataset.values():
         for t in graph:
-            triples.append((_term(t["subject"], bnodes), _term(t["predicate"], bnodes), _term(t["object"], bnodes)))
+            triples.append(
+                (_term(t["subject"], bnodes, cache), _term(t["predicate"], bnodes, cache), _term(t["object"], bnodes, cache))
+            )
     return triples
+
+
+#: Nodes converted per pyld call: one call processes the context once, so
+#: batching saves most of pyld's per-document cost; the bound keeps memory flat.
+BATCH_NODES = 256
+
+
+def _node_document(h: Hierarchy, node: Node, members: Iterable[str], index: int = 0) -> dict[str, Any]:
+    return node_jsonld(
+        node,
+        h.iri(node.path),
+        member_iris=[h.iri(p) for p in members],
+        dependent_iris={h.nodes[p].name: h.iri(p) for p in node.dependents if p in h.nodes} or None,
+        primary_iri=h.iri(node.primary) if node.primary is not None else None,
+        is_root=node.path == "",
+        label=f"n{index}",
+    )
 
 
 def node_triples(h: Hierarchy, node: Node, members: Iterable[str] | None = None) -> list[Triple]:
     """The triples describing one node of a hierarchy."""
-    member_paths = node.members if members is None else members
-    doc = node_jsonld(
-        node,
-        h.iri(node.path),
-        member_iris=[h.iri(p) for p in member_paths],
-        dependent_iris={h.nodes[p].name: h.iri(p) for p in node.dependents if p in h.nodes} or None,
-        primary_iri=h.iri(node.primary) if node.primary is not None else None,
-        is_root=node.path == "",
-    )
+    doc = _node_document(h, node, node.members if members is None else members)
     doc["@context"] = CATALOGUE_CONTEXT_IRI
     return jsonld_triples(doc)
 
 
 def hierarchy_triples(h: Hierarchy, member_filter: set[str] | None = None) -> Iterator[Triple]:
-    """All triples of a hierarchy, node by node.
+    """All triples of a hierarchy, converted in batches of nodes.
 
     ``member_filter``, when given, restricts membership links to those child
     paths (the harvester passes the children that end up catalogued).
     """
-    for node in h.nodes.values():
+    batch: list[dict[str, Any]] = []
+    for index, node in enumerate(h.nodes.values()):
         members = node.members if member_filter is None else [m for m in node.members if m in member_filter]
-        yield from node_triples(h, node, members)
+        batch.append(_node_document(h, node, members, index))
+        if len(batch) >= BATCH_NODES:
+            yield from jsonld_triples({"@context": CATALOGUE_CONTEXT_IRI, "@graph": batch})
+            batch = []
+    if batch:
+        yield from jsonld_triples({"@context": CATALOGUE_CONTEXT_IRI, "@graph": batch})
