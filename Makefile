@@ -15,7 +15,7 @@ DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet --upgrade pip "setuptools>=77"
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e .

@@ -1,0 +1,1 @@
+"""Structural schemas used at harvest (a package only so importlib.resources finds them)."""
