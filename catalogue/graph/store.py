@@ -49,8 +49,6 @@ from sqlalchemy import (
     text,
     union,
 )
-from sqlalchemy.dialects import postgresql as pg_dialect
-from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Connection
 
 from .database import database_url, ensure_schema, make_engine
@@ -137,8 +135,115 @@ def _match_statement(bound: tuple[bool, bool, bool], union_mode: bool) -> Select
     return stmt.order_by(*(quads.c[name] for name in order))
 
 
+# Bulk statements are written at the driver level: for batches of thousands of rows
+# SQLAlchemy's per-row parameter processing costs more than SQLite's insert itself, and
+# on PostgreSQL one statement over arrays (unnest / ANY) replaces thousands of
+# round trips.  Table and column names are fixed by the schema.
+_TermRowWithId = tuple[int, int, str, str | None, str | None]
+
+_PG_INSERT_TERMS = (
+    "INSERT INTO terms (id, kind, value, datatype, lang) "
+    "SELECT * FROM unnest(%s::bigint[], %s::smallint[], %s::text[], %s::text[], %s::text[]) "
+    "ON CONFLICT DO NOTHING"
+)
+_PG_INSERT_QUADS = (
+    "INSERT INTO quads (g, s, p, o) "
+    "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) "
+    "ON CONFLICT DO NOTHING"
+)
+_PG_INSERT_GRAPHS = "INSERT INTO graphs (id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING"
+_PG_SELECT_TERMS = "SELECT id, kind, value, datatype, lang FROM terms WHERE id = ANY(%s::bigint[])"
+
+_SQLITE_INSERT_TERMS = (
+    "INSERT INTO terms (id, kind, value, datatype, lang) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT DO NOTHING"
+)
+_SQLITE_INSERT_QUADS = "INSERT INTO quads (g, s, p, o) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+_SQLITE_INSERT_GRAPHS = "INSERT INTO graphs (id) VALUES (?) ON CONFLICT DO NOTHING"
+# Old SQLite builds allow at most 999 bound parameters per statement.
+_SQLITE_IN_CHUNK: Final = 900
+
+
+@lru_cache(maxsize=8)
+def _sqlite_select_terms(n: int) -> str:
+    marks = ", ".join("?" * n)
+    return f"SELECT id, kind, value, datatype, lang FROM terms WHERE id IN ({marks})"
+
+
+def _columns(rows: list[tuple]) -> list[list[Any]]:
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _pg_int_array(values: Iterable[int]) -> str:
+    """PostgreSQL array literal for integers: building the text in C (``str.join``)
+    is several times faster than psycopg adapting a list element by element."""
+    return "{" + ",".join(map(str, values)) + "}"
+
+
+def _bulk_insert_terms(conn: Connection, rows: list[_TermRowWithId]) -> int:
+    """Insert term rows, skipping ids already present; return how many were inserted."""
+    if conn.dialect.name == "postgresql":
+        ids, kinds, values, datatypes, langs = _columns(rows)
+        params = (_pg_int_array(ids), _pg_int_array(kinds), values, datatypes, langs)
+        return conn.exec_driver_sql(_PG_INSERT_TERMS, params).rowcount
+    return conn.exec_driver_sql(_SQLITE_INSERT_TERMS, rows).rowcount
+
+
+def _bulk_insert_quads(conn: Connection, rows: list[tuple[int, int, int, int]]) -> None:
+    if conn.dialect.name == "postgresql":
+        columns = zip(*rows, strict=True)
+        conn.exec_driver_sql(_PG_INSERT_QUADS, tuple(_pg_int_array(c) for c in columns))
+    else:
+        conn.exec_driver_sql(_SQLITE_INSERT_QUADS, rows)
+
+
+def _bulk_insert_graphs(conn: Connection, ids: list[int]) -> None:
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(_PG_INSERT_GRAPHS, (_pg_int_array(ids),))
+    else:
+        conn.exec_driver_sql(_SQLITE_INSERT_GRAPHS, [(gid,) for gid in ids])
+
+
+def _select_terms(conn: Connection, ids: list[int]) -> Iterator[_TermRowWithId]:
+    """Stored rows for the given term ids (those that exist)."""
+    if conn.dialect.name == "postgresql":
+        yield from conn.exec_driver_sql(_PG_SELECT_TERMS, (_pg_int_array(ids),))
+        return
+    for chunk in _chunks(ids, _SQLITE_IN_CHUNK):
+        yield from conn.exec_driver_sql(_sqlite_select_terms(len(chunk)), tuple(chunk))
+
+
 def _pattern_where(ids: dict[str, int]) -> list[Any]:
     return [quads.c[name] == value for name, value in ids.items()]
+
+
+class _Rows:
+    """A result being iterated, which fails with a clear message once it is expired
+    (its transaction ended) instead of with a driver error about a closed cursor."""
+
+    __slots__ = ("expired", "result")
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        self.expired = False
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            yield from self.result
+        except Exception:
+            if self.expired:
+                raise RuntimeError(
+                    "a store result cannot be iterated after commit() or rollback(); "
+                    "finish iterating (or use list()) before ending the transaction"
+                ) from None
+            raise
+
+    def expire(self) -> None:
+        self.expired = True
+        self.result.close()
+
+    def close(self) -> None:
+        self.result.close()
 
 
 class SQLStore(Store):
@@ -175,6 +280,8 @@ class SQLStore(Store):
         self._tx_terms: dict[Node, int] = {}
         self._tx_graphs: set[int] = set()
         self._tx_write_locked = False
+        # Streamed results not yet exhausted (see _close_streams).
+        self._streams: set[_Rows] = set()
         super().__init__(None, identifier)
         if configuration or engine is not None:
             self.open(configuration)
@@ -217,6 +324,7 @@ class SQLStore(Store):
         if conn is None:
             self._closed = True
             return
+        self._close_streams()
         try:
             if conn.in_transaction():
                 if commit_pending_transaction:
@@ -236,21 +344,29 @@ class SQLStore(Store):
     def destroy(self, configuration: str | None = None) -> None:
         """Drop the catalogue tables (and the Alembic version) of a database.
 
-        Without ``configuration`` the store's own database is dropped and the store is
-        closed, since nothing usable is left behind.
+        Without ``configuration``, or with the one the store is open on, the store's
+        own database is dropped and the store is closed, since nothing usable is left
+        behind.  Otherwise the store's open transaction is rolled back first, so its
+        locks cannot block the ``DROP TABLE`` of another database connection.
         """
-        if not configuration:
-            conn = self._connection()
+        conn = self._conn
+        if conn is not None:
+            self._close_streams()
             if conn.in_transaction():
                 conn.rollback()
-            with conn.begin():
-                self._drop_all(conn)
-            self.close()
-            return
+            self._end_transaction()
+            own_url = conn.engine.url.render_as_string(hide_password=False)
+            if not configuration or database_url(configuration) == own_url:
+                with conn.begin():
+                    self._drop_all(conn)
+                self.close()
+                return
+        if not configuration:
+            return  # never opened: the private in-memory database does not exist yet
         engine = make_engine(database_url(configuration))
         try:
-            with engine.begin() as conn:
-                self._drop_all(conn)
+            with engine.begin() as engine_conn:
+                self._drop_all(engine_conn)
         finally:
             engine.dispose()
 
@@ -277,18 +393,35 @@ class SQLStore(Store):
     # --------------------------------------------------------------- transactions
 
     def commit(self) -> None:
-        """Commit the current transaction (if any); the next statement starts a new one."""
+        """Commit the current transaction (if any); the next statement starts a new one.
+
+        Unfinished streamed results are closed first (iterating them further raises
+        an error): their server-side cursors cannot outlive the transaction.
+        """
+        self._close_streams()
         conn = self._conn
         if conn is not None and conn.in_transaction():
             conn.commit()
         self._end_transaction()
 
     def rollback(self) -> None:
-        """Discard everything written since the last commit."""
+        """Discard everything written since the last commit (closing streams, as commit)."""
+        self._close_streams()
         conn = self._conn
         if conn is not None and conn.in_transaction():
             conn.rollback()
         self._end_transaction()
+
+    def _close_streams(self) -> None:
+        """Close streamed results left open by abandoned iterators.
+
+        A PostgreSQL server-side cursor disappears at the end of its transaction; if
+        its result were closed later (when the iterator is garbage collected), the
+        driver's ``CLOSE`` would fail inside the *next* transaction and abort it.
+        """
+        streams, self._streams = self._streams, set()
+        for rows in streams:
+            rows.expire()
 
     def _end_transaction(self) -> None:
         # What this transaction learnt about stored terms, graphs and locks is only
@@ -314,12 +447,6 @@ class SQLStore(Store):
                 )
             self._tx_write_locked = True
         return conn
-
-    def _insert(self, table: Any) -> Any:
-        """``INSERT ... ON CONFLICT DO NOTHING`` in the connection's dialect."""
-        if self._connection().dialect.name == "postgresql":
-            return pg_dialect.insert(table).on_conflict_do_nothing()
-        return sqlite_dialect.insert(table).on_conflict_do_nothing()
 
     # ---------------------------------------------------------------- contexts
 
@@ -407,65 +534,53 @@ class SQLStore(Store):
         """Store one batch of ``(s, p, o, graph name)``; return the term ids used."""
         conn = self._begin_write()
         known = self._tx_terms
-        new_terms: dict[int, tuple[Node, _TermRow]] = {}
+        local: dict[Node, int] = {}  # every node of this batch
+        new_terms: dict[int, tuple[Node, _TermRow]] = {}  # not yet known to be stored
 
         def term_id(node: Node) -> int:
-            tid = known.get(node)
+            tid = local.get(node)
             if tid is None:
-                tid, kind, value, datatype, lang = encode(node)
-                row = (kind, value, datatype, lang)
-                previous = new_terms.get(tid)
-                if previous is not None and not _same_term(previous[1], row):
-                    raise TermCollisionError(tid, previous[1], row)
-                new_terms[tid] = (node, row)
+                tid = known.get(node)
+                if tid is None:
+                    tid, kind, value, datatype, lang = encode(node)
+                    row = (kind, value, datatype, lang)
+                    previous = new_terms.get(tid)
+                    if previous is not None and not _same_term(previous[1], row):
+                        raise TermCollisionError(tid, previous[1], row)
+                    new_terms[tid] = (node, row)
+                local[node] = tid
             return tid
 
-        rows: set[tuple[int, int, int, int]] = set()
-        for s, p, o, g in batch:
-            rows.add((term_id(g), term_id(s), term_id(p), term_id(o)))
+        rows = {(term_id(g), term_id(s), term_id(p), term_id(o)) for s, p, o, g in batch}
         if new_terms:
             self._store_terms(conn, new_terms)
         graph_ids = {row[0] for row in rows} - self._tx_graphs
         if graph_ids:
-            conn.execute(self._insert(graphs), [{"id": gid} for gid in graph_ids])
+            _bulk_insert_graphs(conn, list(graph_ids))
             self._remember_graphs(graph_ids)
         if rows:
-            conn.execute(
-                self._insert(quads), [{"g": g, "s": s, "p": p, "o": o} for g, s, p, o in rows]
-            )
-        used = {tid for row in rows for tid in row}
-        return used
+            _bulk_insert_quads(conn, sorted(rows))  # primary-key order: local b-tree inserts
+        return set(local.values())
 
     def _store_terms(self, conn: Connection, new_terms: dict[int, tuple[Node, _TermRow]]) -> None:
         """Insert terms that are not stored yet, refusing hash collisions.
 
-        Existing rows are read back and compared first, so a re-load of known data
-        sends no term values at all; rows that a concurrent transaction inserted in
-        the meantime are compared after the insert.
+        Stored rows are read back and compared first, so re-loading known data sends
+        no term values at all.  If fewer rows are inserted than were missing, another
+        transaction stored some of them in between, and those are compared too.
         """
         missing = self._check_stored_terms(conn, new_terms, list(new_terms))
         if missing:
-            result = conn.execute(
-                self._insert(terms),
-                [
-                    {
-                        "id": tid,
-                        "kind": new_terms[tid][1][0],
-                        "value": new_terms[tid][1][1],
-                        "datatype": new_terms[tid][1][2],
-                        "lang": new_terms[tid][1][3],
-                    }
-                    for tid in missing
-                ],
-            )
-            if result.rowcount != len(missing):
+            inserted = _bulk_insert_terms(conn, [(tid, *new_terms[tid][1]) for tid in missing])
+            if inserted != len(missing):
                 still_missing = self._check_stored_terms(conn, new_terms, missing)
                 if still_missing:
                     raise RuntimeError(f"terms {still_missing[:5]} could not be stored")
-        if len(self._tx_terms) + len(new_terms) > _TX_CACHE_LIMIT:
-            self._tx_terms.clear()
+        known = self._tx_terms
+        if len(known) + len(new_terms) > _TX_CACHE_LIMIT:
+            known.clear()
         for tid, (node, _row) in new_terms.items():
-            self._tx_terms[node] = tid
+            known[node] = tid
 
     @staticmethod
     def _check_stored_terms(
@@ -473,14 +588,12 @@ class SQLStore(Store):
     ) -> list[int]:
         """Compare stored rows for ``ids`` with ``new_terms``; return the ids not stored."""
         found: set[int] = set()
-        stmt = select(terms.c.id, terms.c.kind, terms.c.value, terms.c.datatype, terms.c.lang)
-        for chunk in _chunks(ids, _IN_CHUNK):
-            for tid, kind, value, datatype, lang in conn.execute(stmt.where(terms.c.id.in_(chunk))):
-                stored = (kind, value, datatype, lang)
-                wanted = new_terms[tid][1]
-                if not _same_term(stored, wanted):
-                    raise TermCollisionError(tid, stored, wanted)
-                found.add(tid)
+        for tid, kind, value, datatype, lang in _select_terms(conn, ids):
+            stored = (kind, value, datatype, lang)
+            wanted = new_terms[tid][1]
+            if not _same_term(stored, wanted):
+                raise TermCollisionError(tid, stored, wanted)
+            found.add(tid)
         return [tid for tid in ids if tid not in found]
 
     def _remember_graphs(self, graph_ids: Iterable[int]) -> None:
@@ -547,17 +660,29 @@ class SQLStore(Store):
             return self._union_triples(triple_pattern, ids)
         return self._graph_triples(triple_pattern, ids, encode(gnode)[0], with_contexts=True)
 
-    def _execute_match(self, ids: dict[str, int], union_mode: bool, gid: int | None = None) -> Any:
+    def _execute_match(
+        self, ids: dict[str, int], union_mode: bool, gid: int | None = None
+    ) -> _Rows:
         bound = ("s" in ids, "p" in ids, "o" in ids)
         params: dict[str, int] = dict(ids)
         if gid is not None:
             params["g"] = gid
         options: dict[str, Any] = {}
-        if not bound[0]:
+        stream = not bound[0]
+        if stream:
             options = {"stream_results": True, "yield_per": _YIELD_PER}
-        return self._connection().execute(
-            _match_statement(bound, union_mode), params, execution_options=options
+        rows = _Rows(
+            self._connection().execute(
+                _match_statement(bound, union_mode), params, execution_options=options
+            )
         )
+        if stream:
+            self._streams.add(rows)
+        return rows
+
+    def _release(self, rows: _Rows) -> None:
+        self._streams.discard(rows)
+        rows.close()
 
     @staticmethod
     def _row_decoder(
@@ -586,14 +711,14 @@ class SQLStore(Store):
     def _union_triples(
         self, pattern: tuple[Node | None, Node | None, Node | None], ids: dict[str, int]
     ) -> Generator[tuple[_Triple, Iterator[Graph]], None, None]:
-        result = self._execute_match(ids, union_mode=True)
+        rows = self._execute_match(ids, union_mode=True)
         decode_row = self._row_decoder(pattern, offset=4)
         context_graphs: dict[int, Graph] = {}
         try:
             key: tuple[int, int, int] | None = None
             triple: _Triple | None = None
             contexts: list[Graph] = []
-            for row in result:
+            for row in rows:
                 row_key = (row[0], row[1], row[2])
                 if row_key != key:
                     if triple is not None:
@@ -607,7 +732,7 @@ class SQLStore(Store):
             if triple is not None:
                 yield triple, iter(contexts)
         finally:
-            result.close()
+            self._release(rows)
 
     def _graph_triples(
         self,
@@ -616,17 +741,17 @@ class SQLStore(Store):
         gid: int,
         with_contexts: bool,
     ) -> Generator[Any, None, None]:
-        result = self._execute_match(ids, union_mode=False, gid=gid)
+        rows = self._execute_match(ids, union_mode=False, gid=gid)
         decode_row = self._row_decoder(pattern, offset=3)
         try:
-            for row in result:
+            for row in rows:
                 triple = decode_row(row)
                 if with_contexts:
                     yield triple, self._triple_contexts(row[0], row[1], row[2])
                 else:
                     yield triple
         finally:
-            result.close()
+            self._release(rows)
 
     def _triple_contexts(self, s: int, p: int, o: int) -> Iterator[Graph]:
         """Lazily list the graphs of one triple; most callers never look."""
@@ -695,7 +820,7 @@ class SQLStore(Store):
         if found is None:
             conn = self._begin_write()
             self._store_terms(conn, {gid: (gnode, encode(gnode)[1:])})
-            conn.execute(self._insert(graphs), [{"id": gid}])
+            _bulk_insert_graphs(conn, [gid])
         self._remember_graphs([gid])
 
     def remove_graph(self, graph: Any) -> None:

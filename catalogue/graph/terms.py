@@ -52,7 +52,7 @@ _CACHE_MAX_VALUE_LENGTH: Final = 2048
 class TermCollisionError(RuntimeError):
     """Two different terms hashed to the same 64-bit id.
 
-    This is astronomically unlikely (about 1 in 10**6 for ten million distinct terms),
+    This is very unlikely (about 3 in a million for ten million distinct terms),
     but silently merging two terms would corrupt data, so the store checks and refuses.
     """
 

@@ -116,6 +116,14 @@ def _put_list(out: dict[str, Any], term: str, iri: str, value: Any, item: Any = 
         out[iri] = json_literal(value)
 
 
+def _put_named_list(out: dict[str, Any], term: str, iri: str, value: Any) -> None:
+    """A list of named configurations (codecs, storage transformers), or an rdf:JSON fallback."""
+    if isinstance(value, list):
+        out[term] = [named_configuration(v) for v in value]
+    else:
+        out[iri] = json_literal(value)
+
+
 def named_configuration(value: Any) -> Any:
     """A v3 extension point value: ``"name"`` or ``{"name", "configuration", ...}``."""
     if isinstance(value, str):
@@ -172,17 +180,9 @@ def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
             out["chunk_shape"] = shape
     out["chunk_key_encoding"] = named_configuration(meta["chunk_key_encoding"])
     out["fill_value"] = scalar(meta["fill_value"])
-    codecs = meta["codecs"]
-    if isinstance(codecs, list):
-        out["codecs"] = [named_configuration(c) for c in codecs]
-    else:
-        out["zarr:codecs"] = json_literal(codecs)
+    _put_named_list(out, "codecs", "zarr:codecs", meta["codecs"])
     if "storage_transformers" in meta:
-        st = meta["storage_transformers"]
-        if isinstance(st, list):
-            out["storage_transformers"] = [named_configuration(c) for c in st]
-        else:
-            out["zarr:storageTransformers"] = json_literal(st)
+        _put_named_list(out, "storage_transformers", "zarr:storageTransformers", meta["storage_transformers"])
     if "dimension_names" in meta:
         names = meta["dimension_names"]
         if isinstance(names, list):

@@ -74,12 +74,9 @@ class StoreAccess:
         """
         path = self._fs_path(key)
         limit = self.max_document_bytes * (CONSOLIDATED_FACTOR if consolidated else 1)
-        try:
-            info = self.fs.info(path)
-        except FileNotFoundError:
+        info = self._call(key, self.fs.info, path)
+        if info is None:
             return None
-        except OSError as exc:
-            raise DocumentError(self.key_url(key), f"cannot read: {exc.strerror or exc}") from exc
         if info.get("type") == "directory":
             raise DocumentError(self.key_url(key), "is a folder, expected a JSON document")
         size = info.get("size")
@@ -89,18 +86,24 @@ class StoreAccess:
                 f"document is {size:,} bytes, larger than the limit of {limit:,} bytes "
                 "(see --max-document-size)",
             )
-        try:
-            data = self.fs.cat_file(path)
-        except FileNotFoundError:
+        data = self._call(key, self.fs.cat_file, path)
+        if data is None:
             return None
-        except OSError as exc:
-            raise DocumentError(self.key_url(key), f"cannot read: {exc.strerror or exc}") from exc
         if len(data) > limit:
             raise DocumentError(
                 self.key_url(key),
                 f"document is larger than the limit of {limit:,} bytes (see --max-document-size)",
             )
         return data
+
+    def _call(self, key: str, method: Any, path: str) -> Any:
+        """Run one fsspec call: None when the key is absent, DocumentError when unreadable."""
+        try:
+            return method(path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise DocumentError(self.key_url(key), f"cannot read: {exc.strerror or exc}") from exc
 
     def child_folders(self, key: str) -> list[str]:
         """Names of the folders directly below ``key``, sorted; empty if it cannot be listed."""
