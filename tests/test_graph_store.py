@@ -6,7 +6,9 @@ that a Dataset on the catalogue database is a drop-in replacement.
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
@@ -216,7 +218,7 @@ ROUND_TRIP_OBJECTS = [
     Literal("x", datatype=XSD.string),
     Literal("x"),
     Literal(""),
-    Literal("line\nbreak\ttab \"quoted\" \\ back", lang="en-GB"),
+    Literal('line\nbreak\ttab "quoted" \\ back', lang="en-GB"),
     Literal("colour", lang="EN-gb"),
     Literal('{"b": 1,  "a": "ü€😀",\n "c": [1.0, 1e2]}', datatype=RDF_JSON, normalize=False),
     Literal(BIG_JSON, datatype=RDF_JSON, normalize=False),
@@ -365,9 +367,7 @@ def test_contexts_include_empty_graphs_and_filter_by_triple(sql_store):
     assert all(isinstance(g, Graph) and g.store is sql_store for g in sql_store.contexts())
     ds.remove_graph(EMPTY)
     assert EMPTY not in graph_names(sql_store)
-    assert sql_store.graph_ids() == sorted(
-        [G1, G2, G3, DATASET_DEFAULT_GRAPH_ID], key=str
-    )
+    assert sql_store.graph_ids() == sorted([G1, G2, G3, DATASET_DEFAULT_GRAPH_ID], key=str)
 
 
 def test_triples_report_all_graphs_of_a_triple_like_memory(sql_store):
@@ -515,8 +515,8 @@ def test_sparql_construct_and_update_match_memory_store(sql_store):
 
 def test_bind_semantics_match_memory_store(sql_store):
     ops = [
-        ("ex", EX, True),
-        ("ex2", EX, True),  # rebinding a namespace moves it to the new prefix
+        ("ex", URIRef(EX), True),
+        ("ex2", URIRef(EX), True),  # rebinding a namespace moves it to the new prefix
         ("other", URIRef("http://other.org/"), True),
         ("other", URIRef("http://other2.org/"), True),  # rebinding a prefix replaces it
         ("keep", URIRef("http://other2.org/"), False),  # namespace bound: no change
@@ -569,7 +569,11 @@ def test_rollback_discards_writes(sql_store):
     ds.graph(G2).add((EX.a, EX.p, EX.c))
     ds.graph(G1).remove((EX.a, EX.p, EX.b))
     sql_store.bind("ex", EX)
-    assert len(ds) == 2  # own writes are visible before commit
+    # Own writes are visible before commit.
+    assert set(ds.quads((None, None, None, None))) == {
+        (EX.a, EX.p, EX.c, G1),
+        (EX.a, EX.p, EX.c, G2),
+    }
     sql_store.rollback()
     assert set(ds.quads((None, None, None, None))) == {(EX.a, EX.p, EX.b, G1)}
     assert graph_names(sql_store) == {G1}
@@ -689,13 +693,12 @@ def test_gc_deletes_all_unreferenced_terms(sql_store):
 def test_add_n_batches_and_streams_large_results(sql_store):
     n = BATCH_SIZE * 2 + 3
     sql_store.addN(
-        (EX[f"s{i}"], EX.value, Literal(i), Graph(identifier=G1 if i % 2 else G2))
-        for i in range(n)
+        (EX[f"s{i}"], EX.value, Literal(i), Graph(identifier=G1 if i % 2 else G2)) for i in range(n)
     )
     assert len(sql_store) == n
     seen = 0
     # Other statements on the same connection while a streamed result is open.
-    for (s, _p, o), contexts in sql_store.triples((None, EX.value, None), None):
+    for (_s, _p, o), contexts in sql_store.triples((None, EX.value, None), None):
         seen += 1
         if seen % 5000 == 0:
             assert len(Graph(sql_store, identifier=G1)) == n // 2
@@ -706,6 +709,26 @@ def test_add_n_batches_and_streams_large_results(sql_store):
     next(it)
     del it
     assert len(Graph(sql_store, identifier=G2)) == n - n // 2
+
+
+def test_unfinished_stream_does_not_outlive_its_transaction(sql_store):
+    """A server-side cursor closed after commit would abort the next transaction."""
+    g = Graph(sql_store, identifier=G1)
+    sql_store.addN((EX[f"s{i}"], EX.value, Literal(i), g) for i in range(3 * 2000))
+    sql_store.commit()
+    abandoned = sql_store.triples((None, EX.value, None), None)
+    next(abandoned)
+    resumed = sql_store.triples((None, EX.value, None), None)
+    next(resumed)
+    sql_store.commit()
+    g.add((EX.a, EX.p, EX.b))
+    del abandoned
+    gc.collect()
+    g.add((EX.a, EX.p, EX.c))
+    sql_store.commit()
+    assert len(g) == 3 * 2000 + 2
+    with pytest.raises(RuntimeError, match="after commit"):
+        next(resumed)
 
 
 # ---------------------------------------------------------------- lifecycle
@@ -745,3 +768,57 @@ def test_graph_with_blank_node_name(sql_store):
     assert graph_names(sql_store) == {name}
     assert list(Graph(sql_store, identifier=name)) == [(EX.a, EX.p, EX.b)]
     assert list(Graph(sql_store, identifier=URIRef(str(name)))) == []
+
+
+# ------------------------------------------------- concurrency (PostgreSQL only)
+
+
+def test_gc_skips_terms_an_uncommitted_writer_references(postgres_url):
+    """SQLite serialises writers; on PostgreSQL the terms lock must protect them."""
+    writer, loader = SQLStore(postgres_url), SQLStore(postgres_url)
+    shared = Literal("shared")
+    try:
+        loader.replace_graph(G1, [(EX.s, EX.p, shared)])
+        loader.commit()
+        Graph(writer, identifier=G2).add((EX.t, EX.p, shared))  # not committed
+        loader.replace_graph(G1, [(EX.s, EX.p, Literal("other"))])  # orphans "shared"?
+        loader.commit()
+        writer.commit()
+        assert list(Graph(loader, identifier=G2)) == [(EX.t, EX.p, shared)]
+        assert "shared" in stored_values(loader)
+        assert loader.gc() == 0
+    finally:
+        writer.close()
+        loader.close()
+
+
+def test_writer_waits_for_a_collecting_transaction(postgres_url):
+    writer, loader = SQLStore(postgres_url), SQLStore(postgres_url)
+    shared = Literal("shared")
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            Graph(writer, identifier=G2).add((EX.t, EX.p, shared))
+            writer.commit()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    try:
+        loader.replace_graph(G1, [(EX.s, EX.p, shared)])
+        loader.commit()
+        loader.replace_graph(G1, [(EX.s, EX.p, Literal("other"))])  # deletes "shared"
+        thread = threading.Thread(target=write)
+        thread.start()
+        thread.join(0.5)
+        assert thread.is_alive()  # blocked until the collector commits
+        loader.commit()
+        thread.join(30)
+        assert not thread.is_alive()
+        assert errors == []
+        loader.rollback()
+        assert list(Graph(loader, identifier=G2)) == [(EX.t, EX.p, shared)]
+        assert "shared" in stored_values(loader)
+    finally:
+        writer.close()
+        loader.close()
