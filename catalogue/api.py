@@ -16,7 +16,7 @@ from rdflib import BNode, Dataset, Graph, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
-from catalogue.errors import CatalogueError, DocumentError, UsageError
+from catalogue.errors import DocumentError, UsageError
 from catalogue.graph.database import database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import load_hierarchy
@@ -38,7 +38,7 @@ class HarvestReport:
     arrays: int = 0
     groups: int = 0
     triples: int = 0
-    errors: list[CatalogueError] = field(default_factory=list)
+    errors: list[DocumentError] = field(default_factory=list)
     #: Paths of failed nodes whose previously catalogued version was kept.
     kept: list[str] = field(default_factory=list)
 
@@ -116,7 +116,7 @@ class Catalogue:
         hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes)
         graph_id = URIRef(hierarchy.url)
         report = HarvestReport(source=source, graph=hierarchy.url)
-        report.errors = [e if isinstance(e, CatalogueError) else CatalogueError(str(e)) for e in hierarchy.errors]
+        report.errors = hierarchy.errors
         kept_triples, kept_paths = self._previous_versions(graph_id, hierarchy)
         report.kept = sorted(kept_paths)
         catalogued = set(hierarchy.nodes) | kept_paths
@@ -154,12 +154,11 @@ class Catalogue:
     @staticmethod
     def _kept_memberships(h: Hierarchy, kept: set[str], catalogued: set[str]) -> list[Triple]:
         """Membership links from kept (failed) groups to their children found now."""
-        links: list[Triple] = []
-        for path in catalogued:
-            parent = posixpath.dirname(path) if path else None
-            if parent is not None and parent in kept and path != parent:
-                links.append((URIRef(h.iri(parent)), ZARR.member, URIRef(h.iri(path))))
-        return links
+        return [
+            (URIRef(h.iri(posixpath.dirname(path))), ZARR.member, URIRef(h.iri(path)))
+            for path in catalogued
+            if path and posixpath.dirname(path) in kept
+        ]
 
     # ---------------------------------------------------------------- read
     def query(self, sparql: str, **kwargs: Any) -> Result:

@@ -260,3 +260,29 @@ def test_seed_dependent_arrays_example(tmp_path, db_url):
 
 def test_error_locations_are_local_paths():
     assert display_location("file:///a%20b/c") == "/a b/c"
+
+
+@pytest.mark.parametrize(("name", "expected"), [("zarr_v2_plain", None), ("zarr_v3_deep", None),
+                                                 ("xarray_cf_v2", [".zmetadata"]), ("xarray_cf_v3", ["zarr.json"])])
+def test_each_document_is_read_once(good_stores, monkeypatch, name, expected):
+    """Walks read every metadata document exactly once; consolidated stores read only the root document."""
+    from catalogue.storage.store import StoreAccess
+
+    reads: list[str] = []
+    original = StoreAccess.read
+
+    def counting(self, key, **kwargs):
+        data = original(self, key, **kwargs)
+        if data is not None:
+            reads.append(key)
+        return data
+
+    monkeypatch.setattr(StoreAccess, "read", counting)
+    catalogue.harvest.load_hierarchy(str(good_stores[name]))
+    assert len(reads) == len(set(reads)), sorted(k for k in reads if reads.count(k) > 1)
+    if expected is not None:
+        assert reads == expected
+    else:
+        on_disk = {str(p.relative_to(good_stores[name])) for p in good_stores[name].rglob("*")
+                   if p.name in ("zarr.json", ".zarray", ".zgroup", ".zattrs")}
+        assert set(reads) == on_disk

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+from collections import deque
 from typing import Any
 
 from catalogue.errors import DocumentError, HierarchyError, display_location, join_pointer
@@ -40,20 +41,30 @@ def _key(path: str, name: str) -> str:
 
 
 def read_hierarchy(store: StoreAccess) -> Hierarchy:
-    """Read every node's metadata below the store root."""
-    if store.read(V3_DOCUMENT) is not None:
-        if any(store.read(n) is not None for n in (V2_GROUP, V2_ARRAY)):
+    """Read every node's metadata below the store root (each document once)."""
+    root = store.read(V3_DOCUMENT, consolidated=True)
+    if root is not None:
+        if any(store.exists(n) for n in (V2_GROUP, V2_ARRAY)):
             log.warning("%s holds both zarr.json and v2 metadata; reading it as Zarr v3", store.url)
-        return _V3Reader(store).read()
-    if any(store.read(n) is not None for n in (V2_CONSOLIDATED, V2_GROUP, V2_ARRAY)):
-        return _V2Reader(store).read()
+        return _V3Reader(store).read(root)
+    consolidated = store.read(V2_CONSOLIDATED, consolidated=True)
+    if consolidated is not None:
+        return _V2Reader(store).read_consolidated(consolidated)
+    if any(store.exists(n) for n in (V2_GROUP, V2_ARRAY)):
+        reader = _V2Reader(store)
+        reader.walk()
+        return reader.h
     raise HierarchyError(
         f"{display_location(store.url)}: no Zarr metadata found (expected zarr.json, .zgroup, .zarray or .zmetadata)"
     )
 
 
 class _Walker:
-    """Shared walking logic: breadth-first over groups, loop-safe on local disks."""
+    """Shared walking logic: breadth-first over groups, loop-safe on local disks.
+
+    Every child folder of a group is a candidate node: ``read_node`` reads its
+    metadata documents once and returns None for a folder that has none.
+    """
 
     zarr_format: int
 
@@ -64,19 +75,11 @@ class _Walker:
     def read_node(self, path: str) -> Node | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def has_metadata(self, path: str) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
-
     def walk(self) -> None:
         """Walk from the root; failed nodes are still descended into by listing."""
-        queue: list[tuple[str, tuple[str, ...]]] = [("", ())]
+        queue: deque[tuple[str, tuple[str, ...]]] = deque([("", ())])
         while queue:
-            path, ancestors = queue.pop(0)
-            real = self.store.real_location(path)
-            if real is not None and real in ancestors:
-                raise HierarchyError(
-                    f"{display_location(self.store.key_url(path))}: symlink loop (this folder is one of its own ancestors)"
-                )
+            path, ancestors = queue.popleft()
             try:
                 node = self.read_node(path)
             except DocumentError as exc:
@@ -88,11 +91,13 @@ class _Walker:
                     continue
             elif path not in self.h.failed:
                 continue
+            real = self.store.real_location(path)
+            if real is not None and real in ancestors:
+                raise HierarchyError(
+                    f"{display_location(self.store.key_url(path))}: symlink loop (this folder is one of its own ancestors)"
+                )
             chain = (*ancestors, real) if real is not None else ancestors
-            for name in self.store.child_folders(path):
-                child = _key(path, name)
-                if self.has_metadata(child):
-                    queue.append((child, chain))
+            queue.extend((_key(path, name), chain) for name in self.store.child_folders(path))
         for path in list(self.h.nodes) + list(self.h.failed):
             if path:
                 parent = posixpath.dirname(path)
@@ -102,17 +107,12 @@ class _Walker:
 
 class _V3Reader(_Walker):
     zarr_format = 3
-
-    def has_metadata(self, path: str) -> bool:
-        try:
-            return self.store.read(_key(path, V3_DOCUMENT)) is not None
-        except DocumentError:
-            return True  # present but unreadable: report it when the node is read
+    _root: bytes = b""
 
     def read_node(self, path: str) -> Node | None:
         key = _key(path, V3_DOCUMENT)
         url = self.store.key_url(key)
-        data = self.store.read(key, consolidated=(path == ""))
+        data = self._root if path == "" else self.store.read(key)
         if data is None:
             return None
         doc = parse_object(data, url)
@@ -129,11 +129,10 @@ class _V3Reader(_Walker):
             locations={V3_DOCUMENT: loc},
         )
 
-    def read(self) -> Hierarchy:
-        key = V3_DOCUMENT
-        url = self.store.key_url(key)
-        data = self.store.read(key, consolidated=True)
-        assert data is not None
+    def read(self, data: bytes) -> Hierarchy:
+        """Read the hierarchy whose root zarr.json holds ``data``."""
+        self._root = data
+        url = self.store.key_url(V3_DOCUMENT)
         try:
             root_doc = parse_object(data, url)
             consolidated = root_doc.get("consolidated_metadata")
@@ -169,12 +168,6 @@ class _V3Reader(_Walker):
 class _V2Reader(_Walker):
     zarr_format = 2
 
-    def has_metadata(self, path: str) -> bool:
-        try:
-            return any(self.store.read(_key(path, n)) is not None for n in (V2_ARRAY, V2_GROUP))
-        except DocumentError:
-            return True
-
     def read_node(self, path: str) -> Node | None:
         docs: dict[str, dict[str, Any]] = {}
         locs: dict[str, Location] = {}
@@ -199,12 +192,9 @@ class _V2Reader(_Walker):
             locs[V2_ATTRS] = Location(url)
         return _v2_node(path, kind, docs, locs)
 
-    def read(self) -> Hierarchy:
+    def read_consolidated(self, data: bytes) -> Hierarchy:
+        """Read the hierarchy described by ``.zmetadata`` (whose bytes are ``data``)."""
         url = self.store.key_url(V2_CONSOLIDATED)
-        data = self.store.read(V2_CONSOLIDATED, consolidated=True)
-        if data is None:
-            self.walk()
-            return self.h
         doc = parse_object(data, url)
         metadata = doc.get("metadata")
         if not isinstance(metadata, dict):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from catalogue.errors import DocumentError
+
 Kind = Literal["array", "group"]
 
 V3_DOCUMENT = "zarr.json"
@@ -96,7 +98,7 @@ class Hierarchy:
     url: str
     zarr_format: Literal[2, 3]
     nodes: dict[str, Node] = field(default_factory=dict)
-    failed: dict[str, Exception] = field(default_factory=dict)
+    failed: dict[str, DocumentError] = field(default_factory=dict)
     consolidated: bool = False
 
     @property
@@ -104,7 +106,7 @@ class Hierarchy:
         return self.nodes.get("")
 
     @property
-    def errors(self) -> list[Exception]:
+    def errors(self) -> list[DocumentError]:
         return list(self.failed.values())
 
     def iri(self, path: str) -> str:

@@ -96,6 +96,10 @@ class StoreAccess:
             )
         return data
 
+    def exists(self, key: str) -> bool:
+        """Whether ``key`` exists, without reading it (one metadata request)."""
+        return self._call(key, self.fs.info, self._fs_path(key)) is not None
+
     def _call(self, key: str, method: Any, path: str) -> Any:
         """Run one fsspec call: None when the key is absent, DocumentError when unreadable."""
         try:
