@@ -195,9 +195,11 @@ class Catalogue:
 
     def quads(self, graph: str | None = None) -> Iterator[tuple[RDFNode, RDFNode, RDFNode, URIRef]]:
         """Stream the stored quads of one graph or of all named graphs."""
-        ids = [URIRef(graph)] if graph else self.store.graph_ids()
-        if graph and URIRef(graph) not in set(self.store.graph_ids()):
-            raise UsageError(f"no graph <{graph}> in the catalogue")
+        ids = self.store.graph_ids()
+        if graph:
+            if URIRef(graph) not in ids:
+                raise UsageError(f"no graph <{graph}> in the catalogue")
+            ids = [URIRef(graph)]
         for g in ids:
             for s, p, o in self.store.graph_triples(g):
                 yield s, p, o, g
