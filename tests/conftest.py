@@ -11,6 +11,7 @@ so tests never see or touch existing data.  Without the variable those tests ski
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -31,9 +32,9 @@ def sqlite_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'catalogue.db'}"
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """URL of a fresh, uniquely named PostgreSQL database, dropped after the test."""
+@contextlib.contextmanager
+def temporary_postgres_database() -> Iterator[str]:
+    """Create a uniquely named PostgreSQL database, yield its URL, drop it afterwards."""
     base = os.environ.get(POSTGRES_URL_ENV)
     if not base:
         pytest.skip(f"{POSTGRES_URL_ENV} is not set, so PostgreSQL tests are skipped")
@@ -50,6 +51,26 @@ def postgres_url() -> Iterator[str]:
                 conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         admin.dispose()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """URL of a fresh, uniquely named PostgreSQL database, dropped after the test."""
+    with temporary_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def module_db_url(request, tmp_path_factory) -> Iterator[str]:
+    """Like ``db_url`` but shared by a module's tests (for read-only fixtures that are
+    slow to fill)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'catalogue.db'}"
+        return
+    with temporary_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, text
+from rdflib import RDF, XSD, BNode, Dataset, Literal, Namespace
+from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+from sqlalchemy import Engine, inspect, text
 
 from catalogue.graph.database import (
     current_revision,
@@ -20,8 +22,11 @@ from catalogue.graph.database import (
     upgrade,
 )
 from catalogue.graph.schema import metadata
+from catalogue.graph.store import SQLStore
+from catalogue.graph.terms import decode, encode
 
-TABLES = {"terms", "quads", "graphs", "namespaces"}
+TABLES = {"datatypes", "terms", "quads", "graphs", "namespaces"}
+TABLES_0001 = {"terms", "quads", "graphs", "namespaces"}
 
 # ----------------------------------------------------------------- database_url
 
@@ -171,7 +176,7 @@ def test_ensure_schema_is_idempotent(db_engine):
         )
     ensure_schema(db_engine)
     ensure_schema(db_engine)
-    assert current_revision(db_engine) == head_revision() == "0001_initial"
+    assert current_revision(db_engine) == head_revision() == "0002_sequential_terms"
     with db_engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM namespaces")).scalar() == 1
         assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
@@ -181,6 +186,7 @@ def test_downgrade_to_base_drops_tables(db_engine):
     upgrade(db_engine)
     downgrade(db_engine, "base")
     assert not TABLES & set(inspect(db_engine).get_table_names())
+    assert not set(inspect(db_engine).get_table_names()) - {"alembic_version"}
     assert current_revision(db_engine) is None
     upgrade(db_engine)
     assert current_revision(db_engine) == head_revision()
@@ -210,3 +216,198 @@ def test_concurrent_ensure_schema(db_url):
     finally:
         for engine in engines:
             engine.dispose()
+
+
+# ------------------------------------------------ upgrade of 0001 databases
+
+EX = Namespace("http://example.org/")
+G1, G2, EMPTY = EX.g1, EX.g2, EX.empty
+B1 = BNode("N9dcd888a311c4e1b9ce6606c877481ab")
+ODD_JSON = '{"b": 1,  "a": [1.0, 1e2],\n "c": "ü€😀"}'
+
+#: What a 0001-era catalogue held; lexical forms that normalisation would change.
+QUADS_0001 = [
+    (EX.a, RDF.type, EX.Dataset, G1),
+    (EX.a, EX.title, Literal("Alpha", lang="en-GB"), G1),
+    (EX.a, EX.title, Literal("Alfa", lang="IT"), G1),
+    (EX.a, EX.size, Literal("0010", datatype=XSD.integer, normalize=False), G1),
+    (EX.a, EX.ratio, Literal("1.0", datatype=XSD.double, normalize=False), G1),
+    (EX.a, EX.ratio, Literal("-INF", datatype=XSD.float, normalize=False), G1),
+    (EX.a, EX.flag, Literal("1", datatype=XSD.boolean, normalize=False), G1),
+    (
+        EX.a,
+        EX.modified,
+        Literal("1970-01-02T00:00:00.5+01:00", datatype=XSD.dateTime, normalize=False),
+        G1,
+    ),
+    (EX.a, EX.local, Literal("2024-02-29T12:00:00", datatype=XSD.dateTime, normalize=False), G1),
+    (EX.a, EX.attributes, Literal(ODD_JSON, datatype=RDF.JSON, normalize=False), G1),
+    (EX.a, EX.label, Literal("plain"), G1),
+    (EX.a, EX.label, Literal("typed", datatype=XSD.string), G1),
+    (EX.a, EX.label, Literal(""), G1),
+    (EX.a, EX.shape, B1, G2),
+    (B1, RDF.first, Literal("-5", datatype=XSD.int), G2),
+    (B1, RDF.rest, RDF.nil, G2),
+    (EX.a, RDF.type, EX.Dataset, G2),  # the same triple in two graphs
+    (EX.b, EX.size, Literal("ten", datatype=XSD.integer, normalize=False), G2),
+    (EX.b, EX.size, Literal("3.50", datatype=XSD.decimal, normalize=False), G2),
+    (EX.c, EX.seeAlso, EX.a, DATASET_DEFAULT_GRAPH_ID),
+]
+NAMESPACES_0001 = {"ex": str(EX), "zarr": "https://w3id.org/zarr-catalogue/vocab#", "": "urn:x:"}
+
+
+def _fill_0001(engine: Engine, quads=QUADS_0001, extra_quads=()) -> dict[str, list[tuple]]:
+    """Write data the way the 0001 store did: hash ids, datatype IRIs as text."""
+    terms: dict[int, tuple] = {}
+    rows = []
+    for quad in quads:
+        ids = []
+        for node in (quad[3], *quad[:3]):
+            tid, *content = encode(node)
+            terms[tid] = (tid, *content)
+            ids.append(tid)
+        rows.append(tuple(ids))
+    rows += list(extra_quads)
+    graphs = {row[0] for row in rows} | {encode(EMPTY)[0]}
+    terms[encode(EMPTY)[0]] = encode(EMPTY)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO terms (id, kind, value, datatype, lang) "
+                "VALUES (:id, :kind, :value, :datatype, :lang)"
+            ),
+            [
+                dict(zip(("id", "kind", "value", "datatype", "lang"), t, strict=True))
+                for t in terms.values()
+            ],
+        )
+        conn.execute(
+            text("INSERT INTO quads (g, s, p, o) VALUES (:g, :s, :p, :o)"),
+            [dict(zip("gspo", row, strict=True)) for row in set(rows)],
+        )
+        conn.execute(text("INSERT INTO graphs (id) VALUES (:id)"), [{"id": g} for g in graphs])
+        conn.execute(
+            text("INSERT INTO namespaces (prefix, uri) VALUES (:p, :u)"),
+            [{"p": p, "u": u} for p, u in NAMESPACES_0001.items()],
+        )
+    return _dump_0001(engine)
+
+
+def _dump_0001(engine: Engine) -> dict[str, list[tuple]]:
+    with engine.connect() as conn:
+        return {
+            table: sorted(
+                (tuple(row) for row in conn.execute(text(f"SELECT * FROM {table}"))), key=repr
+            )
+            for table in ("terms", "quads", "graphs", "namespaces")
+        }
+
+
+def _exact(node) -> tuple:
+    """A term with everything that must survive: type, lexical form, datatype, tag."""
+    if isinstance(node, Literal):
+        return ("literal", str(node), node.datatype, node.language)
+    return (type(node).__name__, str(node))
+
+
+def test_upgrade_from_0001_keeps_every_quad_exactly(db_engine, db_url):
+    upgrade(db_engine, "0001_initial")
+    assert current_revision(db_engine) == "0001_initial"
+    _fill_0001(db_engine)
+
+    store = SQLStore(db_url)  # upgrades through ensure_schema, like any user
+    try:
+        assert current_revision(db_engine) == head_revision()
+        ds = Dataset(store=store)
+        got = {tuple(_exact(n) for n in quad) for quad in ds.quads((None, None, None, None))}
+        assert got == {tuple(_exact(n) for n in quad) for quad in QUADS_0001}
+        assert len(got) == len(QUADS_0001)
+        assert set(store.graph_ids()) == {G1, G2, EMPTY, DATASET_DEFAULT_GRAPH_ID}
+        assert {p: str(u) for p, u in store.namespaces()} == NAMESPACES_0001
+        # Pattern reads find terms by their (copied) hash.
+        json_literal = Literal(ODD_JSON, datatype=RDF.JSON, normalize=False)
+        matches = [triple for triple, _ in store.triples((None, None, json_literal), None)]
+        assert matches == [(EX.a, EX.attributes, json_literal)]
+        assert {g.identifier for g in store.contexts((EX.a, RDF.type, EX.Dataset))} == {G1, G2}
+
+        conn = store.connection
+        rows = conn.execute(
+            text(
+                "SELECT t.id, t.hash, t.kind, t.value, d.iri, t.lang, t.num "
+                "FROM terms t LEFT JOIN datatypes d ON d.id = t.datatype"
+            )
+        ).all()
+        # The old id is the hash; new ids are 1..n with the predicates first.
+        ids = sorted(row[0] for row in rows)
+        assert ids == list(range(1, len(rows) + 1))
+        by_value = {(row[3], row[4]): row for row in rows}
+        predicates = {str(q[1]) for q in QUADS_0001}
+        assert {by_value[(p, None)][0] for p in predicates} == set(range(1, len(predicates) + 1))
+        assert by_value[(str(EX.Dataset), None)][0] == len(predicates) + 1  # the class
+        for _tid, term_hash, kind, value, datatype, lang, _num in rows:
+            assert term_hash == encode(decode(kind, value, datatype, lang))[0]
+        nums = {value: row[6] for (value, _dt), row in by_value.items()}
+        assert nums["0010"] == 10.0
+        assert nums["1.0"] == 1.0
+        assert nums["-INF"] == float("-inf")
+        assert nums["1"] == 1.0
+        assert nums["1970-01-02T00:00:00.5+01:00"] == 82800.5
+        assert nums["-5"] == -5.0
+        assert nums["3.50"] == 3.5
+        for no_num in ("ten", "2024-02-29T12:00:00", ODD_JSON, "plain", "typed", str(EX.a)):
+            assert nums[no_num] is None
+        assert set(store.datatype_ids()) == {
+            str(dt) for dt in (XSD.integer, XSD.double, XSD.float, XSD.boolean, XSD.dateTime)
+        } | {str(RDF.JSON), str(XSD.string), str(XSD.int), str(XSD.decimal)}
+
+        # New writes continue after the highest id and reuse existing terms.
+        highest = ids[-1]
+        store.addN(
+            [
+                (EX.a, EX.title, Literal("Alpha", lang="en-gb"), EX.g3),  # known term
+                (EX.new, EX.size, Literal("7", datatype=XSD.integer), EX.g3),
+            ]
+        )
+        store.commit()
+        new_ids = dict(
+            conn.execute(text("SELECT value, id FROM terms WHERE id > :h"), {"h": highest}).all()
+        )
+        assert set(new_ids) == {str(EX.g3), str(EX.new), "7"}
+        assert min(new_ids.values()) == highest + 1
+        assert conn.execute(text("SELECT num FROM terms WHERE value = '7'")).scalar_one() == 7.0
+        assert set(store.graph_triples(EX.g3)) == {
+            (EX.a, EX.title, Literal("Alpha", lang="en-GB")),
+            (EX.new, EX.size, Literal("7", datatype=XSD.integer)),
+        }
+    finally:
+        store.close()
+
+    with db_engine.connect() as conn:
+        diffs = compare_metadata(MigrationContext.configure(conn), metadata)
+    assert diffs == []
+
+
+def test_downgrade_to_0001_restores_the_old_rows(db_engine):
+    upgrade(db_engine, "0001_initial")
+    before = _fill_0001(db_engine)
+    upgrade(db_engine)
+    downgrade(db_engine, "0001_initial")
+    assert current_revision(db_engine) == "0001_initial"
+    assert _dump_0001(db_engine) == before
+    tables = set(inspect(db_engine).get_table_names())
+    assert tables == TABLES_0001 | {"alembic_version"}
+    indexes = {ix["name"] for ix in inspect(db_engine).get_indexes("quads")}
+    assert {"ix_quads_spog", "ix_quads_posg", "ix_quads_ospg"} <= indexes
+    upgrade(db_engine)  # and up again
+    assert current_revision(db_engine) == head_revision()
+
+
+def test_upgrade_refuses_to_drop_quads_of_an_inconsistent_database(db_engine):
+    upgrade(db_engine, "0001_initial")
+    missing = encode(EX.missing)[0]
+    g1 = encode(G1)[0]
+    before = _fill_0001(db_engine, extra_quads=[(g1, missing, missing, missing)])
+    with pytest.raises(RuntimeError, match="inconsistent"):
+        upgrade(db_engine)
+    assert current_revision(db_engine) == "0001_initial"
+    assert _dump_0001(db_engine) == before

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -39,6 +40,9 @@ EX = Namespace("http://example.org/")
 G1, G2, G3, EMPTY = EX.g1, EX.g2, EX.g3, EX.empty
 RDF_JSON = RDF.JSON
 B1 = BNode("b1")
+#: term_hash(IRI, "http://example.org/a"): stored in every existing database, so it
+#: must never change.
+PINNED_HASH = 235938553847498387
 
 QUADS = [
     (EX.a, RDF.type, EX.Dataset, G1),
@@ -85,7 +89,11 @@ def count_quads(url: str, graph: URIRef | None = None) -> int:
             if graph is None:
                 return conn.execute(text("SELECT count(*) FROM quads")).scalar_one()
             return conn.execute(
-                text("SELECT count(*) FROM quads WHERE g = :g"), {"g": encode(graph)[0]}
+                text(
+                    "SELECT count(*) FROM quads JOIN terms ON terms.id = quads.g "
+                    "WHERE terms.hash = :h"
+                ),
+                {"h": encode(graph)[0]},
             ).scalar_one()
     finally:
         engine.dispose()
@@ -145,14 +153,18 @@ def test_closed_store_refuses_work_until_reopened(db_url):
 # ------------------------------------------------------------------- terms
 
 
-def test_term_ids_are_signed_64_bit_and_stable():
-    tid, kind, value, datatype, lang = encode(EX.a)
+def test_term_hashes_are_signed_64_bit_and_stable():
+    h, kind, value, datatype, lang = encode(EX.a)
     assert (kind, value, datatype, lang) == (1, str(EX.a), None, None)
-    assert -(2**63) <= tid < 2**63
-    assert tid == encode(URIRef(str(EX.a)))[0] == term_codec.term_id(1, str(EX.a), None, None)
+    assert -(2**63) <= h < 2**63
+    assert h == encode(URIRef(str(EX.a)))[0] == term_codec.term_hash(1, str(EX.a), None, None)
+    # The old name stays: revision 0001 used the hash as the term id.
+    assert term_codec.term_id is term_codec.term_hash
+    # Pinned: terms.hash of existing databases was computed with this function.
+    assert term_codec.term_hash(1, "http://example.org/a", None, None) == PINNED_HASH
 
 
-def test_term_ids_distinguish_kinds_datatypes_and_tags():
+def test_term_hashes_distinguish_kinds_datatypes_and_tags():
     variants = [
         URIRef("x"),
         BNode("x"),
@@ -165,7 +177,7 @@ def test_term_ids_distinguish_kinds_datatypes_and_tags():
     ]
     assert len({encode(v)[0] for v in variants}) == len(variants)
     # Separators cannot be forged through the parts.
-    assert term_codec.term_id(3, "b", "a", None) != term_codec.term_id(3, "", "a|b", None)
+    assert term_codec.term_hash(3, "b", "a", None) != term_codec.term_hash(3, "", "a|b", None)
 
 
 def test_language_tags_compare_case_insensitively_like_rdflib():
@@ -745,7 +757,9 @@ def test_destroy_drops_the_tables(db_url):
             tables = set(
                 conn.execute(
                     text(
-                        "SELECT name FROM sqlite_master WHERE type = 'table'"
+                        # sqlite_sequence (AUTOINCREMENT's bookkeeping) cannot be dropped.
+                        "SELECT name FROM sqlite_master WHERE type = 'table' "
+                        "AND name NOT LIKE 'sqlite_%'"
                         if conn.dialect.name == "sqlite"
                         else "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
                     )
@@ -822,3 +836,320 @@ def test_writer_waits_for_a_collecting_transaction(postgres_url):
     finally:
         writer.close()
         loader.close()
+
+
+# ------------------------------------------- sequential ids and SQL-level helpers
+
+
+def term_rows(store: SQLStore) -> dict[str, tuple]:
+    """value -> (id, hash, kind, datatype id, lang, num) of every stored term."""
+    rows = store.connection.execute(
+        text("SELECT value, id, hash, kind, datatype, lang, num FROM terms")
+    ).all()
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def test_term_ids_are_sequential_with_predicates_and_classes_first(sql_store):
+    sql_store.addN(
+        [
+            (EX.a, EX.title, Literal("Alpha"), G1),
+            (EX.a, RDF.type, EX.Dataset, G1),
+            (EX.b, EX.size, Literal(3), G2),
+        ]
+    )
+    rows = term_rows(sql_store)
+    ids = {value: row[0] for value, row in rows.items()}
+    assert sorted(ids.values()) == list(range(1, len(ids) + 1))
+    predicates = {ids[str(EX.title)], ids[str(RDF.type)], ids[str(EX.size)]}
+    assert predicates == {1, 2, 3}
+    assert ids[str(EX.Dataset)] == 4  # a class: the object of rdf:type
+    assert {ids[str(G1)], ids[str(G2)]} == {5, 6}
+    assert all(row[1] == encode(URIRef(v))[0] for v, row in rows.items() if row[2] == 1)
+
+
+def test_new_ids_continue_after_every_id_ever_used(db_url):
+    store = SQLStore(db_url)
+    try:
+        g = Graph(store, identifier=G1)
+        g.add((EX.a, EX.p, Literal("first")))
+        g.add((EX.a, EX.p, Literal("last")))
+        store.commit()
+        highest = max(row[0] for row in term_rows(store).values())
+        assert term_rows(store)["last"][0] == highest
+        g.remove((None, None, Literal("last")))
+        assert store.gc() == 1
+        store.commit()
+        g.add((EX.a, EX.p, Literal("new")))
+        store.commit()
+        # The id of the collected term is not given to another one.
+        assert term_rows(store)["new"][0] > highest
+    finally:
+        store.close()
+
+
+def test_rollback_forgets_ids_it_handed_out(db_url):
+    """After a rollback the same ids may name other terms; caches must not lie."""
+    store = SQLStore(db_url)
+    try:
+        Graph(store, identifier=G1).add((EX.a, EX.p, EX.b))
+        store.commit()
+        Graph(store, identifier=G2).add((EX.a, EX.p, EX.c))
+        assert graph_names(store) == {G1, G2}  # caches the name of G2's id
+        store.rollback()
+        Graph(store, identifier=G3).add((EX.a, EX.p, Literal("x", datatype=XSD.gYear)))
+        Graph(store, identifier=G3).add((EX.a, EX.p, Literal("y", datatype=XSD.date)))
+        store.commit()
+        assert graph_names(store) == {G1, G3}
+        assert set(Graph(store, identifier=G3).objects()) == {
+            Literal("x", datatype=XSD.gYear),
+            Literal("y", datatype=XSD.date),
+        }
+        assert {(g.identifier, t) for t, gs in store.triples((None, None, None)) for g in gs} == {
+            (G1, (EX.a, EX.p, EX.b)),
+            (G3, (EX.a, EX.p, Literal("x", datatype=XSD.gYear))),
+            (G3, (EX.a, EX.p, Literal("y", datatype=XSD.date))),
+        }
+    finally:
+        store.close()
+
+
+def test_comparable_values_are_stored_with_literals(sql_store):
+    g = Graph(sql_store, identifier=G1)
+    objects = {
+        "0010": Literal("0010", datatype=XSD.integer, normalize=False),
+        "1.5e0": Literal("1.5e0", datatype=XSD.double, normalize=False),
+        "true": Literal("true", datatype=XSD.boolean),
+        "1970-01-02T00:00:00Z": Literal(
+            "1970-01-02T00:00:00Z", datatype=XSD.dateTime, normalize=False
+        ),
+        "2024-01-01T00:00:00": Literal("2024-01-01T00:00:00", datatype=XSD.dateTime),
+        "ten": Literal("ten", datatype=XSD.integer, normalize=False),
+        "7": Literal("7"),
+        "8": Literal("8", datatype=XSD.string),
+    }
+    for obj in objects.values():
+        g.add((EX.s, EX.p, obj))
+    nums = {value: row[5] for value, row in term_rows(sql_store).items() if value in objects}
+    assert nums == {
+        "0010": 10.0,
+        "1.5e0": 1.5,
+        "true": 1.0,
+        "1970-01-02T00:00:00Z": 86400.0,
+        "2024-01-01T00:00:00": None,
+        "ten": None,
+        "7": None,
+        "8": None,
+    }
+
+
+def test_datatypes_are_stored_once_and_never_collected(sql_store):
+    g = Graph(sql_store, identifier=G1)
+    g.add((EX.s, EX.p, Literal("1", datatype=XSD.integer)))
+    g.add((EX.s, EX.p, Literal("2", datatype=XSD.integer)))
+    g.add((EX.s, EX.p, Literal("x", lang="en")))
+    g.add((EX.s, EX.p, Literal("{}", datatype=RDF_JSON)))
+    dts = sql_store.datatype_ids()
+    assert set(dts) == {str(XSD.integer), str(RDF_JSON)}
+    rows = term_rows(sql_store)
+    assert rows["1"][3] == rows["2"][3] == dts[str(XSD.integer)]
+    assert rows["x"][3] is None and rows["x"][4] == "en"
+    assert rows[str(EX.s)][3] is None
+    sql_store.remove_graph(g)
+    assert sql_store.datatype_ids() == dts
+    assert sql_store.datatype_iri(dts[str(RDF_JSON)]) == str(RDF_JSON)
+    with pytest.raises(LookupError):
+        sql_store.datatype_iri(max(dts.values()) + 1)
+
+
+def test_connection_and_dialect_name(db_url):
+    store = SQLStore()
+    try:
+        store.open(db_url)
+        expected = "sqlite" if db_url.startswith("sqlite") else "postgresql"
+        assert store.dialect_name == expected
+        Graph(store, identifier=G1).add((EX.a, EX.p, EX.b))
+        # The store's own transaction: its uncommitted quad is visible.
+        assert store.connection.execute(text("SELECT count(*) FROM quads")).scalar_one() == 1
+        assert store.connection is store.connection
+        store.rollback()
+        assert store.connection.execute(text("SELECT count(*) FROM quads")).scalar_one() == 0
+    finally:
+        store.close()
+    fresh = SQLStore()  # opens its private database on first use
+    assert fresh.dialect_name == "sqlite"
+    fresh.close()
+
+
+def test_lookup_term_ids_and_decode_term(sql_store):
+    load(Dataset(store=sql_store))
+    nodes = [
+        EX.a,
+        RDF.type,
+        B1,
+        Literal("Alpha", lang="EN"),  # stored as "en": the same term
+        Literal("0010", datatype=XSD.integer, normalize=False),
+        Literal("10", datatype=XSD.integer),
+        Literal("Beta"),
+        G1,
+    ]
+    missing = [EX.missing, Literal("Beta", datatype=XSD.string), Literal("x", lang="en")]
+    ids = sql_store.lookup_term_ids([*nodes, *missing, Variable("v")])
+    assert set(ids) == set(nodes)
+    assert len(set(ids.values())) == len(nodes)
+    assert sql_store.lookup_term_ids([]) == {}
+    rows = {
+        row[0]: row[1:]
+        for row in sql_store.connection.execute(
+            text("SELECT id, kind, value, datatype, lang FROM terms")
+        )
+    }
+    for node, tid in ids.items():
+        back = sql_store.decode_term(*rows[tid])
+        assert back == node
+        assert type(back) is type(node)
+        if isinstance(node, Literal):
+            assert str(back) == str(node)
+            assert back.datatype == node.datatype
+    assert sql_store.decode_term(*rows[ids[Literal("Alpha", lang="EN")]]).language == "en"
+
+
+def test_lookup_term_ids_refuses_a_hash_collision(sql_store, monkeypatch):
+    Graph(sql_store, identifier=G1).add((EX.s, EX.p, Literal("a")))
+    real_encode = store_module.encode
+    victim = encode(Literal("a"))[0]
+
+    def colliding_encode(node):
+        encoded = real_encode(node)
+        return (victim, *encoded[1:]) if node == Literal("b") else encoded
+
+    monkeypatch.setattr(store_module, "encode", colliding_encode)
+    with pytest.raises(TermCollisionError):
+        sql_store.lookup_term_ids([Literal("b")])
+    # A pattern reads it as what it is: a term that is not stored.
+    assert list(sql_store.triples((None, None, Literal("b")), None)) == []
+    assert [t for t, _ in sql_store.triples((None, None, Literal("a")), None)] == [
+        (EX.s, EX.p, Literal("a"))
+    ]
+
+
+def test_graph_name_ids(sql_store):
+    load(Dataset(store=sql_store))
+    names = sql_store.graph_name_ids()
+    assert set(names.values()) == {G1, G2, G3, EMPTY, DATASET_DEFAULT_GRAPH_ID}
+    assert list(names.values()) == sorted(names.values(), key=str)
+    assert sql_store.lookup_term_ids(names.values()) == {name: gid for gid, name in names.items()}
+
+
+def test_analyze_refreshes_planner_statistics(sql_store):
+    sql_store.addN((EX[f"s{i}"], EX.value, Literal(i), G1) for i in range(500))
+    sql_store.commit()
+    sql_store.analyze()
+    conn = sql_store.connection
+    if sql_store.dialect_name == "sqlite":
+        stats = dict(conn.execute(text("SELECT idx, stat FROM sqlite_stat1")).all())
+        assert {"ix_quads_spog", "ix_quads_posg", "ix_quads_ospg", "ix_terms_hash"} <= set(stats)
+        assert stats["ix_quads_spog"].startswith("500 ")
+    else:
+        reltuples = conn.execute(
+            text("SELECT reltuples FROM pg_class WHERE relname = 'quads'")
+        ).scalar_one()
+        assert reltuples == 500
+    sql_store.commit()
+    assert len(sql_store) == 500
+
+
+def test_sqlite_writers_queue_for_the_write_lock(sqlite_url):
+    """A writer numbers terms itself, so it must hold the lock before it reads ids."""
+    first, second = SQLStore(sqlite_url), SQLStore(sqlite_url)
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            Graph(second, identifier=G2).add((EX.b, EX.q, Literal("second")))
+            second.commit()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    try:
+        Graph(first, identifier=G1).add((EX.a, EX.p, Literal("first")))
+        thread = threading.Thread(target=write)
+        thread.start()
+        thread.join(0.5)
+        assert thread.is_alive()  # waiting for the first writer's lock
+        first.commit()
+        thread.join(30)
+        assert not thread.is_alive()
+        assert errors == []
+        rows = term_rows(first)
+        assert len({row[0] for row in rows.values()}) == len(rows) == 8
+        assert list(Graph(first, identifier=G2)) == [(EX.b, EX.q, Literal("second"))]
+    finally:
+        first.close()
+        second.close()
+
+
+def sqlite_write_lock_is_free(url: str) -> bool:
+    conn = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        assert "locked" in str(exc)
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def test_sqlite_write_lock_is_taken_by_the_first_write(sqlite_url):
+    store, other = SQLStore(sqlite_url), SQLStore(sqlite_url)
+    try:
+        assert len(store) == 0  # a read opens the transaction (BEGIN, not IMMEDIATE)
+        assert sqlite_write_lock_is_free(sqlite_url)
+        store.bind("ex", EX)  # a write that numbers no terms still takes the lock
+        assert not sqlite_write_lock_is_free(sqlite_url)
+        Graph(store, identifier=G1).add((EX.a, EX.p, EX.b))
+        store.commit()
+        assert sqlite_write_lock_is_free(sqlite_url)
+        Graph(store, identifier=G1).add((EX.a, EX.p, EX.c))  # BEGIN IMMEDIATE
+        assert not sqlite_write_lock_is_free(sqlite_url)
+        store.commit()
+        Graph(other, identifier=G2).add((EX.a, EX.p, EX.c))
+        other.commit()
+        assert len(term_rows(store)) == 6  # a, p, b, c, g1, g2
+    finally:
+        store.close()
+        other.close()
+
+
+def test_concurrent_writers_of_the_same_new_terms(postgres_url):
+    """The second inserter waits on the unique hash, then reads the winner's ids."""
+    first, second = SQLStore(postgres_url), SQLStore(postgres_url)
+    shared = [(EX.a, EX.p, Literal("shared")), (EX.a, RDF.type, EX.Dataset)]
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for triple in shared:
+                Graph(second, identifier=G2).add(triple)
+            second.commit()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    try:
+        for triple in shared:
+            Graph(first, identifier=G1).add(triple)
+        thread = threading.Thread(target=write)
+        thread.start()
+        thread.join(0.5)
+        assert thread.is_alive()  # blocked on the first writer's uncommitted terms
+        first.commit()
+        thread.join(30)
+        assert not thread.is_alive()
+        assert errors == []
+        first.rollback()
+        assert set(Graph(first, identifier=G2)) == set(shared)
+        assert len(term_rows(first)) == 7  # a, p, shared, type, Dataset, g1, g2
+        assert {c.identifier for c in first.contexts(shared[0])} == {G1, G2}
+    finally:
+        first.close()
+        second.close()

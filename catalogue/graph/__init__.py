@@ -13,11 +13,12 @@ from .database import (
     upgrade,
 )
 from .store import SQLStore
-from .terms import TermCollisionError, decode, encode
+from .terms import TermCollisionError, comparable_value, decode, encode, term_hash
 
 __all__ = [
     "SQLStore",
     "TermCollisionError",
+    "comparable_value",
     "current_revision",
     "database_url",
     "decode",
@@ -25,5 +26,6 @@ __all__ = [
     "ensure_schema",
     "head_revision",
     "make_engine",
+    "term_hash",
     "upgrade",
 ]

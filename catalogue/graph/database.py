@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_DATABASE",
     "ENV_VAR",
     "alembic_config",
+    "begin_write_transaction",
     "current_revision",
     "database_url",
     "downgrade",
@@ -146,6 +147,26 @@ def _configure_sqlite(engine: Engine) -> None:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
         else:
             conn.exec_driver_sql("BEGIN")
+
+
+def begin_write_transaction(conn: Connection) -> None:
+    """Begin a transaction on ``conn`` that holds the write lock from the start.
+
+    On SQLite this is ``BEGIN IMMEDIATE``: a plain ``BEGIN`` only takes the write lock
+    at the first write, and if another connection committed in between, the upgrade
+    from reader to writer fails at once with "database is locked" (the busy timeout
+    does not apply).  Taking the lock first makes concurrent writers queue up instead,
+    and it makes everything the transaction reads (such as the highest term id)
+    current until it ends.  PostgreSQL needs no special begin.
+    """
+    if conn.dialect.name != "sqlite":
+        conn.begin()
+        return
+    conn.execution_options(**{_BEGIN_IMMEDIATE: True})
+    try:
+        conn.begin()
+    finally:
+        conn.execution_options(**{_BEGIN_IMMEDIATE: False})
 
 
 def _migrations_path() -> str:

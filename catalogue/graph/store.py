@@ -2,7 +2,10 @@
 
 The store keeps RDF quads as four integer term ids (see :mod:`.schema` and
 :mod:`.terms`) and answers every triple pattern with one SQL statement that joins the
-``terms`` table only for the positions it has to decode.
+``terms`` table only for the positions it has to decode.  Bound terms of a pattern are
+found inside that statement, through their content hash (``terms.hash``) and a
+comparison of their content, so a read never needs a separate id lookup and never
+relies on ids cached across statements.
 
 Semantics follow rdflib's in-memory ``Memory`` store, so that
 ``Dataset(store=SQLStore(...))`` behaves like ``Dataset(store="Memory")``:
@@ -21,9 +24,18 @@ Semantics follow rdflib's in-memory ``Memory`` store, so that
 
 Transactions: the store holds one connection; the first statement opens a transaction
 that lasts until :meth:`SQLStore.commit` or :meth:`SQLStore.rollback`.  Reads see the
-store's own uncommitted writes.  Note that on SQLite an open transaction is a snapshot:
-call ``commit()``/``rollback()`` to see what other processes committed since.  A store
-(like its connection) must not be shared between threads.
+store's own uncommitted writes.  On SQLite the first write of a transaction takes the
+database's write lock (``BEGIN IMMEDIATE`` when the write is the transaction's first
+statement), which writers need because they number new terms themselves.  Note that
+on SQLite an open transaction is a snapshot: call ``commit()``/``rollback()`` to see
+what other processes committed since.  A store (like its connection) must not be
+shared between threads.
+
+Helpers for SQL-level access (a SPARQL-to-SQL compiler): :attr:`SQLStore.connection`,
+:attr:`SQLStore.dialect_name`, :meth:`SQLStore.lookup_term_ids`,
+:meth:`SQLStore.datatype_ids`, :meth:`SQLStore.datatype_iri`,
+:meth:`SQLStore.decode_term`, :meth:`SQLStore.graph_name_ids` and
+:meth:`SQLStore.analyze`.
 """
 
 from __future__ import annotations
@@ -34,12 +46,18 @@ from functools import lru_cache
 from typing import Any, Final, cast
 
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID, ConjunctiveGraph, Dataset, Graph
+from rdflib.namespace import RDF
 from rdflib.store import VALID_STORE, Store
 from rdflib.term import BNode, Node, URIRef
 from sqlalchemy import (
+    BigInteger,
     Delete,
     Engine,
+    Integer,
+    ScalarSelect,
     Select,
+    SmallInteger,
+    Text,
     and_,
     bindparam,
     delete,
@@ -51,9 +69,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from .database import database_url, ensure_schema, make_engine
-from .schema import graphs, metadata, namespaces, quads, terms
-from .terms import TermCollisionError, decode, encode
+from .database import begin_write_transaction, database_url, ensure_schema, make_engine
+from .schema import datatypes, graphs, metadata, namespaces, quads, terms
+from .sparql import store_query
+from .terms import LITERAL, TermCollisionError, comparable_value, decode, encode
 
 __all__ = ["SQLStore"]
 
@@ -71,11 +90,13 @@ _TX_CACHE_LIMIT: Final = 200_000
 _PG_TERMS_LOCK: Final = 0x63617462  # "catb"
 
 _SPO = ("s", "p", "o")
-# Term columns of one decoded position: kind, value, datatype, lang.
+# Term columns of one decoded position: kind, value, datatype id, lang.
 _TERM_WIDTH: Final = 4
 
 _Triple = tuple[Node, Node, Node]
+#: ``(kind, value, datatype IRI, lang)``: a term's content, as compared for collisions.
 _TermRow = tuple[int, str, str | None, str | None]
+_RDF_TYPE: Final = RDF.type
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -85,7 +106,7 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
 
 
 def _same_term(a: _TermRow, b: _TermRow) -> bool:
-    """Content equality as used for term ids (language tags compare case-insensitively)."""
+    """Content equality as the hash sees it (language tags compare case-insensitively)."""
     return (
         a[0] == b[0]
         and a[1] == b[1]
@@ -94,16 +115,43 @@ def _same_term(a: _TermRow, b: _TermRow) -> bool:
     )
 
 
+@lru_cache(maxsize=8)
+def _term_id_of(name: str) -> ScalarSelect[Any]:
+    """Scalar subquery for the id of the term bound at pattern position ``name``.
+
+    The term is found by its hash (unique index) and its content is compared too, so
+    a term that merely collides with a stored one matches nothing, as it should: it
+    is not stored.  Parameters come from :meth:`SQLStore._bind_term`.  Language tags
+    compare case-insensitively, like the hash (tags are ASCII, so SQL ``lower`` is
+    exact).
+    """
+    return (
+        select(terms.c.id)
+        .where(
+            terms.c.hash == bindparam(f"{name}_hash", type_=BigInteger),
+            terms.c.kind == bindparam(f"{name}_kind", type_=SmallInteger),
+            terms.c.value == bindparam(f"{name}_value", type_=Text),
+            terms.c.datatype.is_not_distinct_from(bindparam(f"{name}_dt", type_=Integer)),
+            func.lower(terms.c.lang).is_not_distinct_from(bindparam(f"{name}_lang", type_=Text)),
+        )
+        .scalar_subquery()
+    )
+
+
+def _bound_conditions(names: Iterable[str]) -> list[Any]:
+    return [quads.c[name] == _term_id_of(name) for name in names]
+
+
 @lru_cache(maxsize=64)
 def _match_statement(bound: tuple[bool, bool, bool], union_mode: bool) -> Select:
     """SELECT for one pattern shape.
 
-    Bound positions are compared by id and not joined (the caller already has the
-    term).  Unbound positions are joined to ``terms`` so rows decode without further
-    queries.  In union mode the rows are ordered by a permutation of ``s, p, o`` that
-    matches the index the pattern uses, so rows of the same triple arrive together
-    and can be merged into one triple with its list of graphs without a sort or a
-    DISTINCT.
+    Bound positions are compared with the id of the bound term, found in a subquery
+    (the caller already has the term and need not decode it).  Unbound positions are
+    joined to ``terms`` so rows decode without further queries.  In union mode the
+    rows are ordered by a permutation of ``s, p, o`` that matches the index the
+    pattern uses, so rows of the same triple arrive together and can be merged into
+    one triple with its list of graphs without a sort or a DISTINCT.
     """
     cols: list[Any] = [quads.c.s, quads.c.p, quads.c.o]
     if union_mode:
@@ -116,11 +164,11 @@ def _match_statement(bound: tuple[bool, bool, bool], union_mode: bool) -> Select
         from_clause = from_clause.join(alias, alias.c.id == quads.c[name])
         cols.extend([alias.c.kind, alias.c.value, alias.c.datatype, alias.c.lang])
     stmt = select(*cols).select_from(from_clause)
-    for is_bound, name in zip(bound, _SPO, strict=True):
-        if is_bound:
-            stmt = stmt.where(quads.c[name] == bindparam(name))
+    stmt = stmt.where(
+        *_bound_conditions(name for is_bound, name in zip(bound, _SPO, strict=True) if is_bound)
+    )
     if not union_mode:
-        return stmt.where(quads.c.g == bindparam("g"))
+        return stmt.where(*_bound_conditions(["g"]))
     if all(bound):
         return stmt
     s_bound, p_bound, _ = bound
@@ -139,12 +187,20 @@ def _match_statement(bound: tuple[bool, bool, bool], union_mode: bool) -> Select
 # SQLAlchemy's per-row parameter processing costs more than SQLite's insert itself, and
 # on PostgreSQL one statement over arrays (unnest / ANY) replaces thousands of
 # round trips.  Table and column names are fixed by the schema.
-_TermRowWithId = tuple[int, int, str, str | None, str | None]
 
+#: ``(hash, kind, value, datatype id, lang, num)``: a new ``terms`` row without its id.
+_NewTermRow = tuple[int, int, str, int | None, str | None, float | None]
+#: ``(hash, id, kind, value, datatype id, lang)``: a stored row as read back.
+_StoredTermRow = tuple[int, int, int, str, int | None, str | None]
+
+# PostgreSQL numbers new terms from the terms_id_seq sequence (the column default);
+# RETURNING tells which hashes were inserted and the ids they got.  A hash inserted
+# by a concurrent transaction makes ON CONFLICT wait for it and then skip the row.
 _PG_INSERT_TERMS = (
-    "INSERT INTO terms (id, kind, value, datatype, lang) "
-    "SELECT * FROM unnest(%s::bigint[], %s::smallint[], %s::text[], %s::text[], %s::text[]) "
-    "ON CONFLICT DO NOTHING"
+    "INSERT INTO terms (hash, kind, value, datatype, lang, num) "
+    "SELECT * FROM unnest(%s::bigint[], %s::smallint[], %s::text[], %s::integer[], "
+    "%s::text[], %s::double precision[]) "
+    "ON CONFLICT (hash) DO NOTHING RETURNING hash, id"
 )
 _PG_INSERT_QUADS = (
     "INSERT INTO quads (g, s, p, o) "
@@ -152,41 +208,46 @@ _PG_INSERT_QUADS = (
     "ON CONFLICT DO NOTHING"
 )
 _PG_INSERT_GRAPHS = "INSERT INTO graphs (id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING"
-_PG_SELECT_TERMS = "SELECT id, kind, value, datatype, lang FROM terms WHERE id = ANY(%s::bigint[])"
+_PG_SELECT_TERMS = (
+    "SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash = ANY(%s::bigint[])"
+)
 
+# SQLite ids are allocated by the store inside the write transaction (see
+# SQLStore._next_term_id), so the insert carries them.
 _SQLITE_INSERT_TERMS = (
-    "INSERT INTO terms (id, kind, value, datatype, lang) VALUES (?, ?, ?, ?, ?) "
-    "ON CONFLICT DO NOTHING"
+    "INSERT INTO terms (id, hash, kind, value, datatype, lang, num) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING"
 )
 _SQLITE_INSERT_QUADS = "INSERT INTO quads (g, s, p, o) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
 _SQLITE_INSERT_GRAPHS = "INSERT INTO graphs (id) VALUES (?) ON CONFLICT DO NOTHING"
+# The next id continues after every id ever used: sqlite_sequence remembers the
+# highest id of AUTOINCREMENT tables even after that row is deleted.
+_SQLITE_NEXT_TERM_ID = (
+    "SELECT max(coalesce((SELECT max(id) FROM terms), 0), "
+    "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'terms'), 0)) + 1"
+)
+# Takes the write lock of a transaction that has only read so far (see _begin_write).
+_SQLITE_TAKE_WRITE_LOCK = "UPDATE datatypes SET iri = iri WHERE 0"
 # Old SQLite builds allow at most 999 bound parameters per statement.
 _SQLITE_IN_CHUNK: Final = 900
+
+_INSERT_DATATYPE = text("INSERT INTO datatypes (iri) VALUES (:iri) ON CONFLICT (iri) DO NOTHING")
 
 
 @lru_cache(maxsize=8)
 def _sqlite_select_terms(n: int) -> str:
     marks = ", ".join("?" * n)
-    return f"SELECT id, kind, value, datatype, lang FROM terms WHERE id IN ({marks})"
+    return f"SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash IN ({marks})"
 
 
 def _columns(rows: list[tuple]) -> list[list[Any]]:
     return [list(column) for column in zip(*rows, strict=True)]
 
 
-def _pg_int_array(values: Iterable[int]) -> str:
+def _pg_int_array(values: Iterable[int | None]) -> str:
     """PostgreSQL array literal for integers: building the text in C (``str.join``)
     is several times faster than psycopg adapting a list element by element."""
-    return "{" + ",".join(map(str, values)) + "}"
-
-
-def _bulk_insert_terms(conn: Connection, rows: list[_TermRowWithId]) -> int:
-    """Insert term rows, skipping ids already present; return how many were inserted."""
-    if conn.dialect.name == "postgresql":
-        ids, kinds, values, datatypes, langs = _columns(rows)
-        params = (_pg_int_array(ids), _pg_int_array(kinds), values, datatypes, langs)
-        return conn.exec_driver_sql(_PG_INSERT_TERMS, params).rowcount
-    return conn.exec_driver_sql(_SQLITE_INSERT_TERMS, rows).rowcount
+    return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
 
 
 def _bulk_insert_quads(conn: Connection, rows: list[tuple[int, int, int, int]]) -> None:
@@ -204,17 +265,13 @@ def _bulk_insert_graphs(conn: Connection, ids: list[int]) -> None:
         conn.exec_driver_sql(_SQLITE_INSERT_GRAPHS, [(gid,) for gid in ids])
 
 
-def _select_terms(conn: Connection, ids: list[int]) -> Iterator[_TermRowWithId]:
-    """Stored rows for the given term ids (those that exist)."""
+def _select_terms(conn: Connection, hashes: list[int]) -> Iterator[_StoredTermRow]:
+    """Stored rows for the given term hashes (those that exist)."""
     if conn.dialect.name == "postgresql":
-        yield from conn.exec_driver_sql(_PG_SELECT_TERMS, (_pg_int_array(ids),))
+        yield from conn.exec_driver_sql(_PG_SELECT_TERMS, (_pg_int_array(hashes),))
         return
-    for chunk in _chunks(ids, _SQLITE_IN_CHUNK):
+    for chunk in _chunks(hashes, _SQLITE_IN_CHUNK):
         yield from conn.exec_driver_sql(_sqlite_select_terms(len(chunk)), tuple(chunk))
-
-
-def _pattern_where(ids: dict[str, int]) -> list[Any]:
-    return [quads.c[name] == value for name, value in ids.items()]
 
 
 class _Rows:
@@ -272,16 +329,29 @@ class SQLStore(Store):
         self._owns_engine = False
         self._conn: Connection | None = None
         self._closed = False
-        # id -> graph name; ids are content hashes, so entries never go stale.
-        self._graph_names: dict[int, Node] = {}
+        # Caches of the open database, keyed by id.  Committed ids are never reused
+        # (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) and datatypes are never
+        # deleted, so entries stay right for as long as the database is open; only
+        # ids this store wrote in a transaction it then rolled back may be handed out
+        # again, so a rollback after writing drops them (see rollback).
+        self._graph_names: dict[int, Node] = {}  # term id -> graph name
+        self._dt_fresh = False  # _dt_ids read in the current transaction
+        self._dt_iris: dict[int, str] = {}  # datatype id -> IRI
+        self._dt_ids: dict[str, int] = {}  # IRI -> datatype id
         # prefix -> namespace, loaded lazily; dropped at commit/rollback.
         self._ns: dict[str, str] | None = None
         # Per-transaction knowledge, reset at commit/rollback (see _end_transaction).
         self._tx_terms: dict[Node, int] = {}
         self._tx_graphs: set[int] = set()
         self._tx_write_locked = False
+        self._tx_next_id: int | None = None  # SQLite: next free term id
+        self._tx_wrote_ids = False  # terms or datatypes were inserted
         # Streamed results not yet exhausted (see _close_streams).
         self._streams: set[_Rows] = set()
+        # SPARQL: compile to SQL (see catalogue.graph.sparql); when ``sql_log`` is a list
+        # the statements that ran are appended to it (``catalogue query --explain``).
+        self.compile_sparql = True
+        self.sql_log: list[Any] | None = None
         super().__init__(None, identifier)
         if configuration or engine is not None:
             self.open(configuration)
@@ -316,6 +386,7 @@ class SQLStore(Store):
         self._engine, self._owns_engine = engine, owned
         self._closed = False
         self._end_transaction()
+        self._forget_ids()
         return VALID_STORE
 
     def close(self, commit_pending_transaction: bool = False) -> None:
@@ -336,6 +407,7 @@ class SQLStore(Store):
             self._conn = None
             self._closed = True
             self._end_transaction()
+            self._forget_ids()
             if self._owns_engine and self._engine is not None:
                 self._engine.dispose()
             self._engine = None
@@ -390,6 +462,22 @@ class SQLStore(Store):
         self._connection()
         return cast(Engine, self._engine)
 
+    @property
+    def connection(self) -> Connection:
+        """The store's own connection, opening the store if needed.
+
+        Statements executed on it run in the store's current transaction (starting
+        one if none is open), so they see the store's uncommitted writes and end with
+        :meth:`commit` or :meth:`rollback`.  Use it for reads; writes must go through
+        the store's methods, which keep its caches and locks right.
+        """
+        return self._connection()
+
+    @property
+    def dialect_name(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``: the database the store is open on."""
+        return self._connection().dialect.name
+
     # --------------------------------------------------------------- transactions
 
     def commit(self) -> None:
@@ -400,9 +488,16 @@ class SQLStore(Store):
         """
         self._close_streams()
         conn = self._conn
-        if conn is not None and conn.in_transaction():
-            conn.commit()
-        self._end_transaction()
+        try:
+            if conn is not None and conn.in_transaction():
+                conn.commit()
+        except BaseException:
+            # The transaction is lost, and with it any ids it had handed out.
+            if self._tx_wrote_ids:
+                self._forget_ids()
+            raise
+        finally:
+            self._end_transaction()
 
     def rollback(self) -> None:
         """Discard everything written since the last commit (closing streams, as commit)."""
@@ -410,6 +505,9 @@ class SQLStore(Store):
         conn = self._conn
         if conn is not None and conn.in_transaction():
             conn.rollback()
+        if self._tx_wrote_ids:
+            # SQLite may give the ids this transaction used to other terms now.
+            self._forget_ids()
         self._end_transaction()
 
     def _close_streams(self) -> None:
@@ -429,15 +527,30 @@ class SQLStore(Store):
         self._tx_terms.clear()
         self._tx_graphs.clear()
         self._tx_write_locked = False
+        self._tx_next_id = None
+        self._tx_wrote_ids = False
         self._ns = None
+        self._dt_fresh = False
+
+    def _forget_ids(self) -> None:
+        """Drop the id-keyed caches (another database, or ids that may be reused)."""
+        self._graph_names.clear()
+        self._dt_iris.clear()
+        self._dt_ids.clear()
+        self._dt_fresh = False
 
     def _begin_write(self) -> Connection:
-        """Connection for a write; on PostgreSQL also takes the shared terms lock.
+        """Connection for a write, holding the locks a writer needs.
 
-        Every transaction that may reference existing terms holds the lock in shared
-        mode, so term garbage collection (which needs it exclusively) can never
-        delete a term that an uncommitted quad points to.  SQLite serialises writers
-        itself, so it needs nothing here.
+        PostgreSQL: the shared terms lock.  Every transaction that may reference
+        existing terms holds it in shared mode, so term garbage collection (which
+        needs it exclusively) can never delete a term that an uncommitted quad points
+        to.
+
+        SQLite: the database's write lock, taken before anything is written, because
+        the store numbers new terms itself from the highest id it reads.  A new
+        transaction begins with ``BEGIN IMMEDIATE``; one that has only read so far
+        takes the lock with a write that changes nothing.
         """
         conn = self._connection()
         if not self._tx_write_locked:
@@ -445,8 +558,140 @@ class SQLStore(Store):
                 conn.execute(
                     text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": _PG_TERMS_LOCK}
                 )
+            elif conn.in_transaction():
+                conn.exec_driver_sql(_SQLITE_TAKE_WRITE_LOCK)
+            else:
+                begin_write_transaction(conn)
             self._tx_write_locked = True
         return conn
+
+    def analyze(self) -> None:
+        """Refresh the query planner's statistics of the store's tables.
+
+        Call it after large writes (a bulk load, a first harvest): both databases plan
+        joins from these statistics, and plans made for an empty ``quads`` table are
+        very slow for a full one.  SQLite runs ``ANALYZE``; PostgreSQL
+        ``ANALYZE`` on the store's tables (autovacuum would do it too, but later).
+        It runs in the store's transaction, as a write (SQLite stores the statistics
+        in ``sqlite_stat1``); commit afterwards.
+        """
+        conn = self._begin_write()
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql("ANALYZE datatypes, terms, quads, graphs, namespaces")
+        else:
+            conn.exec_driver_sql("ANALYZE")
+
+    # ---------------------------------------------------------------- term access
+
+    def _load_datatypes(self) -> None:
+        rows = self._connection().execute(select(datatypes.c.id, datatypes.c.iri)).all()
+        self._dt_iris = {dt_id: iri for dt_id, iri in rows}
+        self._dt_ids = {iri: dt_id for dt_id, iri in rows}
+        self._dt_fresh = True
+
+    def datatype_ids(self) -> dict[str, int]:
+        """Every stored datatype: IRI -> id.
+
+        Read once per transaction (and again after this store adds datatypes): the
+        SPARQL compiler asks for every query, and a new transaction is the earliest
+        point at which datatypes written by others could become visible.
+        """
+        if not self._dt_fresh:
+            self._load_datatypes()
+        return dict(self._dt_ids)
+
+    def datatype_iri(self, dt_id: int) -> str:
+        """The IRI of datatype ``dt_id``; :class:`LookupError` if there is none.
+
+        Answered from a cache (datatypes never change once written), which is
+        refreshed when it does not know the id.
+        """
+        iri = self._dt_iris.get(dt_id)
+        if iri is None:
+            self._load_datatypes()
+            iri = self._dt_iris.get(dt_id)
+            if iri is None:
+                raise LookupError(f"datatype id {dt_id} does not exist")
+        return iri
+
+    def _datatype_id(self, iri: str) -> int | None:
+        """Id of a stored datatype, or ``None`` if it is not stored (cache, then table)."""
+        dt_id = self._dt_ids.get(iri)
+        if dt_id is None:
+            self._load_datatypes()
+            dt_id = self._dt_ids.get(iri)
+        return dt_id
+
+    def decode_term(self, kind: int, value: str, datatype_id: int | None, lang: str | None) -> Node:
+        """Rebuild the rdflib term of a ``terms`` row (``datatype_id`` as stored).
+
+        Literals keep their exact lexical form (``normalize=False``), as in
+        :func:`.terms.decode`.
+        """
+        if datatype_id is None:
+            return decode(kind, value, None, lang)
+        iri = self._dt_iris.get(datatype_id)
+        if iri is None:
+            iri = self.datatype_iri(datatype_id)
+        return decode(kind, value, iri, lang)
+
+    def _stored_row(self, row: _StoredTermRow) -> _TermRow:
+        """The content of a stored row in the form :func:`.terms.encode` gives."""
+        dt_id = row[4]
+        return (row[2], row[3], None if dt_id is None else self.datatype_iri(dt_id), row[5])
+
+    def lookup_term_ids(self, nodes: Iterable[Node]) -> dict[Node, int]:
+        """Ids of those of ``nodes`` that are stored; nothing is inserted.
+
+        Terms are looked up by hash in batched ``IN`` queries and their stored content
+        is compared with the node; a different term under the same hash raises
+        :class:`~catalogue.graph.terms.TermCollisionError`.  Nodes that cannot be
+        stored at all (variables, quoted graphs) are left out like missing ones.  The
+        answer is valid for the current transaction: a term not referenced by any
+        quad may be garbage-collected (and, if written again, get a new id) later.
+        """
+        wanted: dict[int, list[tuple[Node, _TermRow]]] = {}
+        for node in nodes:
+            try:
+                term_hash, kind, value, datatype, lang = encode(node)
+            except TypeError:
+                continue
+            wanted.setdefault(term_hash, []).append((node, (kind, value, datatype, lang)))
+        found: dict[Node, int] = {}
+        if not wanted:
+            return found
+        for row in _select_terms(self._connection(), list(wanted)):
+            stored = self._stored_row(row)
+            for node, content in wanted[row[0]]:
+                if not _same_term(stored, content):
+                    raise TermCollisionError(row[0], stored, content)
+                found[node] = row[1]
+        return found
+
+    def _lookup_term_id(self, node: Node) -> int | None:
+        return self.lookup_term_ids([node]).get(node)
+
+    def _bind_term(self, name: str, node: Node, params: dict[str, Any]) -> bool:
+        """Add the parameters of :func:`_term_id_of` for ``node`` at ``name``.
+
+        Returns ``False`` if the node cannot be stored (a ``Variable``) or its
+        datatype is not stored: then no stored term can match.
+        """
+        try:
+            term_hash, kind, value, datatype, lang = encode(node)
+        except TypeError:
+            return False
+        dt_id = None
+        if datatype is not None:
+            dt_id = self._datatype_id(datatype)
+            if dt_id is None:
+                return False
+        params[f"{name}_hash"] = term_hash
+        params[f"{name}_kind"] = kind
+        params[f"{name}_value"] = value
+        params[f"{name}_dt"] = dt_id
+        params[f"{name}_lang"] = None if lang is None else lang.lower()
+        return True
 
     # ---------------------------------------------------------------- contexts
 
@@ -499,12 +744,31 @@ class SQLStore(Store):
             )
             if row is None:
                 raise LookupError(f"graph id {gid} has no term; the database is inconsistent")
-            name = decode(*row)
+            name = self.decode_term(*row)
             self._graph_names[gid] = name
         return name
 
     def _context_graph(self, gid: int) -> Graph:
         return Graph(store=self, identifier=cast(Any, self._graph_name(gid)))
+
+    def graph_name_ids(self) -> dict[int, Node]:
+        """Every graph (empty ones included): term id -> graph name, sorted by name."""
+        rows = (
+            self._connection()
+            .execute(
+                select(graphs.c.id, terms.c.kind, terms.c.value, terms.c.datatype, terms.c.lang)
+                .select_from(graphs.join(terms, terms.c.id == graphs.c.id))
+                .order_by(terms.c.value)
+            )
+            .all()
+        )
+        names: dict[int, Node] = {}
+        for gid, *term in rows:
+            name = self._graph_names.get(gid)
+            if name is None:
+                name = self._graph_names[gid] = self.decode_term(*term)
+            names[gid] = name
+        return names
 
     # ------------------------------------------------------------------- writes
 
@@ -531,70 +795,200 @@ class SQLStore(Store):
             self._add_quads(batch)
 
     def _add_quads(self, batch: list[tuple[Node, Node, Node, Node]]) -> set[int]:
-        """Store one batch of ``(s, p, o, graph name)``; return the term ids used."""
+        """Store one batch of ``(s, p, o, graph name)``; return the term ids used.
+
+        One pass gives every distinct node of the batch a slot (one dictionary lookup
+        per node, rdflib's ``__eq__`` being the expensive part); the quads are kept as
+        slot numbers until the new terms have ids.
+        """
         conn = self._begin_write()
         known = self._tx_terms
-        local: dict[Node, int] = {}  # every node of this batch
-        new_terms: dict[int, tuple[Node, _TermRow]] = {}  # not yet known to be stored
+        slots: dict[Node, int] = {}
+        nodes: list[Node] = []
+        slot_ids: list[int | None] = []
+        local_rows: list[tuple[int, int, int, int]] = []
 
-        def term_id(node: Node) -> int:
-            tid = local.get(node)
-            if tid is None:
-                tid = known.get(node)
-                if tid is None:
-                    tid, kind, value, datatype, lang = encode(node)
-                    row = (kind, value, datatype, lang)
-                    previous = new_terms.get(tid)
-                    if previous is not None and not _same_term(previous[1], row):
-                        raise TermCollisionError(tid, previous[1], row)
-                    new_terms[tid] = (node, row)
-                local[node] = tid
-            return tid
+        def new_slot(node: Node) -> int:
+            slots[node] = slot = len(nodes)
+            nodes.append(node)
+            slot_ids.append(known.get(node))
+            return slot
 
-        rows = {(term_id(g), term_id(s), term_id(p), term_id(o)) for s, p, o, g in batch}
-        if new_terms:
-            self._store_terms(conn, new_terms)
+        for s, p, o, g in batch:
+            gi = slots.get(g)
+            if gi is None:
+                gi = new_slot(g)
+            si = slots.get(s)
+            if si is None:
+                si = new_slot(s)
+            pi = slots.get(p)
+            if pi is None:
+                pi = new_slot(p)
+            oi = slots.get(o)
+            if oi is None:
+                oi = new_slot(o)
+            local_rows.append((gi, si, pi, oi))
+        if None in slot_ids:
+            self._resolve_slots(conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE))
+        ids = cast(list[int], slot_ids)
+        rows = {(ids[g], ids[s], ids[p], ids[o]) for g, s, p, o in local_rows}
         graph_ids = {row[0] for row in rows} - self._tx_graphs
         if graph_ids:
             _bulk_insert_graphs(conn, list(graph_ids))
             self._remember_graphs(graph_ids)
         if rows:
             _bulk_insert_quads(conn, sorted(rows))  # primary-key order: local b-tree inserts
-        return set(local.values())
+        return set(ids)
 
-    def _store_terms(self, conn: Connection, new_terms: dict[int, tuple[Node, _TermRow]]) -> None:
-        """Insert terms that are not stored yet, refusing hash collisions.
+    def _resolve_slots(
+        self,
+        conn: Connection,
+        nodes: list[Node],
+        slot_ids: list[int | None],
+        local_rows: list[tuple[int, int, int, int]],
+        type_slot: int | None,
+    ) -> None:
+        """Fill in the ids of the slots not known to be stored, storing new terms.
 
-        Stored rows are read back and compared first, so re-loading known data sends
-        no term values at all.  If fewer rows are inserted than were missing, another
-        transaction stored some of them in between, and those are compared too.
+        New terms are numbered predicates first, then classes (objects of
+        ``rdf:type``), then graph names, then the rest, each group in order of first
+        appearance: the terms that recur in most quads get the smallest ids, which
+        SQLite stores in the fewest bytes.
         """
-        missing = self._check_stored_terms(conn, new_terms, list(new_terms))
-        if missing:
-            inserted = _bulk_insert_terms(conn, [(tid, *new_terms[tid][1]) for tid in missing])
-            if inserted != len(missing):
-                still_missing = self._check_stored_terms(conn, new_terms, missing)
-                if still_missing:
-                    raise RuntimeError(f"terms {still_missing[:5]} could not be stored")
-        known = self._tx_terms
-        if len(known) + len(new_terms) > _TX_CACHE_LIMIT:
-            known.clear()
-        for tid, (node, _row) in new_terms.items():
-            known[node] = tid
+        unresolved = [slot for slot, tid in enumerate(slot_ids) if tid is None]
+        predicates = {row[2] for row in local_rows}
+        classes = {row[3] for row in local_rows if row[2] == type_slot}
+        graph_slots = {row[0] for row in local_rows}
 
-    @staticmethod
+        def rank(slot: int) -> int:
+            if slot in predicates:
+                return 0
+            if slot in classes:
+                return 1
+            if slot in graph_slots:
+                return 2
+            return 3
+
+        # hash -> (node, content), in id-assignment order; slots -> hash
+        pending: dict[int, tuple[Node, _TermRow]] = {}
+        slot_hashes: list[tuple[int, int]] = []
+        for slot in sorted(unresolved, key=rank):  # stable: first appearance within a rank
+            node = nodes[slot]
+            term_hash, kind, value, datatype, lang = encode(node)
+            content = (kind, value, datatype, lang)
+            previous = pending.get(term_hash)
+            if previous is None:
+                pending[term_hash] = (node, content)
+            elif not _same_term(previous[1], content):
+                raise TermCollisionError(term_hash, previous[1], content)
+            slot_hashes.append((slot, term_hash))
+        by_hash = self._store_terms(
+            conn, [(term_hash, node, content) for term_hash, (node, content) in pending.items()]
+        )
+        known = self._tx_terms
+        if len(known) + len(slot_hashes) > _TX_CACHE_LIMIT:
+            known.clear()
+        for slot, term_hash in slot_hashes:
+            slot_ids[slot] = known[nodes[slot]] = by_hash[term_hash]
+
+    def _store_terms(
+        self, conn: Connection, new_terms: list[tuple[int, Node, _TermRow]]
+    ) -> dict[int, int]:
+        """Ids of ``(hash, node, content)`` terms, inserting those not stored yet.
+
+        Stored rows are read back by hash and compared first, so re-loading known data
+        sends no term values at all.  New terms are numbered in the order given.  A
+        hash that turns out to be taken by another transaction's insert (PostgreSQL)
+        is read back and compared too.  A different term under the same hash raises
+        :class:`TermCollisionError`.
+        """
+        contents = {term_hash: content for term_hash, _node, content in new_terms}
+        ids = self._check_stored_terms(conn, contents, list(contents))
+        missing = [term_hash for term_hash, _node, _content in new_terms if term_hash not in ids]
+        if missing:
+            self._insert_terms(conn, contents, missing, ids)
+            still_missing = [term_hash for term_hash in missing if term_hash not in ids]
+            if still_missing:
+                ids.update(self._check_stored_terms(conn, contents, still_missing))
+                if any(term_hash not in ids for term_hash in still_missing):
+                    raise RuntimeError(f"terms with hashes {still_missing[:5]} could not be stored")
+        return ids
+
+    def _insert_terms(
+        self,
+        conn: Connection,
+        contents: dict[int, _TermRow],
+        hashes: list[int],
+        ids: dict[int, int],
+    ) -> None:
+        """Insert the terms ``hashes``; record the ids of those inserted in ``ids``."""
+        dt_ids = self._write_datatypes(
+            conn, {contents[h][2] for h in hashes if contents[h][2] is not None}
+        )
+        rows: list[_NewTermRow] = []
+        for term_hash in hashes:
+            kind, value, datatype, lang = contents[term_hash]
+            if datatype is None:
+                rows.append((term_hash, kind, value, None, lang, None))
+            else:
+                num = comparable_value(value, datatype) if kind == LITERAL else None
+                rows.append((term_hash, kind, value, dt_ids[datatype], lang, num))
+        self._tx_wrote_ids = True
+        if conn.dialect.name == "postgresql":
+            hash_col, kinds, values, dts, langs, nums = _columns(rows)
+            params = (
+                _pg_int_array(hash_col),
+                _pg_int_array(kinds),
+                values,
+                _pg_int_array(dts),
+                langs,
+                nums,
+            )
+            for term_hash, term_id in conn.exec_driver_sql(_PG_INSERT_TERMS, params):
+                ids[term_hash] = term_id
+            return
+        first = self._next_term_id(conn)
+        self._tx_next_id = first + len(rows)
+        numbered = [(first + i, *row) for i, row in enumerate(rows)]
+        inserted = conn.exec_driver_sql(_SQLITE_INSERT_TERMS, numbered).rowcount
+        if inserted == len(rows):
+            ids.update((row[1], row[0]) for row in numbered)
+        # Otherwise some hash was stored meanwhile (impossible while this transaction
+        # holds the write lock); the caller reads all of them back by hash.
+
+    def _next_term_id(self, conn: Connection) -> int:
+        """SQLite: the first id for new terms, read once per write transaction.
+
+        Safe because the transaction holds the write lock (see :meth:`_begin_write`):
+        nobody else can insert terms until it ends.
+        """
+        if self._tx_next_id is None:
+            self._tx_next_id = int(conn.exec_driver_sql(_SQLITE_NEXT_TERM_ID).scalar_one())
+        return self._tx_next_id
+
+    def _write_datatypes(self, conn: Connection, iris: set[str]) -> dict[str, int]:
+        """Ids of datatype IRIs, inserting the unknown ones (rare: once per datatype)."""
+        if not iris <= self._dt_ids.keys():
+            self._load_datatypes()
+            new = sorted(iris - self._dt_ids.keys())
+            if new:
+                self._tx_wrote_ids = True
+                conn.execute(_INSERT_DATATYPE, [{"iri": iri} for iri in new])
+                self._load_datatypes()
+        return {iri: self._dt_ids[iri] for iri in iris}
+
     def _check_stored_terms(
-        conn: Connection, new_terms: dict[int, tuple[Node, _TermRow]], ids: list[int]
-    ) -> list[int]:
-        """Compare stored rows for ``ids`` with ``new_terms``; return the ids not stored."""
-        found: set[int] = set()
-        for tid, kind, value, datatype, lang in _select_terms(conn, ids):
-            stored = (kind, value, datatype, lang)
-            wanted = new_terms[tid][1]
+        self, conn: Connection, contents: dict[int, _TermRow], hashes: list[int]
+    ) -> dict[int, int]:
+        """Ids of those ``hashes`` that are stored, after comparing their content."""
+        found: dict[int, int] = {}
+        for row in _select_terms(conn, hashes):
+            stored = self._stored_row(row)
+            wanted = contents[row[0]]
             if not _same_term(stored, wanted):
-                raise TermCollisionError(tid, stored, wanted)
-            found.add(tid)
-        return [tid for tid in ids if tid not in found]
+                raise TermCollisionError(row[0], stored, wanted)
+            found[row[0]] = row[1]
+        return found
 
     def _remember_graphs(self, graph_ids: Iterable[int]) -> None:
         if len(self._tx_graphs) > _TX_CACHE_LIMIT:
@@ -610,36 +1004,36 @@ class SQLStore(Store):
         store); terms are left for :meth:`gc`, since finding which became unused
         would cost more than the delete itself.
         """
-        ids = self._pattern_ids(triple)
-        if ids is None:
+        params = self._pattern_params(triple)
+        if params is None:
             return
+        names = [name for name, node in zip(_SPO, triple, strict=True) if node is not None]
         gnode = self._graph_node(context)
-        conds = _pattern_where(ids)
         if gnode is not None:
-            conds.append(quads.c.g == encode(gnode)[0])
+            if not self._bind_term("g", gnode, params):
+                return
+            names.append("g")
         stmt: Delete = delete(quads)
-        if conds:
-            stmt = stmt.where(and_(*conds))
-        self._begin_write().execute(stmt)
+        if names:
+            stmt = stmt.where(and_(*_bound_conditions(names)))
+        self._begin_write().execute(stmt, params)
         if self.dispatcher.get_map() is not None:
             Store.remove(self, triple, context)
 
     # -------------------------------------------------------------------- reads
 
-    @staticmethod
-    def _pattern_ids(
+    def _pattern_params(
+        self,
         triple: tuple[Node | None, Node | None, Node | None],
-    ) -> dict[str, int] | None:
-        """Ids of the bound pattern positions, or ``None`` if a bound term cannot be
-        stored at all (e.g. a ``Variable``), in which case nothing can match."""
-        ids: dict[str, int] = {}
+    ) -> dict[str, Any] | None:
+        """Parameters for the bound pattern positions, or ``None`` if a bound term
+        cannot be stored at all (e.g. a ``Variable``), in which case nothing can
+        match."""
+        params: dict[str, Any] = {}
         for name, node in zip(_SPO, triple, strict=True):
-            if node is not None:
-                try:
-                    ids[name] = encode(node)[0]
-                except TypeError:
-                    return None
-        return ids
+            if node is not None and not self._bind_term(name, node, params):
+                return None
+        return params
 
     def triples(
         self,
@@ -652,21 +1046,23 @@ class SQLStore(Store):
         rdflib's Memory store.  Results are streamed (server-side cursor on
         PostgreSQL) unless the subject is bound, so large scans stay out of memory.
         """
-        ids = self._pattern_ids(triple_pattern)
-        if ids is None:
+        params = self._pattern_params(triple_pattern)
+        if params is None:
             return iter(())
         gnode = self._graph_node(context)
         if gnode is None:
-            return self._union_triples(triple_pattern, ids)
-        return self._graph_triples(triple_pattern, ids, encode(gnode)[0], with_contexts=True)
+            return self._union_triples(triple_pattern, params)
+        if not self._bind_term("g", gnode, params):
+            return iter(())
+        return self._graph_triples(triple_pattern, params, with_contexts=True)
 
     def _execute_match(
-        self, ids: dict[str, int], union_mode: bool, gid: int | None = None
+        self,
+        pattern: tuple[Node | None, Node | None, Node | None],
+        params: dict[str, Any],
+        union_mode: bool,
     ) -> _Rows:
-        bound = ("s" in ids, "p" in ids, "o" in ids)
-        params: dict[str, int] = dict(ids)
-        if gid is not None:
-            params["g"] = gid
+        bound = (pattern[0] is not None, pattern[1] is not None, pattern[2] is not None)
         options: dict[str, Any] = {}
         stream = not bound[0]
         if stream:
@@ -684,9 +1080,8 @@ class SQLStore(Store):
         self._streams.discard(rows)
         rows.close()
 
-    @staticmethod
     def _row_decoder(
-        pattern: tuple[Node | None, Node | None, Node | None], offset: int
+        self, pattern: tuple[Node | None, Node | None, Node | None], offset: int
     ) -> Callable[[Any], _Triple]:
         """Function turning a result row into a triple, reusing bound pattern terms."""
         slots: list[tuple[Node | None, int]] = []
@@ -698,20 +1093,21 @@ class SQLStore(Store):
             else:
                 slots.append((node, -1))
         (s_node, s_col), (p_node, p_col), (o_node, o_col) = slots
+        decode_term = self.decode_term
 
         def decode_row(row: Any) -> _Triple:
             return (
-                s_node if s_node is not None else decode(*row[s_col : s_col + _TERM_WIDTH]),
-                p_node if p_node is not None else decode(*row[p_col : p_col + _TERM_WIDTH]),
-                o_node if o_node is not None else decode(*row[o_col : o_col + _TERM_WIDTH]),
+                s_node if s_node is not None else decode_term(*row[s_col : s_col + _TERM_WIDTH]),
+                p_node if p_node is not None else decode_term(*row[p_col : p_col + _TERM_WIDTH]),
+                o_node if o_node is not None else decode_term(*row[o_col : o_col + _TERM_WIDTH]),
             )
 
         return decode_row
 
     def _union_triples(
-        self, pattern: tuple[Node | None, Node | None, Node | None], ids: dict[str, int]
+        self, pattern: tuple[Node | None, Node | None, Node | None], params: dict[str, Any]
     ) -> Generator[tuple[_Triple, Iterator[Graph]], None, None]:
-        rows = self._execute_match(ids, union_mode=True)
+        rows = self._execute_match(pattern, params, union_mode=True)
         decode_row = self._row_decoder(pattern, offset=4)
         context_graphs: dict[int, Graph] = {}
         try:
@@ -737,11 +1133,11 @@ class SQLStore(Store):
     def _graph_triples(
         self,
         pattern: tuple[Node | None, Node | None, Node | None],
-        ids: dict[str, int],
-        gid: int,
+        params: dict[str, Any],
         with_contexts: bool,
     ) -> Generator[Any, None, None]:
-        rows = self._execute_match(ids, union_mode=False, gid=gid)
+        """Triples of the graph whose parameters (``g_*``) are in ``params``."""
+        rows = self._execute_match(pattern, params, union_mode=False)
         decode_row = self._row_decoder(pattern, offset=3)
         try:
             for row in rows:
@@ -770,10 +1166,12 @@ class SQLStore(Store):
         conn = self._connection()
         if gnode is None:
             distinct = select(quads.c.s, quads.c.p, quads.c.o).distinct().subquery()
-            stmt = select(func.count()).select_from(distinct)
-        else:
-            stmt = select(func.count()).select_from(quads).where(quads.c.g == encode(gnode)[0])
-        return int(conn.execute(stmt).scalar_one())
+            return int(conn.execute(select(func.count()).select_from(distinct)).scalar_one())
+        params: dict[str, Any] = {}
+        if not self._bind_term("g", gnode, params):
+            return 0
+        stmt = select(func.count()).select_from(quads).where(*_bound_conditions(["g"]))
+        return int(conn.execute(stmt, params).scalar_one())
 
     def contexts(self, triple: _Triple | None = None) -> Generator[Graph, None, None]:
         """Yield every graph (empty ones included), or the graphs containing ``triple``.
@@ -781,24 +1179,15 @@ class SQLStore(Store):
         The list is read before the first graph is yielded, so callers may query or
         modify the store while iterating (SPARQL ``GRAPH ?g`` does).
         """
-        conn = self._connection()
         if triple is None or all(node is None for node in triple):
-            rows = conn.execute(
-                select(graphs.c.id, terms.c.kind, terms.c.value, terms.c.datatype, terms.c.lang)
-                .select_from(graphs.join(terms, terms.c.id == graphs.c.id))
-                .order_by(terms.c.value)
-            ).all()
-            for gid, *term in rows:
-                if gid not in self._graph_names:
-                    self._graph_names[gid] = decode(*term)
-            gids = [row[0] for row in rows]
+            gids = list(self.graph_name_ids())
         else:
-            ids = self._pattern_ids(triple)
-            if ids is None:
+            params = self._pattern_params(triple)
+            if params is None:
                 return
-            gids = list(
-                conn.execute(select(quads.c.g).distinct().where(*_pattern_where(ids))).scalars()
-            )
+            names = [name for name, node in zip(_SPO, triple, strict=True) if node is not None]
+            stmt = select(quads.c.g).distinct().where(*_bound_conditions(names))
+            gids = list(self._connection().execute(stmt, params).scalars())
         for gid in gids:
             yield self._context_graph(gid)
 
@@ -811,17 +1200,33 @@ class SQLStore(Store):
         on every ``Dataset.graphs()`` call does not turn reads into write
         transactions.
         """
-        gnode = self._write_graph_node(graph)
-        gid = encode(gnode)[0]
-        if gid in self._tx_graphs:
-            return
-        conn = self._connection()
-        found = conn.execute(select(graphs.c.id).where(graphs.c.id == gid)).first()
+        self._ensure_graph(self._write_graph_node(graph))
+
+    def _ensure_graph(self, gnode: Node) -> int:
+        """Id of graph ``gnode``, registering the graph if it does not exist."""
+        gid = self._tx_terms.get(gnode)
+        if gid is not None and gid in self._tx_graphs:
+            return gid
+        params: dict[str, Any] = {}
+        found = None
+        if self._bind_term("g", gnode, params):
+            found = (
+                self._connection()
+                .execute(select(graphs.c.id).where(graphs.c.id == _term_id_of("g")), params)
+                .scalar()
+            )
         if found is None:
             conn = self._begin_write()
-            self._store_terms(conn, {gid: (gnode, encode(gnode)[1:])})
+            term_hash, *content = encode(gnode)
+            gid = self._store_terms(conn, [(term_hash, gnode, cast(_TermRow, tuple(content)))])[
+                term_hash
+            ]
+            self._tx_terms[gnode] = gid
             _bulk_insert_graphs(conn, [gid])
+        else:
+            gid = int(found)
         self._remember_graphs([gid])
+        return gid
 
     def remove_graph(self, graph: Any) -> None:
         """Delete a graph and its triples, and the terms only it used."""
@@ -833,7 +1238,9 @@ class SQLStore(Store):
             conn.execute(delete(quads))
             self.gc()
             return
-        gid = encode(gnode)[0]
+        gid = self._lookup_term_id(gnode)
+        if gid is None:
+            return  # no such term, so no such graph
         old_ids = self._graph_term_ids(conn, gid)
         conn.execute(delete(quads).where(quads.c.g == gid))
         conn.execute(delete(graphs).where(graphs.c.id == gid))
@@ -851,10 +1258,12 @@ class SQLStore(Store):
         whole ``terms`` table.
         """
         conn = self._begin_write()
-        gid = encode(graph_id)[0]
-        old_ids = self._graph_term_ids(conn, gid)
-        conn.execute(delete(quads).where(quads.c.g == gid))
-        self.add_graph(graph_id)
+        old_gid = self._lookup_term_id(graph_id)
+        old_ids: set[int] = set()
+        if old_gid is not None:
+            old_ids = self._graph_term_ids(conn, old_gid)
+            conn.execute(delete(quads).where(quads.c.g == old_gid))
+        gid = self._ensure_graph(graph_id)
         used: set[int] = set()
         for batch in _chunks(triples, BATCH_SIZE):
             used |= self._add_quads([(s, p, o, graph_id) for s, p, o in batch])
@@ -868,11 +1277,14 @@ class SQLStore(Store):
 
     def graph_triples(self, graph_id: Node) -> Iterator[_Triple]:
         """Stream the triples of one graph."""
-        return self._graph_triples((None, None, None), {}, encode(graph_id)[0], with_contexts=False)
+        params: dict[str, Any] = {}
+        if not self._bind_term("g", graph_id, params):
+            return iter(())
+        return self._graph_triples((None, None, None), params, with_contexts=False)
 
     def graph_ids(self) -> list[Node]:
         """Names of all graphs in the store, sorted."""
-        return sorted((graph.identifier for graph in self.contexts()), key=str)
+        return sorted(self.graph_name_ids().values(), key=str)
 
     @staticmethod
     def _graph_term_ids(conn: Connection, gid: int) -> set[int]:
@@ -892,7 +1304,8 @@ class SQLStore(Store):
         """Conditions that hold for a ``terms`` row no quad or graph refers to.
 
         Each ``NOT EXISTS`` is answered by an index whose first column is the one
-        compared (pk_quads for g, ix_quads_spog/posg/ospg for s/p/o).
+        compared (pk_quads for g, ix_quads_spog/posg/ospg for s/p/o).  Datatypes are
+        never collected: they are few, and their ids are cached as permanent.
         """
         return [~exists().where(quads.c[name] == terms.c.id) for name in ("g", "s", "p", "o")] + [
             ~exists().where(graphs.c.id == terms.c.id)
@@ -987,3 +1400,18 @@ class SQLStore(Store):
     def namespaces(self) -> Iterator[tuple[str, URIRef]]:
         for p, u in list(self._namespace_map().items()):
             yield p, URIRef(u)
+
+    # ---------------------------------------------------------------------- SPARQL
+
+    def query(
+        self,
+        query: Any,
+        initNs: Any,  # rdflib's parameter names
+        initBindings: Any,
+        queryGraph: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """Answer ``Graph.query`` for graphs on this store: rdflib's algebra, compiled to
+        SQL by :mod:`catalogue.graph.sparql` wherever it can be, with parsed queries
+        cached (parsing costs more than most compiled catalogue queries)."""
+        return store_query(self, query, initNs, initBindings, queryGraph, **kwargs)

@@ -1,19 +1,26 @@
 """Dictionary encoding of RDF terms.
 
 Every RDF term is stored once in the ``terms`` table and referenced from ``quads`` by a
-64-bit integer id.  The id is a hash of the term's content, computed in Python, so a
-bulk load never has to ask the database which id a term got: the same term always gets
-the same id, in every process and on every database.  The price is the (tiny) risk of a
-hash collision, which the store detects when it writes terms (see
-:class:`TermCollisionError`).
+small sequential integer id (see :mod:`.schema`).  Small ids are what keeps the four
+quad indexes compact: SQLite stores an integer in as few bytes as it needs, so the
+first hundred terms (predicates and classes, which appear early) take one byte each.
+
+To find a term's id without a value comparison on the (possibly huge) lexical form,
+each row also carries a 64-bit *hash* of the term's content (:func:`term_hash`),
+computed in Python and indexed uniquely.  The same term always gets the same hash, in
+every process and on every database, so a writer can look a whole batch of terms up
+by hash in one query.  The price is the (tiny) risk of a hash collision, which the
+store detects by comparing the stored content (see :class:`TermCollisionError`).
 
 The stored ``value`` is the exact lexical form.  Nothing is normalised, because the
 catalogue must give back what the harvested metadata said: ``"1.0"^^xsd:double`` stays
 ``"1.0"``, ``"01"^^xsd:integer`` stays ``"01"``, and an ``rdf:JSON`` document keeps its
-spacing and key order.
+spacing and key order.  For comparisons in SQL (``FILTER(?n > 5)``) each literal of a
+numeric, boolean or time-zoned date-time datatype also gets a *comparable value*
+(:func:`comparable_value`), stored next to the lexical form.
 
-Language tags are the one exception in what the *id* covers: RDF (and rdflib's
-``Literal.__eq__``) compares language tags case-insensitively, so the id is computed
+Language tags are the one exception in what the *hash* covers: RDF (and rdflib's
+``Literal.__eq__``) compares language tags case-insensitively, so the hash is computed
 from the lower-cased tag.  ``"chat"@EN`` and ``"chat"@en`` are therefore the same term
 and the tag is stored as it was first written.
 """
@@ -21,6 +28,9 @@ and the tag is stored as it was first written.
 from __future__ import annotations
 
 import hashlib
+import math
+import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
@@ -28,12 +38,16 @@ from rdflib.term import BNode, Literal, Node, URIRef
 
 __all__ = [
     "BLANK",
+    "COMPARABLE_DATATYPES",
     "IRI",
     "LITERAL",
+    "XSD_NUMERIC_DATATYPES",
     "EncodedTerm",
     "TermCollisionError",
+    "comparable_value",
     "decode",
     "encode",
+    "term_hash",
     "term_id",
 ]
 
@@ -41,7 +55,7 @@ IRI: Final = 1
 BLANK: Final = 2
 LITERAL: Final = 3
 
-#: ``(id, kind, value, datatype, lang)`` as stored in the ``terms`` table.
+#: ``(hash, kind, value, datatype IRI, lang)``: a term as the store writes it.
 EncodedTerm = tuple[int, int, str, str | None, str | None]
 
 # Values longer than this are decoded without the cache: caching them would pin
@@ -50,31 +64,39 @@ _CACHE_MAX_VALUE_LENGTH: Final = 2048
 
 
 class TermCollisionError(RuntimeError):
-    """Two different terms hashed to the same 64-bit id.
+    """Two different terms hashed to the same 64-bit value.
 
     This is very unlikely (about 3 in a million for ten million distinct terms),
     but silently merging two terms would corrupt data, so the store checks and refuses.
     """
 
-    def __init__(self, term_id: int, stored: tuple, new: tuple) -> None:
+    def __init__(self, term_hash: int, stored: tuple, new: tuple) -> None:
         super().__init__(
-            f"term id collision for id {term_id}: stored term {stored!r} and new term "
-            f"{new!r} hash to the same 64-bit id; the data cannot be stored with this "
-            "id scheme"
+            f"term hash collision for hash {term_hash}: stored term {stored!r} and new "
+            f"term {new!r} hash to the same 64-bit value; the data cannot be stored with "
+            "this hash scheme"
         )
-        self.term_id = term_id
+        self.term_hash = term_hash
         self.stored = stored
         self.new = new
 
+    @property
+    def term_id(self) -> int:
+        """The colliding hash (the name it had when hashes were the term ids)."""
+        return self.term_hash
 
-def term_id(kind: int, value: str, datatype: str | None, lang: str | None) -> int:
-    """Return the signed 64-bit id of a term from its parts.
+
+def term_hash(kind: int, value: str, datatype: str | None, lang: str | None) -> int:
+    """Return the signed 64-bit content hash of a term from its parts.
 
     The hashed text is ``kind|len:datatype|len:lang|value``, with ``-1`` standing for
     a missing datatype or tag.  The length prefixes make the encoding unambiguous
     whatever characters the parts contain, and keep "no datatype" distinct from an
     empty datatype IRI.  ``surrogatepass`` lets lone surrogates (which can come out of
     JSON) be hashed instead of crashing the encoder.
+
+    Schema revision 0001 used this value as the term id itself, and revision 0002
+    keeps it in ``terms.hash``, so it must never change.
     """
     dt_part = "-1" if datatype is None else f"{len(datatype)}:{datatype}"
     if lang is None:
@@ -87,8 +109,12 @@ def term_id(kind: int, value: str, datatype: str | None, lang: str | None) -> in
     return int.from_bytes(digest, "big", signed=True)
 
 
+#: Former name of :func:`term_hash`, from when the hash was the term id.
+term_id = term_hash
+
+
 def encode(term: Node) -> EncodedTerm:
-    """Encode an rdflib term as ``(id, kind, value, datatype, lang)``.
+    """Encode an rdflib term as ``(hash, kind, value, datatype, lang)``.
 
     Raises :class:`TypeError` for anything that is not an IRI, blank node or literal
     (variables, quoted graphs, paths), which cannot be stored.
@@ -96,21 +122,21 @@ def encode(term: Node) -> EncodedTerm:
     # URIRef first: it is by far the most common term type.
     if isinstance(term, URIRef):
         value = str(term)
-        return term_id(IRI, value, None, None), IRI, value, None, None
+        return term_hash(IRI, value, None, None), IRI, value, None, None
     if isinstance(term, Literal):
         value = str(term)
         dt = term.datatype
         datatype = None if dt is None else str(dt)
         lang = term.language
-        return term_id(LITERAL, value, datatype, lang), LITERAL, value, datatype, lang
+        return term_hash(LITERAL, value, datatype, lang), LITERAL, value, datatype, lang
     if isinstance(term, BNode):
         value = str(term)
-        return term_id(BLANK, value, None, None), BLANK, value, None, None
+        return term_hash(BLANK, value, None, None), BLANK, value, None, None
     raise TypeError(f"cannot store {type(term).__name__} {term!r} as an RDF term")
 
 
 def decode(kind: int, value: str, datatype: str | None, lang: str | None) -> Node:
-    """Rebuild the rdflib term for a ``terms`` row.
+    """Rebuild the rdflib term from its parts (``datatype`` is the IRI).
 
     Literals are built with ``normalize=False`` so the lexical form comes back exactly
     as it was stored; a literal with neither datatype nor language stays a plain
@@ -139,3 +165,202 @@ def _decode(kind: int, value: str, datatype: str | None, lang: str | None) -> No
 # Terms are immutable and rdflib treats equal terms as interchangeable, so sharing one
 # instance between results is safe and saves re-parsing literal values.
 _decode_cached = lru_cache(maxsize=65536)(_decode)
+
+
+# ------------------------------------------------------------- comparable values
+#
+# The comparable value ("num") lets SQL compare literals by value: numbers as numbers,
+# booleans as 0/1, time-zoned date-times as seconds since the Unix epoch.  It is only
+# computed for lexical forms that are valid for their datatype (XSD 1.1 lexical spaces,
+# after the whitespace collapse XSD prescribes for these types); anything else gets
+# ``None``, so an ill-typed literal such as ``"ten"^^xsd:integer`` never compares equal
+# to a number.  Only the ASCII digits of the XSD grammar are accepted (``re.ASCII``
+# keeps ``[0-9]`` from meaning more), and only XSD whitespace (space, tab, CR, LF) is
+# stripped.
+
+_XSD: Final = "http://www.w3.org/2001/XMLSchema#"
+_XSD_WHITESPACE: Final = " \t\r\n"
+
+_INTEGER_RE: Final = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_DECIMAL_RE: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)", re.ASCII)
+_FLOAT_RE: Final = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN", re.ASCII
+)
+_DATETIME_RE: Final = re.compile(
+    r"(?P<year>-?(?:[1-9][0-9]{3,}|0[0-9]{3}))"
+    r"-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
+    r"T(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})(?P<fraction>\.[0-9]+)?"
+    r"(?P<tz>Z|[+-][0-9]{2}:[0-9]{2})?",
+    re.ASCII,
+)
+
+# (minimum, maximum) of XSD's built-in integer types; None where unbounded.
+_INTEGER_BOUNDS: Final[dict[str, tuple[int | None, int | None]]] = {
+    "integer": (None, None),
+    "nonPositiveInteger": (None, 0),
+    "negativeInteger": (None, -1),
+    "long": (-(2**63), 2**63 - 1),
+    "int": (-(2**31), 2**31 - 1),
+    "short": (-(2**15), 2**15 - 1),
+    "byte": (-(2**7), 2**7 - 1),
+    "nonNegativeInteger": (0, None),
+    "unsignedLong": (0, 2**64 - 1),
+    "unsignedInt": (0, 2**32 - 1),
+    "unsignedShort": (0, 2**16 - 1),
+    "unsignedByte": (0, 2**8 - 1),
+    "positiveInteger": (1, None),
+}
+
+#: Every XSD datatype whose literals get a numeric comparable value.
+XSD_NUMERIC_DATATYPES: Final = frozenset(
+    [_XSD + name for name in _INTEGER_BOUNDS] + [_XSD + "decimal", _XSD + "float", _XSD + "double"]
+)
+
+
+def _finite(value: float) -> float | None:
+    # A valid integer or decimal too large for a double has no faithful float; leaving
+    # it out is better than pretending it equals every other huge number (inf).
+    return value if math.isfinite(value) else None
+
+
+def _integer_parser(low: int | None, high: int | None) -> Callable[[str], float | None]:
+    def parse(text: str) -> float | None:
+        if _INTEGER_RE.fullmatch(text) is None:
+            return None
+        if low is not None or high is not None:
+            # int() of a huge digit string is slow (and limited since Python 3.11);
+            # with the leading zeros gone the length alone decides for long strings.
+            digits = text.lstrip("+-").lstrip("0")
+            if len(digits) > 40:
+                negative = text.startswith("-")
+                if (negative and low is not None) or (not negative and high is not None):
+                    return None
+                return _finite(float(text))
+            number = int(text)
+            if (low is not None and number < low) or (high is not None and number > high):
+                return None
+        return _finite(float(text))
+
+    return parse
+
+
+def _decimal(text: str) -> float | None:
+    if _DECIMAL_RE.fullmatch(text) is None:
+        return None
+    return _finite(float(text))
+
+
+def _float(text: str) -> float | None:
+    # XSD float and double map too-large values to ±INF, which float() does too.  An
+    # xsd:float is compared in double precision, as rdflib does, not rounded to 32 bits.
+    if _FLOAT_RE.fullmatch(text) is None or text == "NaN":
+        return None
+    return float(text)
+
+
+def _boolean(text: str) -> float | None:
+    if text in ("true", "1"):
+        return 1.0
+    if text in ("false", "0"):
+        return 0.0
+    return None
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a proleptic Gregorian date, for any year.
+
+    XSD 1.1 numbers years astronomically (year 0 is 1 BCE), which is what this
+    arithmetic (Howard Hinnant's ``days_from_civil``) uses; :mod:`datetime` only
+    covers years 1 to 9999.
+    """
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
+
+
+def _is_leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+_DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _date_time(text: str) -> float | None:
+    """Seconds since 1970-01-01T00:00:00Z; ``None`` without a time zone.
+
+    A date-time without a time zone is only partially ordered against zoned ones
+    (XSD allows a ±14 h window), so it gets no comparable value at all.
+    """
+    match = _DATETIME_RE.fullmatch(text)
+    if match is None or match["tz"] is None:
+        return None
+    year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
+    hour, minute, second = int(match["hour"]), int(match["minute"]), int(match["second"])
+    fraction = match["fraction"]
+    if not 1 <= month <= 12:
+        return None
+    days_in_month = 29 if month == 2 and _is_leap(year) else _DAYS_IN_MONTH[month - 1]
+    if not 1 <= day <= days_in_month or minute > 59 or second > 59:
+        return None
+    if hour == 24:
+        # 24:00:00 is the first instant of the next day; the arithmetic below gets
+        # there by itself.
+        if minute or second or (fraction and fraction.strip(".0")):
+            return None
+    elif hour > 23:
+        return None
+    offset = 0
+    tz = match["tz"]
+    if tz != "Z":
+        tz_hours, tz_minutes = int(tz[1:3]), int(tz[4:6])
+        if tz_minutes > 59 or tz_hours > 14 or (tz_hours == 14 and tz_minutes):
+            return None
+        offset = (tz_hours * 60 + tz_minutes) * 60 * (-1 if tz[0] == "-" else 1)
+    seconds = (
+        _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset
+    )
+    if fraction:
+        return float(seconds) + float("0" + fraction)
+    return float(seconds)
+
+
+_PARSERS: Final[dict[str, Callable[[str], float | None]]] = {
+    **{_XSD + name: _integer_parser(*bounds) for name, bounds in _INTEGER_BOUNDS.items()},
+    _XSD + "decimal": _decimal,
+    _XSD + "float": _float,
+    _XSD + "double": _float,
+    _XSD + "boolean": _boolean,
+    _XSD + "dateTime": _date_time,
+    _XSD + "dateTimeStamp": _date_time,
+}
+
+#: Datatypes for which :func:`comparable_value` can return a value.
+COMPARABLE_DATATYPES: Final = frozenset(_PARSERS)
+
+
+def comparable_value(value: str, datatype: str | None) -> float | None:
+    """The value SQL compares a literal by, or ``None`` if it has none.
+
+    * XSD numeric types (``integer``, ``decimal``, ``float``, ``double`` and the
+      built-in derived integer types): the number, if the lexical form is valid for
+      the type (including its range: ``"300"^^xsd:byte`` has none).  ``INF``,
+      ``+INF`` and ``-INF`` are infinities; ``NaN`` has none, because it is not
+      equal to or ordered against anything.
+    * ``xsd:boolean``: 1.0 for ``true``/``1``, 0.0 for ``false``/``0``.
+    * ``xsd:dateTime`` and ``xsd:dateTimeStamp`` with a time zone: seconds since
+      1970-01-01T00:00:00Z (fractions, years before 1970 or 1 CE and ``24:00:00``
+      included).  Without a time zone: none.
+    * Any other datatype, or no datatype: none.
+
+    Leading and trailing XSD whitespace is ignored, as the ``collapse`` whitespace
+    facet of these types says; the stored lexical form itself is never changed.
+    """
+    if datatype is None:
+        return None
+    parse = _PARSERS.get(datatype)
+    if parse is None:
+        return None
+    return parse(value.strip(_XSD_WHITESPACE))

@@ -1,0 +1,1143 @@
+"""Compile rdflib SPARQL algebra into one SQL statement over the quads/terms tables.
+
+Shape of the generated SQL
+--------------------------
+* A basic graph pattern is a flat self-join of ``quads``: one alias per triple pattern,
+  constants compared by term id, shared variables by equality.  Joins, filters,
+  OPTIONALs and BINDs are merged into the same flat ``SELECT`` (see :class:`.sql.Block`)
+  so the planner can order the joins freely; UNION, grouping, sub-selects and VALUES
+  become derived tables.
+* A variable is a term id column (``NULL`` when unbound).  Solutions are compatible
+  when shared variables are equal *or* unbound on either side, which is what the
+  ``IS NULL OR`` conditions in joins say.
+* Values (for FILTER, ORDER BY, aggregates) come from joining ``terms`` once per
+  variable that needs one; computed values (BIND, COUNT, ...) travel as five columns
+  (kind, lexical form, datatype id, language, comparable number).
+* Over the union of all graphs a triple that sits in several graphs is matched once
+  (RDF merge semantics, as rdflib's Memory store does): blocks built from such
+  patterns carry a pending DISTINCT over all their variables, applied at the first
+  operator where duplicates could leak (see ``distinct_pending``).
+
+Anything the compiler does not handle raises :class:`~.sql.Unsupported`; the caller
+then lets rdflib evaluate that operator, which asks the compiler again for each of its
+children.  So a query with one exotic function still runs its patterns as SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
+from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.term import BNode, Literal, Node, URIRef, Variable
+
+from .expressions import ExprCompiler, Resolver
+from .sql import (
+    Block,
+    Dialect,
+    Names,
+    Unsupported,
+    Val,
+    VarRef,
+    and_all,
+    val_columns,
+    val_from_columns,
+)
+from .values import LITERAL_KIND, ValueOps
+
+__all__ = ["Compiler", "GraphScope", "OutputColumn", "Statement"]
+
+_XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
+
+
+@dataclass(frozen=True)
+class GraphScope:
+    """Which graph triple patterns match: the union of all graphs, one graph (by term
+    id; ``-1`` for a graph that does not exist) or the graph named by a variable."""
+
+    mode: str  # "union" | "const" | "var"
+    gid: int = -1
+    var: Any = None
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """How one result variable is read back from a row of the final statement."""
+
+    var: Variable
+    offset: int  # first of its four columns: kind, lexical form, datatype id, language
+    static_dt: str | None  # datatype IRI fixed at compile time (computed values)
+    static_dt_known: bool
+
+
+@dataclass
+class Statement:
+    """A compiled query part: SQL, parameters, and how to decode its rows."""
+
+    sql: str
+    params: dict[str, Any]
+    columns: list[OutputColumn]
+    needs_regex: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+_ALGEBRA = {
+    "BGP",
+    "Join",
+    "LeftJoin",
+    "Filter",
+    "Union",
+    "Minus",
+    "Graph",
+    "Extend",
+    "ToMultiSet",
+    "values",
+    "Project",
+    "Distinct",
+    "Reduced",
+    "OrderBy",
+    "Slice",
+    "Group",
+    "AggregateJoin",
+}
+
+
+class Compiler:
+    """Compiles one algebra part for one store; create a new one per statement."""
+
+    def __init__(
+        self,
+        *,
+        dialect: str,
+        term_ids: Mapping[Node, int],
+        datatype_ids: Mapping[str, int],
+        scope: GraphScope,
+        default_graph_id: int | None,
+        bindings: Mapping[Variable, Node] | None = None,
+    ) -> None:
+        self.dialect = Dialect(dialect)
+        self.names = Names()
+        self._term_ids = term_ids
+        self.datatype_ids = datatype_ids
+        self.scope = scope
+        self.default_graph_id = default_graph_id
+        self.bindings = dict(bindings or {})
+        self.ops = ValueOps(self)
+        self.needs_regex = False
+        # Resolvers of enclosing scopes, consulted inside (NOT) EXISTS patterns whose
+        # filters may see variables bound outside.
+        self._outer: list[Resolver] = []
+        # The graph scope of the pattern being compiled (EXISTS patterns inherit it).
+        self.current_scope = scope
+
+    # --------------------------------------------------------------------- helpers
+
+    def term_id(self, term: Node) -> int | None:
+        return self._term_ids.get(term)
+
+    def need_regex_function(self) -> None:
+        self.needs_regex = True
+
+    def _id_sql(self, term: Node) -> str:
+        tid = self.term_id(term)
+        return "-1" if tid is None else str(tid)
+
+    def _null_id(self) -> str:
+        return "CAST(NULL AS BIGINT)" if self.dialect.is_pg else "NULL"
+
+    def _const_ref(self, term: Node) -> VarRef:
+        tid = self.term_id(term)
+        if tid is not None:
+            return VarRef(id=str(tid))
+        return VarRef(id=None, val=self.ops.const(term))
+
+    @staticmethod
+    def constants(part: Any) -> set[Node]:
+        """Every IRI and literal in a part, to look their ids up in one query."""
+        found: set[Node] = set()
+
+        def walk(x: Any) -> None:
+            if isinstance(x, URIRef | Literal):
+                found.add(x)
+            elif isinstance(x, Path):
+                for attr in ("arg", "args", "path"):
+                    sub = getattr(x, attr, None)
+                    if sub is not None:
+                        walk(sub)
+            elif isinstance(x, CompValue):
+                if x.name in ("Builtin_EXISTS", "Builtin_NOTEXISTS"):
+                    # rdflib translates nested EXISTS patterns lazily, keeping the result
+                    # in an attribute (not the dict); do the same and walk that.
+                    if isinstance(x.graph, CompValue) and x.graph.name not in _ALGEBRA:
+                        x.graph = translateGroupGraphPattern(x.graph)
+                    walk(x.graph)
+                    return
+                for v in x.values():
+                    walk(v)
+            elif isinstance(x, dict):
+                for v in x.values():
+                    walk(v)
+            elif isinstance(x, list | tuple | set):
+                for v in x:
+                    walk(v)
+
+        walk(part)
+        return found
+
+    # ----------------------------------------------------------------- entry points
+
+    def statement(self, part: CompValue) -> Statement:
+        """The final statement for a solution-producing part, decoded per variable."""
+        inner_sql, outs, order_cols = self._select(part, top=True)
+        cols: list[str] = []
+        joins: list[str] = []
+        columns: list[OutputColumn] = []
+        for var, ref in outs:
+            col = self.names.column(var)
+            offset = len(cols)
+            if ref.is_id:
+                t = self.names.alias("t")
+                joins.append(f'LEFT JOIN terms {t} ON {t}.id = r_."{col}"')
+                cols += [f"{t}.kind", f"{t}.value", f"{t}.datatype", f"{t}.lang"]
+                columns.append(OutputColumn(var, offset, None, False))
+            else:
+                assert ref.val is not None
+                cols += [f'r_."{col}_{p}"' for p in ("k", "l", "d", "g")]
+                columns.append(OutputColumn(var, offset, ref.val.sdt, ref.val.static_dt_known))
+        select = ", ".join(cols) if cols else "1"
+        sql = f"SELECT {select}\nFROM (\n{inner_sql}\n) AS r_"
+        if joins:
+            sql += "\n" + "\n".join(joins)
+        if order_cols:
+            sql += "\nORDER BY " + ", ".join(f"r_.{c}" for c in order_cols)
+        return Statement(sql, self.names.params, columns, self.needs_regex)
+
+    # --------------------------------------------------------- solution modifiers
+
+    def _select(
+        self, part: CompValue, *, top: bool
+    ) -> tuple[str, list[tuple[Variable, VarRef]], list[str]]:
+        """Render Slice/Distinct/Project/OrderBy over a pattern as one SELECT.
+
+        Returns the SQL, the output variables (with how each is carried) and the
+        names of the sort-key columns (so the decoding wrapper can keep the order).
+        """
+        limit, offset = None, 0
+        if part.name == "Slice":
+            limit, offset = part.length, part.start or 0
+            part = part.p
+        distinct = False
+        if part.name in ("Distinct", "Reduced"):
+            distinct = True
+            part = part.p
+        project: list[Variable] | None = None
+        if part.name == "Project":
+            project = list(part.PV)
+            part = part.p
+        order = None
+        if part.name == "OrderBy":
+            order = part.expr
+            part = part.p
+        block = self.pattern(part, self.scope)
+        if block.distinct_pending:
+            block = self.wrap(block, distinct=True)
+        names = (
+            project if project is not None else [v for v in block.vars if isinstance(v, Variable)]
+        )
+        order_exprs: list[tuple[str, bool]] = []
+        if order:
+            resolver = self.resolver(block)
+            if distinct:
+                for cond in order:
+                    used = _expr_vars(cond.expr)
+                    if not used <= set(names):
+                        raise Unsupported("DISTINCT with ORDER BY on unprojected variables")
+            exprs = ExprCompiler(self, resolver)
+            for cond in order:
+                val = exprs.value(cond.expr)
+                desc = cond.order == "DESC"
+                order_exprs += [(k, desc) for k in self.ops.order_keys(val)]
+        cols: list[str] = []
+        outs: list[tuple[Variable, VarRef]] = []
+        for var in names:
+            col = self.names.column(var)
+            ref = block.vars.get(var)
+            if ref is None and var in self.bindings:
+                ref = self._const_ref(self.bindings[var])
+            if ref is None:
+                ref = VarRef(id=self._null_id(), nullable=True)
+            if ref.is_id:
+                cols.append(f'{ref.id} AS "{col}"')
+            else:
+                assert ref.val is not None
+                cols += [f'{e} AS "{c}"' for e, c in val_columns(col, ref.val)]
+            outs.append((var, ref))
+        order_cols = []
+        for i, (key, _desc) in enumerate(order_exprs):
+            cols.append(f"{key} AS k{i}_")
+        for i, (_key, desc) in enumerate(order_exprs):
+            order_cols.append(f"k{i}_" + (" DESC" if desc else ""))
+        if not cols:
+            cols.append("1 AS one_")
+        head = "SELECT DISTINCT" if distinct else "SELECT"
+        sql = f"{head} {', '.join(cols)}\nFROM {block.from_sql()}{block.where_sql()}"
+        if order_cols:
+            sql += "\nORDER BY " + ", ".join(order_cols)
+        tail = self.dialect.limit(limit, offset)
+        if tail:
+            sql += "\n" + tail
+        if not top:
+            order_cols = []
+        return sql, outs, order_cols
+
+    # -------------------------------------------------------------------- patterns
+
+    def pattern(self, part: Any, scope: GraphScope) -> Block:
+        if not isinstance(part, CompValue) or part.name not in _ALGEBRA:
+            raise Unsupported(f"algebra {getattr(part, 'name', part)!r}")
+        saved, self.current_scope = self.current_scope, scope
+        try:
+            return getattr(self, f"_p_{part.name}")(part, scope)
+        finally:
+            self.current_scope = saved
+
+    def _p_BGP(self, part: CompValue, scope: GraphScope) -> Block:
+        b = Block()
+        graph_bound = False
+        simple: list[tuple[Any, Any, Any]] = []
+        complex_: list[tuple[Any, Any, Any]] = []
+        for s, p, o in part.triples:
+            for t in self._expand_path(s, p, o):
+                (complex_ if isinstance(t[1], Path) else simple).append(t)
+        for s, p, o in simple:
+            q = self.names.alias("q")
+            b.add_item(f"quads {q}")
+            for col, term in (("s", s), ("p", p), ("o", o)):
+                self._bind(b, f"{q}.{col}", term)
+            graph_bound = self._bind_graph(b, f"{q}.g", scope, graph_bound)
+        for s, p, o in complex_:
+            self._path_pattern(b, s, p, o, scope, simple)
+        if not part.triples and scope.mode == "var":
+            g = self.names.alias("gr")
+            b.add_item(f"graphs {g}")
+            self._bind_graph(b, f"{g}.id", scope, False)
+        if part.triples and scope.mode == "union":
+            b.distinct_pending = True
+        return b
+
+    def _expand_path(self, s: Any, p: Any, o: Any) -> list[tuple[Any, Any, Any]]:
+        """Rewrite sequence and inverse paths into plain triple patterns joined through
+        fresh blank-node variables (the SPARQL 1.1 translation), leaving only
+        alternatives, negated sets and closures as path patterns."""
+        if isinstance(p, InvPath):
+            return self._expand_path(o, p.arg, s)
+        if isinstance(p, SequencePath):
+            out: list[tuple[Any, Any, Any]] = []
+            args = list(p.args)
+            current = s
+            for i, step in enumerate(args):
+                nxt = o if i == len(args) - 1 else BNode(self.names.alias("_pp"))
+                out += self._expand_path(current, step, nxt)
+                current = nxt
+            return out
+        return [(s, p, o)]
+
+    def _bind(self, b: Block, col: str, term: Any) -> None:
+        """Constrain column ``col`` by a pattern term: a constant or a variable."""
+        if isinstance(term, Variable) and term in self.bindings:
+            term = self.bindings[term]
+        if isinstance(term, Variable | BNode):
+            ref = b.vars.get(term)
+            if ref is None:
+                b.vars[term] = VarRef(id=col)
+            else:
+                if not ref.is_id:
+                    raise Unsupported("computed value used in a pattern")
+                b.where.append(f"{col} = {ref.id}")
+            return
+        b.where.append(f"{col} = {self._id_sql(term)}")
+
+    def _bind_graph(self, b: Block, col: str, scope: GraphScope, bound: bool) -> bool:
+        if scope.mode == "const":
+            b.where.append(f"{col} = {scope.gid}")
+        elif scope.mode == "var":
+            self._bind(b, col, scope.var)
+            if not bound and self.default_graph_id is not None:
+                # In SPARQL the default graph is not a named graph.
+                b.where.append(f"{col} <> {self.default_graph_id}")
+            return True
+        return bound
+
+    def _p_Graph(self, part: CompValue, scope: GraphScope) -> Block:
+        term = part.term
+        if isinstance(term, Variable) and term in self.bindings:
+            term = self.bindings[term]
+        if isinstance(term, Variable):
+            inner = GraphScope("var", var=term)
+        else:
+            tid = self.term_id(term)
+            if tid is None or tid == self.default_graph_id:
+                tid = -1
+            inner = GraphScope("const", gid=tid)
+        block = self.pattern(part.p, inner)
+        if inner.mode == "var" and term not in block.vars:
+            # The group matched nothing graph-dependent (e.g. only VALUES/BIND):
+            # GRAPH ?g still ranges over the named graphs.
+            g = self.names.alias("gr")
+            joined = Block(items=[("", f"graphs {g}", None)])
+            joined.vars[term] = VarRef(id=f"{g}.id")
+            if self.default_graph_id is not None:
+                joined.where.append(f"{g}.id <> {self.default_graph_id}")
+            block = self.join(joined, block)
+        return block
+
+    def _p_Join(self, part: CompValue, scope: GraphScope) -> Block:
+        return self.join(self.pattern(part.p1, scope), self.pattern(part.p2, scope))
+
+    def join(self, a: Block, b: Block) -> Block:
+        if a.distinct_pending != b.distinct_pending:
+            if a.distinct_pending:
+                a = self.wrap(a, distinct=True)
+            else:
+                b = self.wrap(b, distinct=True)
+        out = Block(
+            items=list(a.items),
+            where=list(a.where),
+            vars=dict(a.vars),
+            distinct_pending=a.distinct_pending,
+            term_joins=dict(a.term_joins),
+        )
+        for i, (join, source, on) in enumerate(b.items):
+            if i == 0:
+                out.add_item(source)
+            else:
+                out.items.append((join, source, on))
+        out.where += b.where
+        out.term_joins.update(b.term_joins)
+        for var, ref in b.vars.items():
+            mine = out.vars.get(var)
+            if mine is None:
+                out.vars[var] = ref
+                continue
+            if not (mine.is_id and ref.is_id):
+                raise Unsupported("join on a computed value")
+            cond, merged = _compatible(mine, ref)
+            out.where.append(cond)
+            out.vars[var] = merged
+        return out
+
+    def _p_LeftJoin(self, part: CompValue, scope: GraphScope) -> Block:
+        a = self.pattern(part.p1, scope)
+        b = self.pattern(part.p2, scope)
+        shared = [v for v in b.vars if v in a.vars]
+        flat = (
+            b.items
+            and all(r.is_id for r in b.vars.values())
+            and all(a.vars[v].is_id and not a.vars[v].nullable for v in shared)
+            and not any(b.vars[v].nullable for v in shared)
+        )
+        if flat and a.distinct_pending and not b.distinct_pending:
+            a = self.wrap(a, distinct=True)
+        if flat and a.distinct_pending == b.distinct_pending:
+            return self._flat_left_join(a, b, shared, part.expr)
+        if a.distinct_pending:
+            a = self.wrap(a, distinct=True)
+        r = self.names.alias("r")
+        # Values of the right side's variables that the ON condition needs are computed
+        # inside the derived table, then read through its columns.
+        extra: list[tuple[str, str]] = []
+        conds: list[str] = []
+        for var in shared:
+            if not (a.vars[var].is_id and b.vars[var].is_id):
+                raise Unsupported("OPTIONAL joining on a computed value")
+        expr = part.expr
+        has_filter = expr is not None and not _is_true(expr)
+        b_vals: dict[Any, Val] = {}
+        if has_filter:
+            for var in _expr_vars(expr):
+                if var in b.vars and var not in a.vars:
+                    inner = self.value_of(b, var)
+                    if inner is None:
+                        continue
+                    base = f"x{len(extra)}_{self.names.column(var)}"
+                    for e, c in val_columns(base, inner):
+                        extra.append((e, c))
+                    b_vals[var] = val_from_columns(r, base, inner)
+        inner_sql = self._render(b, extra=extra, distinct=b.distinct_pending)
+        out = Block(
+            items=list(a.items),
+            where=list(a.where),
+            vars=dict(a.vars),
+            term_joins=dict(a.term_joins),
+        )
+        if has_filter:
+            # Compiled before the shared variables are rebound, so that left-side values
+            # come from terms joins placed before the LEFT JOIN that uses them.
+
+            def resolve(var: Variable) -> Val | None:
+                if var in b_vals:
+                    return b_vals[var]
+                if var in a.vars:
+                    if var in b.vars and a.vars[var].nullable:
+                        raise Unsupported("OPTIONAL filter on a variable bound on both sides")
+                    return self.value_of(out, var)
+                if var in self.bindings:
+                    return self.ops.const(self.bindings[var])
+                return self._resolve_outer(var)
+
+            conds.append(ExprCompiler(self, resolve).condition(expr))
+        for var in shared:
+            mine = a.vars[var]
+            col = f'{r}."{self.names.column(var)}"'
+            if mine.nullable:
+                conds.append(f"({mine.id} IS NULL OR {col} IS NULL OR {mine.id} = {col})")
+                out.vars[var] = VarRef(id=f"COALESCE({mine.id}, {col})", nullable=True)
+            else:
+                conds.append(
+                    f"{mine.id} = {col}"
+                    if not b.vars[var].nullable
+                    else f"({col} IS NULL OR {mine.id} = {col})"
+                )
+        for var, ref in b.vars.items():
+            if var in a.vars:
+                continue
+            col = f'{r}."{self.names.column(var)}"'
+            if ref.is_id:
+                out.vars[var] = VarRef(id=col, nullable=True)
+            else:
+                assert ref.val is not None
+                out.vars[var] = VarRef(
+                    id=None,
+                    val=val_from_columns(r, self.names.column(var), ref.val),
+                    nullable=True,
+                )
+        out.add_item(f"(\n{inner_sql}\n) AS {r}", and_all(conds), left=True)
+        return out
+
+    def _flat_left_join(self, a: Block, b: Block, shared: list[Any], expr: Any) -> Block:
+        """OPTIONAL as ``LEFT JOIN (right-hand tables) ON ...`` with no derived table, so
+        the database can probe indexes per left row.  Used when the join only compares
+        term ids bound on both sides and both sides owe the same DISTINCT (a pending
+        DISTINCT then covers the result: the merged rows determine both halves)."""
+        out = Block(
+            items=list(a.items),
+            where=list(a.where),
+            vars=dict(a.vars),
+            distinct_pending=a.distinct_pending,
+            term_joins=dict(a.term_joins),
+        )
+        conds = list(b.where)
+        conds += [f"{a.vars[v].id} = {b.vars[v].id}" for v in shared]
+        if expr is not None and not _is_true(expr):
+
+            def resolve(var: Variable) -> Val | None:
+                if var in b.vars and var not in a.vars:
+                    return self.value_of(b, var)
+                if var in a.vars:
+                    return self.value_of(out, var)
+                if var in self.bindings:
+                    return self.ops.const(self.bindings[var])
+                return self._resolve_outer(var)
+
+            conds.append(ExprCompiler(self, resolve).condition(expr))
+        group = b.items[0][1] if len(b.items) == 1 else f"({b.from_sql()})"
+        out.add_item(group, and_all(conds), left=True)
+        for var, ref in b.vars.items():
+            if var not in a.vars:
+                out.vars[var] = VarRef(id=ref.id, nullable=True)
+        out.term_joins.update(b.term_joins)
+        return out
+
+    def _p_Filter(self, part: CompValue, scope: GraphScope) -> Block:
+        b = self.pattern(part.p, scope)
+        cond = ExprCompiler(self, self.resolver(b)).condition(part.expr)
+        b.where.append(cond)
+        return b
+
+    def _p_Union(self, part: CompValue, scope: GraphScope) -> Block:
+        branches: list[Block] = []
+        stack = [part]
+        while stack:  # flatten nested unions into one UNION ALL
+            x = stack.pop()
+            if isinstance(x, CompValue) and x.name == "Union":
+                stack += [x.p2, x.p1]
+            else:
+                branches.append(self.pattern(x, scope))
+        all_vars: list[Any] = []
+        for br in branches:
+            for v in br.vars:
+                if v not in all_vars and isinstance(v, Variable):
+                    all_vars.append(v)
+        kinds: dict[Any, VarRef] = {}
+        for v in all_vars:
+            refs = [br.vars[v] for br in branches if v in br.vars]
+            if any(not r.is_id for r in refs):
+                raise Unsupported("computed value in a UNION branch")
+            kinds[v] = refs[0]
+        selects = []
+        for br in branches:
+            cols = []
+            for v in all_vars:
+                ref = br.vars.get(v)
+                col = self.names.column(v)
+                cols.append(f'{ref.id if ref else self._null_id()} AS "{col}"')
+            if not cols:
+                cols.append("1 AS one_")
+            head = "SELECT DISTINCT" if br.distinct_pending else "SELECT"
+            selects.append(f"{head} {', '.join(cols)}\nFROM {br.from_sql()}{br.where_sql()}")
+        u = self.names.alias("u")
+        out = Block()
+        out.add_item("(\n" + "\nUNION ALL\n".join(selects) + f"\n) AS {u}")
+        for v in all_vars:
+            nullable = any(v not in br.vars or br.vars[v].nullable for br in branches)
+            out.vars[v] = VarRef(id=f'{u}."{self.names.column(v)}"', nullable=nullable)
+        return out
+
+    def _p_Minus(self, part: CompValue, scope: GraphScope) -> Block:
+        a = self.pattern(part.p1, scope)
+        b = self.pattern(part.p2, scope)
+        shared = [v for v in b.vars if v in a.vars and isinstance(v, Variable)]
+        if not shared:
+            return a
+        conds, any_bound = [], []
+        for v in shared:
+            x, y = a.vars[v], b.vars[v]
+            if not (x.is_id and y.is_id):
+                raise Unsupported("MINUS on a computed value")
+            if not x.nullable and not y.nullable:
+                conds.append(f"{x.id} = {y.id}")
+                any_bound.append("TRUE")
+            else:
+                conds.append(f"({x.id} IS NULL OR {y.id} IS NULL OR {x.id} = {y.id})")
+                any_bound.append(f"({x.id} IS NOT NULL AND {y.id} IS NOT NULL)")
+        if "TRUE" not in any_bound:
+            conds.append("(" + " OR ".join(any_bound) + ")")
+        where = b.where + conds
+        a.where.append(f"NOT EXISTS (SELECT 1 FROM {b.from_sql()}\nWHERE {' AND '.join(where)})")
+        return a
+
+    def _p_Extend(self, part: CompValue, scope: GraphScope) -> Block:
+        b = self.pattern(part.p, scope)
+        var, expr = part.var, part.expr
+        if var in b.vars:
+            raise Unsupported("BIND to a variable already in scope")
+        if isinstance(expr, Variable):
+            ref = b.vars.get(expr)
+            if ref is None:
+                ref = VarRef(id=self._null_id(), nullable=True)
+            b.vars[var] = ref
+            return b
+        if isinstance(expr, URIRef | Literal):
+            tid = self.term_id(expr)
+            if tid is not None:
+                b.vars[var] = VarRef(id=str(tid))
+                return b
+        val = ExprCompiler(self, self.resolver(b)).value(expr)
+        if val.id is not None:
+            b.vars[var] = VarRef(id=val.id, nullable=True)
+        else:
+            b.vars[var] = VarRef(id=None, val=val, nullable=True)
+        return b
+
+    def _p_ToMultiSet(self, part: CompValue, scope: GraphScope) -> Block:
+        return self.pattern(part.p, scope)
+
+    def _p_values(self, part: CompValue, scope: GraphScope) -> Block:
+        rows = part.res
+        all_vars: list[Variable] = []
+        for row in rows:
+            for v in row:
+                if v not in all_vars:
+                    all_vars.append(v)
+        selects = []
+        nullable: set[Variable] = set()
+        for row in rows:
+            cols = []
+            for v in all_vars:
+                term = row.get(v, "UNDEF")
+                if term == "UNDEF" or term is None:
+                    nullable.add(v)
+                    cols.append(f'{self._null_id()} AS "{self.names.column(v)}"')
+                    continue
+                tid = self.term_id(term)
+                if tid is None:
+                    raise Unsupported("VALUES with a term that is not stored")
+                cols.append(f'{tid} AS "{self.names.column(v)}"')
+            selects.append("SELECT " + (", ".join(cols) if cols else "1 AS one_"))
+        if not selects:
+            cols = [f'{self._null_id()} AS "{self.names.column(v)}"' for v in all_vars]
+            selects.append("SELECT " + (", ".join(cols) or "1 AS one_") + " WHERE FALSE")
+        alias = self.names.alias("vals")
+        out = Block()
+        out.add_item("(" + "\nUNION ALL\n".join(selects) + f") AS {alias}")
+        for v in all_vars:
+            out.vars[v] = VarRef(id=f'{alias}."{self.names.column(v)}"', nullable=v in nullable)
+        return out
+
+    def _subselect(self, part: CompValue, scope: GraphScope) -> Block:
+        if scope.mode == "var":
+            # The sub-select's own ?g is a different variable from GRAPH ?g's.
+            raise Unsupported("sub-select inside GRAPH ?var")
+        saved = self.scope
+        self.scope = scope
+        try:
+            sql, outs, _ = self._select(part, top=False)
+        finally:
+            self.scope = saved
+        alias = self.names.alias("sq")
+        out = Block()
+        out.add_item(f"(\n{sql}\n) AS {alias}")
+        for var, ref in outs:
+            col = self.names.column(var)
+            if ref.is_id:
+                out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=ref.nullable)
+            else:
+                assert ref.val is not None
+                out.vars[var] = VarRef(
+                    id=None, val=val_from_columns(alias, col, ref.val), nullable=True
+                )
+        return out
+
+    _p_Project = _subselect
+    _p_Distinct = _subselect
+    _p_Reduced = _subselect
+    _p_Slice = _subselect
+    _p_OrderBy = _subselect
+
+    def _p_Group(self, part: CompValue, scope: GraphScope) -> Block:
+        raise Unsupported("GROUP outside an aggregate join")
+
+    def _p_AggregateJoin(self, part: CompValue, scope: GraphScope) -> Block:
+        group = part.p
+        b = self.pattern(group.p, scope)
+        if b.distinct_pending:
+            b = self.wrap(b, distinct=True)
+        keys: list[str] = []
+        for e in group.expr or []:
+            if not isinstance(e, Variable):
+                raise Unsupported("GROUP BY an expression")
+            ref = b.vars.get(e)
+            if ref is None:
+                keys.append(self._null_id())
+            elif not ref.is_id:
+                raise Unsupported("GROUP BY a computed value")
+            else:
+                keys.append(ref.id)  # type: ignore[arg-type]
+        cols: list[str] = []
+        outs: list[tuple[Variable, VarRef]] = []
+        int_dt = self.datatype_ids.get(_XSD_INTEGER)
+        for agg in part.A:
+            res = agg.res
+            col = self.names.column(res)
+            distinct = "DISTINCT " if agg.distinct == "DISTINCT" else ""
+            if agg.name == "Aggregate_Count":
+                if agg.vars == "*":
+                    if distinct:
+                        raise Unsupported("COUNT(DISTINCT *)")
+                    count = "COUNT(*)"
+                elif isinstance(agg.vars, Variable):
+                    ref = b.vars.get(agg.vars)
+                    if ref is None:
+                        count = "0"
+                    elif not ref.is_id:
+                        raise Unsupported("COUNT of a computed value")
+                    else:
+                        count = f"COUNT({distinct}{ref.id})"
+                else:
+                    raise Unsupported("COUNT of an expression")
+                val = Val(
+                    kind=str(LITERAL_KIND),
+                    lex=self.dialect.int_to_text(count),
+                    dt=str(int_dt) if int_dt is not None else "NULL",
+                    lang="NULL",
+                    num=count,
+                    skind=LITERAL_KIND,
+                    sdt=_XSD_INTEGER,
+                    static_dt_known=True,
+                )
+                cols += [f'{e} AS "{c}"' for e, c in val_columns(col, val)]
+                outs.append((res, VarRef(id=None, val=val)))
+            elif agg.name == "Aggregate_Sample":
+                if not isinstance(agg.vars, Variable):
+                    raise Unsupported("SAMPLE of an expression")
+                ref = b.vars.get(agg.vars)
+                if ref is None:
+                    cols.append(f'{self._null_id()} AS "{col}"')
+                elif not ref.is_id:
+                    raise Unsupported("SAMPLE of a computed value")
+                else:
+                    cols.append(f'MIN({ref.id}) AS "{col}"')
+                outs.append((res, VarRef(id="x", nullable=True)))
+            else:
+                raise Unsupported(agg.name)
+        if not cols:
+            cols.append("1 AS one_")
+        sql = f"SELECT {', '.join(cols)}\nFROM {b.from_sql()}{b.where_sql()}"
+        if keys:
+            sql += "\nGROUP BY " + ", ".join(keys)
+        alias = self.names.alias("ag")
+        out = Block()
+        out.add_item(f"(\n{sql}\n) AS {alias}")
+        for var, ref in outs:
+            col = self.names.column(var)
+            if ref.is_id:
+                out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=True)
+            else:
+                assert ref.val is not None
+                out.vars[var] = VarRef(
+                    id=None, val=val_from_columns(alias, col, ref.val), nullable=False
+                )
+        return out
+
+    # ----------------------------------------------------------------------- paths
+
+    def _path_pattern(
+        self,
+        b: Block,
+        s: Any,
+        path: Path,
+        o: Any,
+        scope: GraphScope,
+        simple: list[tuple[Any, Any, Any]],
+    ) -> None:
+        if scope.mode == "var":
+            raise Unsupported("property path inside GRAPH ?var")
+        start, end = self._path_end(s), self._path_end(o)
+        if isinstance(path, MulPath) and start is None:
+            # Seed the closure from what the rest of the pattern binds, so that
+            # ``?a :p/rdf:rest*/rdf:first ?x`` follows only the lists of matching ?a.
+            s_seeds = self._seeds(s, simple, scope)
+            if s_seeds is not None:
+                sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
+                if end is not None:
+                    sql = f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
+            elif end is None and (o_seeds := self._seeds(o, simple, scope)) is not None:
+                seeds = o_seeds
+                inner = self._closure_sql(InvPath(path.path), path.mod, scope, seeds)
+                sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
+            else:
+                sql = self._path_sql(path, scope, start, end)
+        else:
+            sql = self._path_sql(path, scope, start, end)
+        alias = self.names.alias("pp")
+        b.add_item(f"(\n{sql}\n) AS {alias}")
+        self._bind(b, f"{alias}.s", s)
+        self._bind(b, f"{alias}.o", o)
+
+    def _seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
+        """SQL for the values ``var`` takes in the triple patterns connected to it, or
+        None when no plain pattern binds it."""
+        if not isinstance(var, Variable | BNode) or var in self.bindings:
+            return None
+        component: list[tuple[Any, Any, Any]] = []
+        reached = {var}
+        remaining = list(simple)
+        changed = True
+        while changed:
+            changed = False
+            for t in list(remaining):
+                names = {x for x in t if isinstance(x, Variable | BNode)}
+                if names & reached:
+                    component.append(t)
+                    reached |= names
+                    remaining.remove(t)
+                    changed = True
+        if not component:
+            return None
+        sub = self._p_BGP(CompValue("BGP", triples=component), scope)
+        ref = sub.vars[var]
+        return f"SELECT DISTINCT {ref.id} AS n\nFROM {sub.from_sql()}{sub.where_sql()}"
+
+    def _path_end(self, term: Any) -> int | None:
+        """The term id of a constant path end (None for a variable end)."""
+        if isinstance(term, Variable) and term in self.bindings:
+            term = self.bindings[term]
+        if isinstance(term, Variable | BNode):
+            return None
+        tid = self.term_id(term)
+        if tid is None:
+            raise Unsupported("property path from a term that is not stored")
+        return tid
+
+    def _graph_cond(self, q: str, scope: GraphScope) -> str:
+        return f" AND {q}.g = {scope.gid}" if scope.mode == "const" else ""
+
+    def _path_sql(self, path: Any, scope: GraphScope, start: int | None, end: int | None) -> str:
+        """SQL with columns ``s, o`` for the pairs a path connects; ``start``/``end``
+        restrict the pairs (used to seed recursive closures from a constant)."""
+        d = "DISTINCT " if scope.mode == "union" else ""
+        if isinstance(path, URIRef):
+            q = self.names.alias("q")
+            conds = [f"{q}.p = {self._id_sql(path)}"]
+            if start is not None:
+                conds.append(f"{q}.s = {start}")
+            if end is not None:
+                conds.append(f"{q}.o = {end}")
+            where = " AND ".join(conds) + self._graph_cond(q, scope)
+            return f"SELECT {d}{q}.s AS s, {q}.o AS o FROM quads {q} WHERE {where}"
+        if isinstance(path, InvPath):
+            inner = self._path_sql(path.arg, scope, end, start)
+            x = self.names.alias("iv")
+            return f"SELECT {x}.o AS s, {x}.s AS o FROM (\n{inner}\n) AS {x}"
+        if isinstance(path, SequencePath):
+            args = list(path.args)
+            sql = self._path_sql(args[0], scope, start, None if len(args) > 1 else end)
+            for i, step in enumerate(args[1:], start=1):
+                last = i == len(args) - 1
+                x, y = self.names.alias("sa"), self.names.alias("sb")
+                if isinstance(step, MulPath):
+                    seeds = f"SELECT DISTINCT {x}.o AS n FROM (\n{sql}\n) AS {x}"
+                    right = self._closure_sql(step.path, step.mod, scope, seeds)
+                    if last and end is not None:
+                        right = f"SELECT s, o FROM (\n{right}\n) AS ce_ WHERE o = {end}"
+                else:
+                    right = self._path_sql(step, scope, None, end if last else None)
+                sql = (
+                    f"SELECT {x}.s AS s, {y}.o AS o FROM (\n{sql}\n) AS {x} "
+                    f"JOIN (\n{right}\n) AS {y} ON {y}.s = {x}.o"
+                )
+            return sql
+        if isinstance(path, AlternativePath):
+            parts = [self._path_sql(a, scope, start, end) for a in path.args]
+            return "\nUNION ALL\n".join(
+                f"SELECT * FROM (\n{p}\n) AS {self.names.alias('al')}" for p in parts
+            )
+        if isinstance(path, MulPath):
+            if start is not None:
+                sql = self._closure_sql(path.path, path.mod, scope, f"SELECT {start} AS n")
+                return (
+                    sql if end is None else f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
+                )
+            if end is not None:
+                inner = self._closure_sql(InvPath(path.path), path.mod, scope, f"SELECT {end} AS n")
+                return f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
+            return self._closure_sql(path.path, path.mod, scope, None)
+        if isinstance(path, NegatedPath):
+            return self._negated_sql(path, scope, start, end)
+        raise Unsupported(f"path {path!r}")
+
+    def _negated_sql(
+        self, path: NegatedPath, scope: GraphScope, start: int | None, end: int | None
+    ) -> str:
+        forward = [a for a in path.args if isinstance(a, URIRef)]
+        inverse = [a.arg for a in path.args if isinstance(a, InvPath)]
+        d = "DISTINCT " if scope.mode == "union" else ""
+        parts = []
+        for preds, s_col, o_col, s_val, o_val in (
+            (forward, "s", "o", start, end),
+            (inverse, "o", "s", start, end),
+        ):
+            if preds is inverse and not inverse:
+                continue
+            if preds is forward and not forward and inverse:
+                continue
+            q = self.names.alias("q")
+            conds = []
+            if preds:
+                ids = ", ".join(self._id_sql(p) for p in preds)
+                conds.append(f"{q}.p NOT IN ({ids})")
+            if s_val is not None:
+                conds.append(f"{q}.{s_col} = {s_val}")
+            if o_val is not None:
+                conds.append(f"{q}.{o_col} = {o_val}")
+            where = (" AND ".join(conds) or "TRUE") + self._graph_cond(q, scope)
+            parts.append(
+                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o FROM quads {q} WHERE {where}"
+            )
+        return "\nUNION ALL\n".join(parts)
+
+    def _closure_sql(self, step: Any, mod: str, scope: GraphScope, seeds: str | None) -> str:
+        """``step+``, ``step*`` or ``step?`` as distinct ``(s, o)`` pairs (SPARQL 1.1
+        gives arbitrary-length paths set semantics), starting from the nodes ``seeds``
+        selects (column ``n``), or from everywhere for ``+`` without seeds.  A
+        recursive CTE walks the steps; ``UNION`` (not ``UNION ALL``) stops it on cycles.
+        """
+        if seeds is None and mod != "+":
+            raise Unsupported("zero-length path between two unbound variables")
+        cte, st = self.names.alias("cl"), self.names.alias("st")
+        if isinstance(step, URIRef):
+            pid = self._id_sql(step)
+            g = f" AND {st}.g = {scope.gid}" if scope.mode == "const" else ""
+            step_from = f"quads {st}"
+            step_on = f"{st}.p = {pid}{g}"
+        else:
+            step_from = f"(\n{self._path_sql(step, scope, None, None)}\n) AS {st}"
+            step_on = "TRUE"
+        if seeds is not None:
+            first = (
+                f"SELECT {st}.s AS s, {st}.o AS o FROM {step_from} "
+                f"WHERE {step_on} AND {st}.s IN (SELECT n FROM (\n{seeds}\n) AS sn_)"
+            )
+            zero = f"SELECT n AS s, n AS o FROM (\n{seeds}\n) AS sz_"
+        else:
+            first = f"SELECT {st}.s AS s, {st}.o AS o FROM {step_from} WHERE {step_on}"
+            zero = ""
+        if mod == "?":
+            return f"{first}\nUNION\n{zero}"
+        rec = (
+            f"SELECT {cte}.s, {st}.o FROM {cte} JOIN {step_from} ON {st}.s = {cte}.o AND {step_on}"
+        )
+        sql = f"WITH RECURSIVE {cte}(s, o) AS (\n{first}\nUNION\n{rec}\n)\nSELECT s, o FROM {cte}"
+        if mod == "*":
+            sql += f"\nUNION\n{zero}"
+        return sql
+
+    def _zero_sql(self, start: int | None, end: int | None) -> str:
+        if start is not None and end is not None:
+            return f"SELECT {start} AS s, {end} AS o WHERE {start} = {end}"
+        node = start if start is not None else end
+        return f"SELECT {node} AS s, {node} AS o"
+
+    # ----------------------------------------------------------------- expressions
+
+    def value_of(self, b: Block, var: Any) -> Val | None:
+        """The value of ``var`` in block ``b``, joining ``terms`` for it once."""
+        ref = b.vars.get(var)
+        if ref is None:
+            return None
+        if not ref.is_id:
+            return ref.val
+        assert ref.id is not None
+        alias = b.term_joins.get(ref.id)
+        if alias is None:
+            alias = self.names.alias("t")
+            b.term_joins[ref.id] = alias
+            b.add_item(f"terms {alias}", f"{alias}.id = {ref.id}", left=ref.nullable)
+        return Val(
+            kind=f"{alias}.kind",
+            lex=f"{alias}.value",
+            dt=f"{alias}.datatype",
+            lang=f"{alias}.lang",
+            num=f"{alias}.num",
+            id=ref.id,
+        )
+
+    def resolver(self, b: Block) -> Resolver:
+        def resolve(var: Variable) -> Val | None:
+            if var in b.vars:
+                return self.value_of(b, var)
+            if var in self.bindings:
+                return self.ops.const(self.bindings[var])
+            return self._resolve_outer(var)
+
+        return resolve
+
+    def _resolve_outer(self, var: Variable) -> Val | None:
+        for outer in reversed(self._outer):
+            v = outer(var)
+            if v is not None:
+                return v
+        return None
+
+    def exists_sql(self, graph: Any, resolve: Resolver, *, negate: bool) -> str:
+        """``[NOT] EXISTS`` as a correlated subquery: the pattern's variables that are
+        bound in the current row must match (SPARQL substitutes them)."""
+        if isinstance(graph, CompValue) and graph.name not in _ALGEBRA:
+            graph = translateGroupGraphPattern(graph)
+        self._outer.append(resolve)
+        try:
+            inner = self.pattern(graph, self.current_scope)
+        finally:
+            self._outer.pop()
+        conds = list(inner.where)
+        for var, ref in inner.vars.items():
+            if not isinstance(var, Variable):
+                continue
+            outer = resolve(var)
+            if outer is None or outer.id is None:
+                if outer is not None:
+                    raise Unsupported("EXISTS correlated on a computed value")
+                continue
+            if not ref.is_id:
+                raise Unsupported("EXISTS binding a computed value")
+            conds.append(f"({outer.id} IS NULL OR {ref.id} = {outer.id})")
+        where = f"\nWHERE {' AND '.join(conds)}" if conds else ""
+        sql = f"EXISTS (SELECT 1 FROM {inner.from_sql()}{where})"
+        return f"(NOT {sql})" if negate else sql
+
+    # --------------------------------------------------------------------- render
+
+    def _render(self, b: Block, *, extra: Iterable[tuple[str, str]] = (), distinct: bool) -> str:
+        cols = []
+        for var, ref in b.vars.items():
+            col = self.names.column(var)
+            if ref.is_id:
+                cols.append(f'{ref.id} AS "{col}"')
+            else:
+                assert ref.val is not None
+                cols += [f'{e} AS "{c}"' for e, c in val_columns(col, ref.val)]
+        cols += [f'{e} AS "{c}"' for e, c in extra]
+        if not cols:
+            cols.append("1 AS one_")
+        head = "SELECT DISTINCT" if distinct else "SELECT"
+        return f"{head} {', '.join(cols)}\nFROM {b.from_sql()}{b.where_sql()}"
+
+    def wrap(self, b: Block, *, distinct: bool = False) -> Block:
+        """Turn a block into a derived table (applying a pending DISTINCT)."""
+        sql = self._render(b, distinct=distinct or b.distinct_pending)
+        alias = self.names.alias("w")
+        out = Block()
+        out.add_item(f"(\n{sql}\n) AS {alias}")
+        for var, ref in b.vars.items():
+            col = self.names.column(var)
+            if ref.is_id:
+                out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=ref.nullable)
+            else:
+                assert ref.val is not None
+                out.vars[var] = VarRef(
+                    id=None, val=val_from_columns(alias, col, ref.val), nullable=ref.nullable
+                )
+        return out
+
+
+def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:
+    """Join condition and merged reference for a variable bound on both sides."""
+    if not a.nullable and not b.nullable:
+        return f"{a.id} = {b.id}", a
+    if not a.nullable:
+        return f"({b.id} IS NULL OR {a.id} = {b.id})", a
+    if not b.nullable:
+        return f"({a.id} IS NULL OR {a.id} = {b.id})", b
+    return (
+        f"({a.id} IS NULL OR {b.id} IS NULL OR {a.id} = {b.id})",
+        VarRef(id=f"COALESCE({a.id}, {b.id})", nullable=True),
+    )
+
+
+def _is_true(expr: Any) -> bool:
+    if isinstance(expr, CompValue) and expr.name == "TrueFilter":
+        return True
+    return isinstance(expr, Literal) and expr.toPython() is True
+
+
+def _expr_vars(expr: Any) -> set[Variable]:
+    found: set[Variable] = set()
+
+    def walk(x: Any) -> None:
+        if isinstance(x, Variable):
+            found.add(x)
+        elif isinstance(x, CompValue):
+            for k, v in x.items():
+                if k != "_vars":
+                    walk(v)
+        elif isinstance(x, list | tuple):
+            for v in x:
+                walk(v)
+
+    walk(expr)
+    return found
+
+
+def iter_parts(part: Any) -> Iterator[CompValue]:
+    """All algebra nodes below ``part`` (used to explain what was compiled)."""
+    if isinstance(part, CompValue):
+        yield part
+        for v in part.values():
+            if isinstance(v, CompValue | list):
+                yield from iter_parts(v)
+    elif isinstance(part, list):
+        for v in part:
+            yield from iter_parts(v)

@@ -1,0 +1,353 @@
+"""Term values as SQL: constants, value classes and the SPARQL operator mapping.
+
+SPARQL compares literals by *value* within a value class (numbers with numbers,
+strings with strings, ...), compares other terms by identity, and turns every type
+error into an *error* that FILTER treats as false but that ``!`` and ``||`` propagate
+in three-valued logic.  SQL's ``NULL`` behaves exactly like that error under ``NOT``,
+``AND``, ``OR`` and ``WHERE``, so every boolean the compiler writes uses ``NULL`` for
+"error".  The ``terms.num`` column holds the comparable value of numeric, boolean and
+time-zoned ``xsd:dateTime`` literals (see :func:`catalogue.graph.terms.comparable_value`);
+strings compare by code point on the lexical form.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rdflib.namespace import RDF, XSD
+from rdflib.term import BNode, Literal, Node, URIRef
+
+from ..terms import comparable_value
+from .sql import Unsupported, Val
+
+if TYPE_CHECKING:
+    from .compiler import Compiler
+
+__all__ = ["NUMERIC_TYPES", "ValueOps"]
+
+NUMERIC_TYPES = frozenset(
+    str(XSD[name])
+    for name in (
+        "integer",
+        "decimal",
+        "float",
+        "double",
+        "nonPositiveInteger",
+        "negativeInteger",
+        "long",
+        "int",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "unsignedLong",
+        "unsignedInt",
+        "unsignedShort",
+        "unsignedByte",
+        "positiveInteger",
+    )
+)
+DATETIME_TYPES = frozenset({str(XSD.dateTime), str(XSD.dateTimeStamp)})
+STRING = str(XSD.string)
+BOOLEAN = str(XSD.boolean)
+LANG_STRING = str(RDF.langString)
+_XSD_NS = str(XSD)
+DATE = str(XSD.date)
+
+IRI_KIND, BLANK_KIND, LITERAL_KIND = 1, 2, 3
+
+# Value classes whose members compare by ``num``, and the one that compares by lexical form.
+NUM_CLASSES = ("numeric", "boolean", "datetime")
+
+
+class ValueOps:
+    """SQL for term values and operators, specialised with what is known statically."""
+
+    def __init__(self, compiler: Compiler) -> None:
+        self.c = compiler
+        dt = compiler.datatype_ids
+        self.numeric_ids = sorted(dt[i] for i in NUMERIC_TYPES if i in dt)
+        self.datetime_ids = sorted(dt[i] for i in DATETIME_TYPES if i in dt)
+        self.boolean_id = dt.get(BOOLEAN)
+        self.string_id = dt.get(STRING)
+
+    # ------------------------------------------------------------------ constants
+
+    def const(self, term: Node) -> Val:
+        """The value of a constant term from the query."""
+        c = self.c
+        tid = c.term_id(term)
+        # A constant the database does not hold has no id: comparisons then use its parts
+        # (two unknown constants must not look identical through a shared sentinel id).
+        id_sql = str(tid) if tid is not None else None
+        if isinstance(term, URIRef | BNode):
+            kind = IRI_KIND if isinstance(term, URIRef) else BLANK_KIND
+            return Val(
+                kind=str(kind),
+                lex=c.dialect.text_param(c.names.param(str(term))),
+                dt="NULL",
+                lang="NULL",
+                num="NULL",
+                id=id_sql,
+                skind=kind,
+                static_dt_known=True,
+            )
+        if not isinstance(term, Literal):
+            raise Unsupported(f"constant {term!r}")
+        sdt = None if term.datatype is None else str(term.datatype)
+        lang = term.language
+        num = comparable_value(str(term), sdt) if sdt is not None else None
+        dt_id = c.datatype_ids.get(sdt) if sdt is not None else None
+        return Val(
+            kind=str(LITERAL_KIND),
+            lex=c.dialect.text_param(c.names.param(str(term))),
+            dt="NULL" if dt_id is None else str(dt_id),
+            lang="NULL" if lang is None else c.dialect.text_param(c.names.param(lang)),
+            num="NULL" if num is None else c.dialect.num_literal(num),
+            id=id_sql,
+            skind=LITERAL_KIND,
+            sdt=sdt,
+            slang=lang,
+            static_dt_known=True,
+        )
+
+    def boolean(self, cond: str) -> Val:
+        """A SQL boolean (NULL = error) as an ``xsd:boolean`` value."""
+        return Val(
+            kind=f"CASE WHEN ({cond}) IS NULL THEN NULL ELSE {LITERAL_KIND} END",
+            lex=f"CASE WHEN ({cond}) THEN 'true' WHEN NOT ({cond}) THEN 'false' END",
+            dt=str(self.c.datatype_ids.get(BOOLEAN, "NULL")),
+            lang="NULL",
+            num=f"CASE WHEN ({cond}) THEN 1.0 WHEN NOT ({cond}) THEN 0.0 END",
+            skind=LITERAL_KIND,
+            sdt=BOOLEAN,
+            static_dt_known=True,
+        )
+
+    # -------------------------------------------------------------- value classes
+
+    @staticmethod
+    def _in(expr: str, ids: list[int]) -> str | bool:
+        if not ids:
+            return False
+        if len(ids) == 1:
+            return f"{expr} = {ids[0]}"
+        return f"{expr} IN ({', '.join(map(str, ids))})"
+
+    def in_class(self, v: Val, cls: str) -> str | bool:
+        """Condition (or static truth) that ``v`` is a literal of value class ``cls``.
+
+        Classes: ``numeric``, ``boolean``, ``datetime`` (compared by ``num``) and
+        ``string`` (simple literals and ``xsd:string``, compared by lexical form).
+        """
+        if v.static_dt_known:
+            if v.skind != LITERAL_KIND:
+                return False
+            sdt = v.sdt
+            if cls == "string":
+                return v.slang is None and (sdt is None or sdt == STRING)
+            if cls == "numeric":
+                return sdt in NUMERIC_TYPES
+            if cls == "boolean":
+                return sdt == BOOLEAN
+            return sdt in DATETIME_TYPES
+        if cls == "string":
+            cond = f"{v.lang} IS NULL AND ({v.dt} IS NULL"
+            if self.string_id is not None:
+                cond += f" OR {v.dt} = {self.string_id}"
+            return f"({v.kind} = {LITERAL_KIND} AND {cond}))"
+        if cls == "numeric":
+            return self._in(v.dt, self.numeric_ids)
+        if cls == "boolean":
+            return False if self.boolean_id is None else f"{v.dt} = {self.boolean_id}"
+        return self._in(v.dt, self.datetime_ids)
+
+    def is_string_literal(self, v: Val, *, allow_lang: bool) -> str | bool:
+        """Simple literal or ``xsd:string`` (and language-tagged ones if allowed)."""
+        if not allow_lang:
+            return self.in_class(v, "string")
+        if v.static_dt_known:
+            return v.skind == LITERAL_KIND and (v.sdt is None or v.sdt == STRING)
+        cond = f"{v.dt} IS NULL"
+        if self.string_id is not None:
+            cond = f"({cond} OR {v.dt} = {self.string_id})"
+        return f"({v.kind} = {LITERAL_KIND} AND {cond})"
+
+    # ------------------------------------------------------------------ operators
+
+    def same_term(self, a: Val, b: Val) -> str:
+        """sameTerm: identity of RDF terms (NULL when either side is unbound)."""
+        if a.id is not None and b.id is not None:
+            return f"({a.id} = {b.id})"
+        lang = f"lower({a.lang}) = lower({b.lang})"
+        lang_ok = f"(({a.lang} IS NULL AND {b.lang} IS NULL) OR {lang})"
+        dt_ok = self._dt_equal(a, b)
+        return (
+            f"({a.kind} = {b.kind} AND {a.lex} = {b.lex} AND "
+            f"({a.kind} <> {LITERAL_KIND} OR ({dt_ok} AND {lang_ok})))"
+        )
+
+    def _dt_equal(self, a: Val, b: Val) -> str:
+        if a.static_dt_known and b.static_dt_known:
+            return "TRUE" if a.sdt == b.sdt else "FALSE"
+        for x, y in ((a, b), (b, a)):
+            if x.static_dt_known:
+                if x.sdt is None:
+                    return f"({y.dt} IS NULL)"
+                dt_id = self.c.datatype_ids.get(x.sdt)
+                return "FALSE" if dt_id is None else f"({y.dt} = {dt_id})"
+        return f"(({a.dt} IS NULL AND {b.dt} IS NULL) OR {a.dt} = {b.dt})"
+
+    def compare(self, op: str, a: Val, b: Val) -> str:
+        """``a op b`` for ``= != < > <= >=`` with SPARQL's operator mapping."""
+        if op == "!=":
+            return f"(NOT {self.compare('=', a, b)})"
+        if op != "=":
+            self.check_supported(a)
+            self.check_supported(b)
+        sql_op = op
+        cases: list[tuple[str, str]] = []
+        if op == "=":
+            # IRIs and blank nodes compare by identity only: use the id (index-friendly).
+            for x, y in ((a, b), (b, a)):
+                if x.static_dt_known and x.skind in (IRI_KIND, BLANK_KIND):
+                    if x.id is not None and y.id is not None:
+                        return f"({x.id} = {y.id})"
+                    return (
+                        f"CASE WHEN {x.kind} IS NULL OR {y.kind} IS NULL THEN NULL ELSE "
+                        f"COALESCE({self.same_term(x, y)}, FALSE) END"
+                    )
+            cases.append((self.same_term(a, b), "TRUE"))
+        for cls in ("numeric", "boolean", "datetime", "string"):
+            ca, cb = self.in_class(a, cls), self.in_class(b, cls)
+            if ca is False or cb is False:
+                continue
+            cond = " AND ".join(str(c) for c in (ca, cb) if c is not True) or "TRUE"
+            if cls == "string":
+                left, right = self.c.dialect.text_order(a.lex), self.c.dialect.text_order(b.lex)
+                body = f"{left} {sql_op} {right}"
+            else:
+                body = f"{a.num} {sql_op} {b.num}"
+            cases.append((cond, body))
+        if op == "=":
+            # Different terms that are not both literals: not equal (no error).
+            cases.append((f"({a.kind} <> {LITERAL_KIND} OR {b.kind} <> {LITERAL_KIND})", "FALSE"))
+            # Two literals whose values are both understood (and differ, or an earlier
+            # case would have matched) are unequal; if either has a datatype the store
+            # does not interpret (or an ill-typed lexical form), '=' is a type error.
+            # xsd:date: different calendar dates are unequal; the same date with
+            # different time zones is indeterminate (an error).
+            da, db = self._is_date(a), self._is_date(b)
+            if da is not False and db is not False:
+                cond = " AND ".join(str(c) for c in (da, db) if c is not True) or "TRUE"
+                cases.append(
+                    (
+                        cond,
+                        f"CASE WHEN substr({a.lex}, 1, 10) <> substr({b.lex}, 1, 10) "
+                        "THEN FALSE END",
+                    )
+                )
+            # A language-tagged literal differs from any other literal.
+            for x in (a, b):
+                sx = self._lang_tagged(x)
+                if sx is not False:
+                    cases.append((str(sx), "FALSE"))
+            ka, kb = self._known(a), self._known(b)
+            if ka is not False and kb is not False:
+                cond = " AND ".join(str(c) for c in (ka, kb) if c is not True) or "TRUE"
+                cases.append((cond, "FALSE"))
+        if not cases:
+            return "NULL"
+        whens = " ".join(f"WHEN {cond} THEN {body}" for cond, body in cases)
+        # An unbound operand is an error whatever the cases say.
+        return f"(CASE WHEN {a.kind} IS NULL OR {b.kind} IS NULL THEN NULL {whens} END)"
+
+    def _known(self, v: Val) -> str | bool:
+        """``v`` is a literal whose value the compiler understands: a language-tagged or
+        string literal, or a well-formed number, boolean or time-zoned date-time."""
+        if v.static_dt_known:
+            if v.skind != LITERAL_KIND:
+                return False
+            if v.slang is not None or v.sdt is None or v.sdt == STRING:
+                return True
+            if v.sdt in NUMERIC_TYPES or v.sdt in (BOOLEAN,) or v.sdt in DATETIME_TYPES:
+                return v.num != "NULL"
+            return v.sdt == DATE
+        parts = [f"{v.lang} IS NOT NULL", str(self.in_class(v, "string")), str(self._is_date(v))]
+        for cls in NUM_CLASSES:
+            c = self.in_class(v, cls)
+            if c is not False:
+                parts.append(f"({c} AND {v.num} IS NOT NULL)")
+        return "(" + " OR ".join(p for p in parts if p != "False") + ")"
+
+    def _lang_tagged(self, v: Val) -> str | bool:
+        if v.static_dt_known:
+            return v.skind == LITERAL_KIND and v.slang is not None
+        return f"({v.lang} IS NOT NULL)"
+
+    def _is_date(self, v: Val) -> str | bool:
+        if v.static_dt_known:
+            return v.skind == LITERAL_KIND and v.sdt == DATE
+        dt_id = self.c.datatype_ids.get(DATE)
+        return False if dt_id is None else f"{v.dt} = {dt_id}"
+
+    def check_supported(self, v: Val) -> None:
+        """Constants of XSD types the store keeps no comparable value for (dates,
+        durations, ...) are left to rdflib, which knows their value spaces."""
+        if not (v.static_dt_known and v.sdt is not None and v.sdt.startswith(_XSD_NS)):
+            return
+        if (
+            v.sdt not in NUMERIC_TYPES
+            and v.sdt not in DATETIME_TYPES
+            and v.sdt
+            not in (
+                BOOLEAN,
+                STRING,
+            )
+        ):
+            raise Unsupported(f"comparison with an {v.sdt} constant")
+
+    def ebv(self, v: Val) -> str:
+        """Effective boolean value (NULL = type error)."""
+        cases = []
+        bcls = self.in_class(v, "boolean")
+        if bcls is not False:
+            cases.append((bcls, f"COALESCE({v.num} <> 0, FALSE)"))
+        ncls = self.in_class(v, "numeric")
+        if ncls is not False:
+            cases.append((ncls, f"COALESCE({v.num} <> 0, FALSE)"))
+        scls = self.in_class(v, "string")
+        if scls is not False:
+            cases.append((scls, f"length({v.lex}) > 0"))
+        if not cases:
+            return "NULL"
+        if len(cases) == 1 and cases[0][0] is True:
+            return f"(CASE WHEN {v.kind} IS NULL THEN NULL ELSE {cases[0][1]} END)"
+        whens = " ".join(f"WHEN {'TRUE' if c is True else c} THEN {b}" for c, b in cases)
+        return f"(CASE WHEN {v.kind} IS NULL THEN NULL {whens} END)"
+
+    # ------------------------------------------------------------------- ordering
+
+    def order_keys(self, v: Val) -> list[str]:
+        """Sort keys giving SPARQL's ORDER BY order: unbound, blank nodes, IRIs, then
+        literals; numbers (and booleans, date-times) by value, other literals by
+        lexical form (code point order)."""
+        keys: list[str] = []
+        if not v.static_dt_known:
+            keys.append(
+                f"CASE WHEN {v.kind} IS NULL THEN 0 WHEN {v.kind} = {BLANK_KIND} THEN 1 "
+                f"WHEN {v.kind} = {IRI_KIND} THEN 2 ELSE 3 END"
+            )
+        subs = []
+        for rank, cls in enumerate(NUM_CLASSES):
+            cond = self.in_class(v, cls)
+            if cond is False:
+                continue
+            subs.append((cond, rank))
+        if subs and not (len(subs) == 1 and subs[0][0] is True):
+            whens = " ".join(f"WHEN {c} AND {v.num} IS NOT NULL THEN {r}" for c, r in subs)
+            keys.append(f"CASE {whens} ELSE 9 END")
+        if subs:
+            keys.append(v.num)
+        if not (subs and len(subs) == 1 and subs[0][0] is True):
+            keys.append(self.c.dialect.text_order(v.lex))
+        return keys
