@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rdflib.namespace import RDF
 from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
 from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
 from rdflib.plugins.sparql.parserutils import CompValue
@@ -80,7 +81,7 @@ class Statement:
     sql: str
     params: dict[str, Any]
     columns: list[OutputColumn]
-    needs_regex: bool = False
+    functions: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
 
 
@@ -126,7 +127,7 @@ class Compiler:
         self.default_graph_id = default_graph_id
         self.bindings = dict(bindings or {})
         self.ops = ValueOps(self)
-        self.needs_regex = False
+        self.functions: set[str] = set()
         # Resolvers of enclosing scopes, consulted inside (NOT) EXISTS patterns whose
         # filters may see variables bound outside.
         self._outer: list[Resolver] = []
@@ -138,8 +139,9 @@ class Compiler:
     def term_id(self, term: Node) -> int | None:
         return self._term_ids.get(term)
 
-    def need_regex_function(self) -> None:
-        self.needs_regex = True
+    def need_function(self, name: str) -> None:
+        """Note a Python function the statement calls (registered on SQLite)."""
+        self.functions.add(name)
 
     def _id_sql(self, term: Node) -> str:
         tid = self.term_id(term)
@@ -213,7 +215,7 @@ class Compiler:
             sql += "\n" + "\n".join(joins)
         if order_cols:
             sql += "\nORDER BY " + ", ".join(f"r_.{c}" for c in order_cols)
-        return Statement(sql, self.names.params, columns, self.needs_regex)
+        return Statement(sql, self.names.params, columns, frozenset(self.functions))
 
     # --------------------------------------------------------- solution modifiers
 
@@ -810,6 +812,15 @@ class Compiler:
             # Seed the closure from what the rest of the pattern binds, so that
             # ``?a :p/rdf:rest*/rdf:first ?x`` follows only the lists of matching ?a.
             s_seeds = self._seeds(s, simple, scope)
+            if (
+                s_seeds is not None
+                and end is None
+                and self._selectivity(o, simple) > self._selectivity(s, simple)
+            ):
+                # Walk backwards from the more constrained end (e.g. from the arrays
+                # with a given standard name up to their datasets, not down from every
+                # dataset).
+                s_seeds = None
             if s_seeds is not None:
                 sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
                 if end is not None:
@@ -827,11 +838,23 @@ class Compiler:
         self._bind(b, f"{alias}.s", s)
         self._bind(b, f"{alias}.o", o)
 
-    def _seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
-        """SQL for the values ``var`` takes in the triple patterns connected to it, or
-        None when no plain pattern binds it."""
+    def _selectivity(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> int:
+        """A rough score of how constrained ``var`` is by the patterns around it:
+        constants other than classes count double, class memberships once."""
+        score = 0
+        for t in self._component(var, simple):
+            for pos, term in enumerate(t):
+                if pos == 1 or isinstance(term, Variable | BNode):
+                    continue
+                score += 1 if t[1] == RDF.type and pos == 2 else 2
+        return score
+
+    def _component(
+        self, var: Any, simple: list[tuple[Any, Any, Any]]
+    ) -> list[tuple[Any, Any, Any]]:
+        """The plain triple patterns connected to ``var`` through shared variables."""
         if not isinstance(var, Variable | BNode) or var in self.bindings:
-            return None
+            return []
         component: list[tuple[Any, Any, Any]] = []
         reached = {var}
         remaining = list(simple)
@@ -845,6 +868,14 @@ class Compiler:
                     reached |= names
                     remaining.remove(t)
                     changed = True
+        return component
+
+    def _seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
+        """SQL for the values ``var`` takes in the triple patterns connected to it, or
+        None when no plain pattern binds it."""
+        if not isinstance(var, Variable | BNode) or var in self.bindings:
+            return None
+        component = self._component(var, simple)
         if not component:
             return None
         sub = self._p_BGP(CompValue("BGP", triples=component), scope)
@@ -958,6 +989,11 @@ class Compiler:
         if seeds is None and mod != "+":
             raise Unsupported("zero-length path between two unbound variables")
         cte, st = self.names.alias("cl"), self.names.alias("st")
+        # One step along an IRI (or its inverse) reads quads directly, so each
+        # recursive round is an index seek rather than a derived table.
+        a, b = "s", "o"
+        if isinstance(step, InvPath) and isinstance(step.arg, URIRef):
+            step, a, b = step.arg, "o", "s"
         if isinstance(step, URIRef):
             pid = self._id_sql(step)
             g = f" AND {st}.g = {scope.gid}" if scope.mode == "const" else ""
@@ -968,18 +1004,22 @@ class Compiler:
             step_on = "TRUE"
         if seeds is not None:
             first = (
-                f"SELECT {st}.s AS s, {st}.o AS o FROM {step_from} "
-                f"WHERE {step_on} AND {st}.s IN (SELECT n FROM (\n{seeds}\n) AS sn_)"
+                f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} "
+                f"WHERE {step_on} AND {st}.{a} IN (SELECT n FROM (\n{seeds}\n) AS sn_)"
             )
             zero = f"SELECT n AS s, n AS o FROM (\n{seeds}\n) AS sz_"
         else:
-            first = f"SELECT {st}.s AS s, {st}.o AS o FROM {step_from} WHERE {step_on}"
+            first = f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} WHERE {step_on}"
             zero = ""
         if mod == "?":
             return f"{first}\nUNION\n{zero}"
-        rec = (
-            f"SELECT {cte}.s, {st}.o FROM {cte} JOIN {step_from} ON {st}.s = {cte}.o AND {step_on}"
+        # SQLite plans the recursive step's equality join with a Bloom filter that it
+        # rebuilds (scanning every quad of the predicate) for each queued row; the
+        # equivalent one-value range keeps it to an index seek per row.
+        link = (
+            f"{st}.{a} = {cte}.o" if self.dialect.is_pg else f"{st}.{a} BETWEEN {cte}.o AND {cte}.o"
         )
+        rec = f"SELECT {cte}.s, {st}.{b} FROM {cte} JOIN {step_from} ON {link} AND {step_on}"
         sql = f"WITH RECURSIVE {cte}(s, o) AS (\n{first}\nUNION\n{rec}\n)\nSELECT s, o FROM {cte}"
         if mod == "*":
             sql += f"\nUNION\n{zero}"

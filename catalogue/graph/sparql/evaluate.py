@@ -27,7 +27,7 @@ from rdflib.graph import ConjunctiveGraph, Dataset, Graph
 from rdflib.plugins.sparql import CUSTOM_EVALS
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
-from rdflib.term import Literal, Node, URIRef, Variable
+from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
 from .compiler import Compiler, GraphScope, Statement, iter_parts
@@ -131,17 +131,103 @@ def compile_part(store: Any, ctx: QueryContext, part: CompValue) -> Statement:
     return compiler.statement(part)
 
 
+def _describe(store: Any, ctx: QueryContext, query: CompValue) -> dict[str, Any]:
+    """DESCRIBE as rdflib answers it (the concise bounded description of each resource:
+    its triples, recursively those of blank-node objects and of reifications of its
+    statements), collected by one recursive SQL statement instead of a ``triples()``
+    call per node."""
+    from rdflib.namespace import RDF
+    from rdflib.plugins.sparql.evaluate import evalPart
+
+    graph = ctx.graph
+    if isinstance(graph, ConjunctiveGraph):
+        if graph.default_union:
+            g_cond = ""
+        else:
+            gid = store.lookup_term_ids([_default_graph(graph).identifier]).get(
+                _default_graph(graph).identifier
+            )
+            g_cond = f" AND {{q}}.g = {-1 if gid is None else gid}"
+    else:
+        gid = store.lookup_term_ids([graph.identifier]).get(graph.identifier)
+        g_cond = f" AND {{q}}.g = {-1 if gid is None else gid}"
+    resources: set[Node] = {t for t in query.PV if isinstance(t, URIRef)}
+    if query.p is not None:
+        for binding in evalPart(ctx, query.p):
+            resources.update(binding.values())
+    ids = store.lookup_term_ids(
+        {r for r in resources if isinstance(r, URIRef | BNode)}
+        | {RDF.subject, RDF.predicate, RDF.object}
+    )
+    seeds = sorted(ids[r] for r in resources if r in ids)
+    result = Graph()
+    for prefix, ns in graph.namespaces():
+        result.bind(prefix, ns)
+    out = {"type_": "DESCRIBE", "graph": result}
+    if not seeds:
+        return out
+    seed_sql = " UNION ".join(f"SELECT CAST({i} AS BIGINT) AS n" for i in seeds)
+    blank = (
+        "SELECT q.o FROM cbd JOIN quads q ON q.s = cbd.n{g} "
+        "JOIN terms t ON t.id = q.o WHERE t.kind = 2"
+    ).format(g=g_cond.format(q="q"))
+    branches = [blank]
+    if RDF.subject in ids:
+        if store.dialect_name == "postgresql":
+            raise NotImplementedError  # PostgreSQL allows one recursive reference only
+        rs, rp, ro = ids[RDF.subject], ids.get(RDF.predicate, -1), ids.get(RDF.object, -1)
+        branches.append(
+            "SELECT r1.s FROM cbd JOIN quads q ON q.s = cbd.n{gq} "
+            "JOIN quads r1 ON r1.p = {rs} AND r1.o = cbd.n{g1} "
+            "JOIN quads r2 ON r2.s = r1.s AND r2.p = {rp} AND r2.o = q.p{g2} "
+            "JOIN quads r3 ON r3.s = r1.s AND r3.p = {ro} AND r3.o = q.o{g3}".format(
+                rs=rs,
+                rp=rp,
+                ro=ro,
+                gq=g_cond.format(q="q"),
+                g1=g_cond.format(q="r1"),
+                g2=g_cond.format(q="r2"),
+                g3=g_cond.format(q="r3"),
+            )
+        )
+    sql = (
+        f"WITH RECURSIVE cbd(n) AS (\n{seed_sql}\nUNION\n"
+        + "\nUNION\n".join(branches)
+        + "\n)\nSELECT ts.kind, ts.value, ts.datatype, ts.lang, tp.kind, tp.value, "
+        "tp.datatype, tp.lang, tob.kind, tob.value, tob.datatype, tob.lang\n"
+        "FROM (SELECT DISTINCT d.s, d.p, d.o FROM quads d "
+        f"WHERE d.s IN (SELECT n FROM cbd){g_cond.format(q='d')}) AS x\n"
+        "JOIN terms ts ON ts.id = x.s JOIN terms tp ON tp.id = x.p JOIN terms tob ON tob.id = x.o"
+    )
+    log = getattr(store, "sql_log", None)
+    if log is not None:
+        log.append(ExplainEntry(sql, {}))
+    decode = store.decode_term
+    for row in store.connection.execute(text(sql)):
+        result.add(
+            (
+                decode(row[0], row[1], row[2], row[3]),
+                decode(row[4], row[5], row[6], row[7]),
+                decode(row[8], row[9], row[10], row[11]),
+            )
+        )
+    return out
+
+
 def _default_graph(graph: ConjunctiveGraph) -> Graph:
     return graph.default_graph if isinstance(graph, Dataset) else graph.default_context
 
 
-def evaluate_part(ctx: QueryContext, part: CompValue) -> Iterator[FrozenBindings]:
+def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
     """The ``CUSTOM_EVALS`` hook: SQL for ``part`` or ``NotImplementedError``."""
-    if getattr(part, "name", None) not in _COMPILED:
+    name = getattr(part, "name", None)
+    if name not in _COMPILED and name != "DescribeQuery":
         raise NotImplementedError
     store = _store_of(ctx)
     if store is None or not getattr(store, "compile_sparql", True):
         raise NotImplementedError
+    if name == "DescribeQuery":
+        return _describe(store, ctx, part)
     try:
         stmt = compile_part(store, ctx, part)
     except Unsupported as exc:
@@ -174,8 +260,8 @@ def _rows(
     store: Any, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool
 ) -> Iterator[Any]:
     conn = store.connection
-    if stmt.needs_regex:
-        _register_regex(conn)
+    if stmt.functions:
+        _register_functions(conn, stmt.functions)
     sql = text(stmt.sql)
     if store.dialect_name == "postgresql":
         sql = sql.execution_options(stream_results=True, max_row_buffer=_FETCH)
@@ -244,9 +330,28 @@ def sparql_regex(text_: str | None, pattern: str | None, flags: str | None) -> i
     return 1 if rx.search(text_) else 0
 
 
-def _register_regex(conn: Any) -> None:
+def _lower(text_: str | None) -> str | None:
+    return None if text_ is None else text_.lower()
+
+
+def _upper(text_: str | None) -> str | None:
+    return None if text_ is None else text_.upper()
+
+
+_FUNCTIONS: dict[str, tuple[int, Any]] = {
+    "sparql_regex": (3, sparql_regex),
+    "sparql_lcase": (1, _lower),
+    "sparql_ucase": (1, _upper),
+}
+
+
+def _register_functions(conn: Any, names: frozenset[str]) -> None:
+    """Register the Python functions a statement calls on the SQLite connection (cheap;
+    done per statement because the pool may hand out a new DBAPI connection)."""
     raw = conn.connection.driver_connection
-    raw.create_function("sparql_regex", 3, sparql_regex, deterministic=True)
+    for name in names:
+        nargs, fn = _FUNCTIONS[name]
+        raw.create_function(name, nargs, fn, deterministic=True)
 
 
 # ------------------------------------------------------------------ Store.query

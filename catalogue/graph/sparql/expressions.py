@@ -166,6 +166,41 @@ class ExprCompiler:
             ),
         )
 
+    def _case_map(self, e: CompValue, sqlite_fn: str, pg_fn: str) -> Compiled:
+        """LCASE/UCASE: same datatype and language, mapped lexical form (an error for
+        anything but a string literal).  SQLite's lower()/upper() only map ASCII, so
+        SQLite calls Python's str.lower/str.upper (as rdflib does)."""
+        v = self.value(e.arg)
+        ok = self.ops.is_string_literal(v, allow_lang=True)
+        if ok is False:
+            return ("val", _UNBOUND)
+        if self.c.dialect.is_pg:
+            fn = pg_fn
+        else:
+            fn = sqlite_fn
+            self.c.need_function(sqlite_fn)
+        cond = "TRUE" if ok is True else ok
+        return (
+            "val",
+            Val(
+                kind=f"CASE WHEN {cond} THEN {LITERAL_KIND} END",
+                lex=f"CASE WHEN {cond} THEN {fn}({v.lex}) END",
+                dt=v.dt,
+                lang=v.lang,
+                num="NULL",
+                skind=v.skind,
+                sdt=v.sdt,
+                slang=v.slang,
+                static_dt_known=v.static_dt_known,
+            ),
+        )
+
+    def _e_Builtin_LCASE(self, e: CompValue) -> Compiled:
+        return self._case_map(e, "sparql_lcase", "lower")
+
+    def _e_Builtin_UCASE(self, e: CompValue) -> Compiled:
+        return self._case_map(e, "sparql_ucase", "upper")
+
     def _e_Builtin_LANG(self, e: CompValue) -> Compiled:
         v = self.value(e.arg)
         ok = f"{v.kind} = {LITERAL_KIND}"
@@ -291,7 +326,7 @@ class ExprCompiler:
                 raise Unsupported("regex pattern outside the PostgreSQL-safe subset")
             op = "~*" if flags == "i" else "~"
             return f"({lex} {op} {d.text_param(names.param(pat))})"
-        self.c.need_regex_function()
+        self.c.need_function("sparql_regex")
         call = (
             f"sparql_regex({lex}, {d.text_param(names.param(pat))}, "
             f"{d.text_param(names.param(flags))})"
