@@ -191,9 +191,12 @@ class Compiler:
 
     # ----------------------------------------------------------------- entry points
 
-    def statement(self, part: CompValue) -> Statement:
-        """The final statement for a solution-producing part, decoded per variable."""
+    def statement(self, part: CompValue, *, first_only: bool = False) -> Statement:
+        """The final statement for a solution-producing part, decoded per variable
+        (``first_only``: ASK needs one solution, so the database may stop there)."""
         inner_sql, outs, order_cols = self._select(part, top=True)
+        if first_only:
+            inner_sql = f"SELECT * FROM (\n{inner_sql}\n) AS a_\nLIMIT 1"
         cols: list[str] = []
         joins: list[str] = []
         columns: list[OutputColumn] = []
@@ -1019,7 +1022,12 @@ class Compiler:
         link = (
             f"{st}.{a} = {cte}.o" if self.dialect.is_pg else f"{st}.{a} BETWEEN {cte}.o AND {cte}.o"
         )
-        rec = f"SELECT {cte}.s, {st}.{b} FROM {cte} JOIN {step_from} ON {link} AND {step_on}"
+        rec_on = step_on
+        if not self.dialect.is_pg and isinstance(step, URIRef):
+            # ... and an equality on the constant predicate would get one too.
+            pid = self._id_sql(step)
+            rec_on = step_on.replace(f"{st}.p = {pid}", f"{st}.p BETWEEN {pid} AND {pid}")
+        rec = f"SELECT {cte}.s, {st}.{b} FROM {cte} JOIN {step_from} ON {link} AND {rec_on}"
         sql = f"WITH RECURSIVE {cte}(s, o) AS (\n{first}\nUNION\n{rec}\n)\nSELECT s, o FROM {cte}"
         if mod == "*":
             sql += f"\nUNION\n{zero}"

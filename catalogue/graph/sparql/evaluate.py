@@ -128,7 +128,7 @@ def compile_part(store: Any, ctx: QueryContext, part: CompValue) -> Statement:
         default_graph_id=default_id,
         bindings=bindings,
     )
-    return compiler.statement(part)
+    return compiler.statement(part, first_only=_TOP_ASK.get() == id(part))
 
 
 def _describe(store: Any, ctx: QueryContext, query: CompValue) -> dict[str, Any]:
@@ -290,6 +290,8 @@ _FETCH = 1000
 # id() of the pattern directly under the SELECT being run through store_query: its
 # solutions go straight into rdflib's Result, so they can be plain dicts.
 _TOP_SELECT: ContextVar[int | None] = ContextVar("_TOP_SELECT", default=None)
+# id() of the pattern of the ASK query being run: one solution answers it.
+_TOP_ASK: ContextVar[int | None] = ContextVar("_TOP_ASK", default=None)
 
 
 def _static_term(kind: int, lex: str, sdt: str | None, lang: str | None) -> Node:
@@ -399,11 +401,13 @@ def store_query(
     graph = _query_graph(store, query_graph, DATASET_DEFAULT_GRAPH_ID)
     algebra = parsed.algebra
     top = id(algebra.p) if algebra.name == "SelectQuery" else None
-    token = _TOP_SELECT.set(top)
+    ask = id(algebra.p) if algebra.name == "AskQuery" else None
+    token, ask_token = _TOP_SELECT.set(top), _TOP_ASK.set(ask)
     try:
         return SPARQLResult(evalQuery(graph, parsed, init_bindings or {}, base))
     finally:
         _TOP_SELECT.reset(token)
+        _TOP_ASK.reset(ask_token)
 
 
 def _query_graph(store: Any, query_graph: Any, default_id: Any) -> Graph:
