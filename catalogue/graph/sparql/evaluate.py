@@ -16,7 +16,9 @@ back to rdflib.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -93,9 +95,7 @@ def compile_part(store: Any, ctx: QueryContext, part: CompValue) -> Statement:
     if bindings and any(p.name in ("Project", "AggregateJoin") for p in iter_parts(part.get("p"))):
         # rdflib pushes outer bindings into sub-selects; keep its semantics there.
         raise Unsupported("sub-select evaluated under outer bindings")
-    constants = Compiler.constants(part) | {
-        v for v in bindings.values() if isinstance(v, URIRef | Literal)
-    }
+    constants = _constants(part) | {v for v in bindings.values() if isinstance(v, URIRef | Literal)}
     if isinstance(graph, ConjunctiveGraph):
         default_name = _default_graph(graph).identifier
         union = graph.default_union
@@ -168,8 +168,11 @@ def _describe(store: Any, ctx: QueryContext, query: CompValue) -> dict[str, Any]
         return out
     seed_sql = " UNION ".join(f"SELECT CAST({i} AS BIGINT) AS n" for i in seeds)
     blank = (
-        "SELECT q.o FROM cbd JOIN quads q ON q.s = cbd.n{g} "
-        "JOIN terms t ON t.id = q.o WHERE t.kind = 2"
+        # (A scalar lookup, not a join: joined, SQLite builds a Bloom filter over the
+        # whole terms table in every recursive round.)
+        # The one-value range on q.s avoids the same Bloom filter over all quads.
+        "SELECT q.o FROM cbd JOIN quads q ON q.s BETWEEN cbd.n AND cbd.n{g} "
+        "WHERE (SELECT t.kind FROM terms t WHERE t.id = q.o) = 2"
     ).format(g=g_cond.format(q="q"))
     branches = [blank]
     if RDF.subject in ids:
@@ -212,6 +215,23 @@ def _describe(store: Any, ctx: QueryContext, query: CompValue) -> dict[str, Any]
             )
         )
     return out
+
+
+_CONSTANTS: OrderedDict[int, tuple[Any, frozenset[Node]]] = OrderedDict()
+
+
+def _constants(part: CompValue) -> frozenset[Node]:
+    """The constants of a part, remembered per part (parsed queries are cached, so the
+    same algebra objects come back; the part is kept referenced so its id stays its)."""
+    hit = _CONSTANTS.get(id(part))
+    if hit is not None and hit[0] is part:
+        _CONSTANTS.move_to_end(id(part))
+        return hit[1]
+    found = frozenset(Compiler.constants(part))
+    _CONSTANTS[id(part)] = (part, found)
+    if len(_CONSTANTS) > 1024:
+        _CONSTANTS.popitem(last=False)
+    return found
 
 
 def _default_graph(graph: ConjunctiveGraph) -> Graph:
@@ -262,14 +282,24 @@ def _rows(
     conn = store.connection
     if stmt.functions:
         _register_functions(conn, stmt.functions)
-    sql = text(stmt.sql)
     if store.dialect_name == "postgresql":
-        sql = sql.execution_options(stream_results=True, max_row_buffer=_FETCH)
-    result = conn.execute(sql, stmt.params)
+        sql = text(stmt.sql).execution_options(stream_results=True, max_row_buffer=_FETCH)
+        result = conn.execute(sql, stmt.params)
+        batches: Iterator[Any] = result.partitions(_FETCH)
+        close = result.close
+    else:
+        # SQLite takes ":name" parameters natively; going straight to the driver's
+        # cursor (inside the transaction SQLAlchemy began) saves SQLAlchemy's result
+        # set-up, a visible share of a sub-millisecond query.
+        if not conn.in_transaction():
+            conn.begin()
+        cursor = conn.connection.driver_connection.execute(stmt.sql, stmt.params)
+        batches = iter(lambda: cursor.fetchmany(_FETCH), [])
+        close = cursor.close
     decode = store.decode_term
     columns = [(c.var, c.offset, c.static_dt, c.static_dt_known) for c in stmt.columns]
     try:
-        for batch in result.partitions(_FETCH):
+        for batch in batches:
             for row in batch:
                 solution = _Solution(bound) if plain else dict(bound)
                 for var, off, sdt, static in columns:
@@ -282,7 +312,10 @@ def _rows(
                         solution[var] = decode(kind, row[off + 1], row[off + 2], row[off + 3])
                 yield solution if plain else FrozenBindings(ctx, solution)
     finally:
-        result.close()
+        # An abandoned result is closed when its generator is collected, possibly after
+        # the transaction (and with it a server-side cursor) has already ended.
+        with contextlib.suppress(Exception):
+            close()
 
 
 # Rows fetched per round trip (and buffered from PostgreSQL's server-side cursor).
