@@ -252,3 +252,27 @@ def test_results_stream(catalogue_ds: Dataset) -> None:
     finally:
         catalogue_ds.store.rollback()
     assert (EX.z, EX.z, EX.z) not in catalogue_ds
+
+
+def test_cli_explain_prints_the_sql_that_ran(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from catalogue.cli import main
+
+    db = tmp_path / "c.db"
+    store = SQLStore(f"sqlite:///{db}")
+    ds = Dataset(store=store, default_union=True)
+    _fill(ds)
+    store.commit()
+    store.close()
+    query = "PREFIX : <http://x/> SELECT ?a WHERE { ?a :units 'K' } ORDER BY ?a"
+    result = CliRunner().invoke(
+        main, ["query", "--db", str(db), "--explain", "--format", "tsv", query]
+    )
+    assert result.exit_code == 0, result.output
+    assert "<http://x/a1>" in result.stdout
+    assert "FROM quads" in result.stderr and "ORDER BY" in result.stderr
+    assert "-- parameters:" not in result.stdout
+    plain = CliRunner().invoke(main, ["query", "--db", str(db), "--format", "tsv", query])
+    assert plain.exit_code == 0 and plain.stderr == ""
+    assert plain.stdout == result.stdout
