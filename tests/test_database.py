@@ -411,3 +411,47 @@ def test_upgrade_refuses_to_drop_quads_of_an_inconsistent_database(db_engine):
         upgrade(db_engine)
     assert current_revision(db_engine) == "0001_initial"
     assert _dump_0001(db_engine) == before
+
+
+def _sqlite_layout(engine) -> dict:
+    """Tables, columns (name, type, notnull, pk), indexes (name, unique, columns)."""
+    out: dict = {}
+    with engine.connect() as conn:
+        tables = [
+            r[0]
+            for r in conn.exec_driver_sql(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+        ]
+        for t in tables:
+            cols = [
+                (r[1], r[2].upper(), r[3], r[5])
+                for r in conn.exec_driver_sql(f'PRAGMA table_info("{t}")')
+            ]
+            idx = []
+            for r in conn.exec_driver_sql(f'PRAGMA index_list("{t}")'):
+                info = [c[2] for c in conn.exec_driver_sql(f'PRAGMA index_info("{r[1]}")')]
+                idx.append(
+                    (r[1] if not r[1].startswith("sqlite_autoindex") else "auto", r[2], info)
+                )
+            without_rowid = (
+                "WITHOUT ROWID"
+                in conn.exec_driver_sql(
+                    "SELECT sql FROM sqlite_master WHERE name = ?", (t,)
+                ).scalar_one()
+            )
+            out[t] = (cols, sorted(idx), without_rowid)
+    return out
+
+
+def test_private_in_memory_store_gets_the_migrated_schema(tmp_path) -> None:
+    """``Dataset(store="catalogue")`` skips the migrations for its throw-away database;
+    the tables it creates must be the ones the migrations build."""
+    from catalogue.graph.database import current_revision, ensure_schema, head_revision
+
+    memory = make_engine("sqlite://")
+    ensure_schema(memory)
+    migrated = make_engine(f"sqlite:///{tmp_path / 'm.db'}")
+    ensure_schema(migrated)
+    assert current_revision(memory) == head_revision() == current_revision(migrated)
+    assert _sqlite_layout(memory) == _sqlite_layout(migrated)
