@@ -10,7 +10,7 @@ import logging
 import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rdflib import BNode, Dataset, Graph, URIRef
 from rdflib.query import Result
@@ -25,6 +25,9 @@ from catalogue.rdf.convert import Triple, hierarchy_triples
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
 from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+
+if TYPE_CHECKING:
+    from catalogue.graph.bulk import LoadReport
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +141,19 @@ class Catalogue:
                 report.groups += 1
         return report
 
+    # ---------------------------------------------------------------- load
+    def load(self, path: str, *, format: str | None = None, graph: str | None = None) -> LoadReport:
+        """Bulk-load an RDF file (N-Triples, N-Quads, Turtle, TriG, JSON-LD, RDF/XML, N3).
+
+        One transaction: every statement is added, or (bad input, raising
+        :class:`~catalogue.graph.bulk.LoadError`) nothing is.  Statements without a
+        graph go to ``graph`` (default: the dataset's default graph); see
+        :func:`catalogue.graph.bulk.load_file`.
+        """
+        from catalogue.graph.bulk import load_file
+
+        return load_file(self.store, path, format=format, graph=graph)
+
     def _previous_versions(self, graph_id: URIRef, h: Hierarchy) -> tuple[list[Triple], set[str]]:
         if not h.failed or graph_id not in set(self.store.graph_ids()):
             return [], set()
@@ -162,9 +178,30 @@ class Catalogue:
 
     # ---------------------------------------------------------------- read
     def query(self, sparql: str, **kwargs: Any) -> Result:
-        """Run a SPARQL query over the union of all graphs (prefixes pre-bound)."""
+        """Run a SPARQL query over the union of all graphs (prefixes pre-bound).
+
+        The query is compiled to SQL where possible (see :mod:`catalogue.graph.sparql`);
+        rows stream from the database as the result is iterated.
+        """
         init_ns = {**PREFIXES, **kwargs.pop("initNs", {})}
         return self.dataset.query(sparql, initNs=init_ns, **kwargs)
+
+    def explain(self, sparql: str, **kwargs: Any) -> tuple[Result, list[str]]:
+        """Run a query to completion and return its result and the SQL that ran.
+
+        Each entry is a SQL statement (with its parameters as comments) or a note naming
+        an algebra node that rdflib evaluated because the compiler does not handle it.
+        """
+        store = self.store
+        store.sql_log = log = []
+        try:
+            result = self.query(sparql, **kwargs)
+            # Materialise while the log is attached: rows are produced lazily.
+            if result.type in ("SELECT", "ASK"):
+                result.bindings  # noqa: B018 - forces evaluation
+            return result, [entry.render() for entry in log]
+        finally:
+            store.sql_log = None
 
     def graphs(self) -> list[tuple[str, int]]:
         """Named graphs (one per harvested hierarchy) with their triple counts."""

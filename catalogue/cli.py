@@ -155,8 +155,15 @@ def metadata(iri: str, db: str | None, indent: int) -> None:
               help="Result format: table (default for SELECT), json (SPARQL 1.1 JSON), csv, tsv, xml; "
                    "turtle (default), json-ld or nt for CONSTRUCT/DESCRIBE.")
 @click.option("-o", "--output", default=None, help="Write to this file instead of stdout.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also print the SQL that ran (and any part rdflib evaluated) to stderr.",
+)
 @handle_errors
-def query(sparql: str, db: str | None, fmt: str | None, output: str | None) -> None:
+def query(
+    sparql: str, db: str | None, fmt: str | None, output: str | None, explain: bool
+) -> None:
     """Run a SPARQL query over every harvested graph (the union default graph).
 
     SPARQL is the query text, @FILE to read it from a file, or - for stdin.
@@ -167,9 +174,14 @@ def query(sparql: str, db: str | None, fmt: str | None, output: str | None) -> N
     text = _query_text(sparql)
     with _open(db) as cat:
         try:
-            result = cat.query(text)
+            if explain:
+                result, statements = cat.explain(text)
+            else:
+                result, statements = cat.query(text), []
             with _output(output) as out:
                 render(result, out, fmt)
+            for statement in statements:
+                click.echo(statement + "\n", err=True)
         except CatalogueError:
             raise
         except Exception as exc:  # rdflib raises pyparsing and evaluation errors of many types
@@ -219,6 +231,34 @@ def graphs(db: str | None) -> None:
     with _open(db) as cat:
         for iri, count in cat.graphs():
             click.echo(f"{iri}\t{count} triples")
+
+
+@main.command()
+@click.argument("file")
+@click.option("--format", "fmt", default=None, metavar="FMT",
+              help="nt, nquads, turtle, trig, json-ld, xml or n3 [default: from the extension; "
+                   ".gz, .bz2 and .xz files are decompressed].")
+@click.option("--graph", default=None, metavar="IRI",
+              help="Graph for statements without one (all of a triple format's) "
+                   "[default: the dataset's default graph].")
+@db_option
+@handle_errors
+def load(file: str, fmt: str | None, graph: str | None, db: str | None) -> None:
+    """Bulk-load the RDF FILE into the catalogue, in one transaction.
+
+    A bad line stops the load and leaves the catalogue as it was (exit code 1).
+    """
+    from pathlib import Path
+
+    from catalogue.errors import UsageError
+    from catalogue.graph.bulk import resolve_format
+
+    resolve_format(file, fmt)  # usage errors before the database is opened
+    if not Path(file).is_file():
+        raise UsageError(f"{file}: no such file")
+    with _open(db) as cat:
+        report = cat.load(file, format=fmt, graph=graph)
+    click.echo(report.summary())
 
 
 @main.group()

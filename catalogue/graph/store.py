@@ -1401,6 +1401,31 @@ class SQLStore(Store):
         for p, u in list(self._namespace_map().items()):
             yield p, URIRef(u)
 
+    # ------------------------------------------------------------------ bulk writers
+
+    def begin_write(self) -> Connection:
+        """The connection, holding the locks a writer needs (SQLite's write lock, the
+        shared PostgreSQL terms lock); for bulk writers that bypass :meth:`addN`."""
+        return self._begin_write()
+
+    def write_datatypes(self, iris: set[str]) -> dict[str, int]:
+        """Ids of datatype IRIs, inserting the unknown ones."""
+        return self._write_datatypes(self._begin_write(), iris)
+
+    def reserve_term_ids(self, count: int) -> int:
+        """SQLite: the first of ``count`` consecutive new term ids, reserved for the
+        caller in this write transaction (the store numbers terms itself there)."""
+        conn = self._begin_write()
+        first = self._next_term_id(conn)
+        self._tx_next_id = first + count
+        self._tx_wrote_ids = True
+        return first
+
+    def note_ids_written(self) -> None:
+        """Tell the store a bulk writer inserted terms: a rollback must then drop the
+        id caches filled in this transaction."""
+        self._tx_wrote_ids = True
+
     # ---------------------------------------------------------------------- SPARQL
 
     def query(
