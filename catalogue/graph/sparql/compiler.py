@@ -317,12 +317,24 @@ class Compiler:
         for s, p, o in part.triples:
             for t in self._expand_path(s, p, o):
                 (complex_ if isinstance(t[1], Path) else simple).append(t)
-        for s, p, o in simple:
-            q = self.names.alias("q")
-            b.add_item(f"quads {q}")
-            for col, term in (("s", s), ("p", p), ("o", o)):
-                self._bind(b, f"{q}.{col}", term)
-            graph_bound = self._bind_graph(b, f"{q}.g", scope, graph_bound)
+        # SQLite: a closure from a constant is small, but the planner cannot know that
+        # and would drive the join from the patterns, Bloom-filtering every quad of
+        # their predicates.  So such closures come first, the next pattern is joined
+        # with CROSS JOIN (SQLite keeps that order) and probed by one-value ranges.
+        leading: set[Any] = set()
+        if not self.dialect.is_pg and scope.mode != "var":
+            for t in list(complex_):
+                if isinstance(t[1], MulPath) and (
+                    self._path_end(t[0]) is not None or self._path_end(t[2]) is not None
+                ):
+                    self._path_pattern(b, *t, scope, simple)
+                    complex_.remove(t)
+                    leading |= {x for x in (t[0], t[2]) if isinstance(x, Variable | BNode)}
+        for triple in simple:
+            ranged = leading & set(triple)
+            if ranged:
+                leading = set()
+            graph_bound = self._add_pattern(b, triple, scope, graph_bound, ranged)
         for s, p, o in complex_:
             self._path_pattern(b, s, p, o, scope, simple)
         if not part.triples and scope.mode == "var":
@@ -332,6 +344,29 @@ class Compiler:
         if part.triples and scope.mode == "union":
             b.distinct_pending = True
         return b
+
+    def _add_pattern(
+        self,
+        b: Block,
+        triple: tuple[Any, Any, Any],
+        scope: GraphScope,
+        graph_bound: bool,
+        ranged: set[Any],
+    ) -> bool:
+        """One triple pattern as a ``quads`` alias; with ``ranged`` variables it is
+        CROSS JOINed and probed by one-value ranges (see :meth:`_p_BGP`)."""
+        q = self.names.alias("q")
+        if ranged:
+            b.items.append(("CROSS JOIN", f"quads {q}", None))
+        else:
+            b.add_item(f"quads {q}")
+        for col, term in zip(("s", "p", "o"), triple, strict=True):
+            ref = b.vars.get(term) if term in ranged else None
+            if ref is not None and ref.is_id:
+                b.where.append(f"{q}.{col} BETWEEN {ref.id} AND {ref.id}")
+            else:
+                self._bind(b, f"{q}.{col}", term)
+        return self._bind_graph(b, f"{q}.g", scope, graph_bound)
 
     def _expand_path(self, s: Any, p: Any, o: Any) -> list[tuple[Any, Any, Any]]:
         """Rewrite sequence and inverse paths into plain triple patterns joined through
@@ -872,6 +907,8 @@ class Compiler:
         o: Any,
         scope: GraphScope,
         simple: list[tuple[Any, Any, Any]],
+        *,
+        cross: bool = False,
     ) -> None:
         if scope.mode == "var":
             raise Unsupported("property path inside GRAPH ?var")
@@ -902,9 +939,17 @@ class Compiler:
         else:
             sql = self._path_sql(path, scope, start, end)
         alias = self.names.alias("pp")
-        b.add_item(f"(\n{sql}\n) AS {alias}")
-        self._bind(b, f"{alias}.s", s)
-        self._bind(b, f"{alias}.o", o)
+        if cross and b.items:
+            b.items.append(("CROSS JOIN", f"(\n{sql}\n) AS {alias}", None))
+        else:
+            b.add_item(f"(\n{sql}\n) AS {alias}")
+            cross = False
+        for col, term in ((f"{alias}.s", s), (f"{alias}.o", o)):
+            ref = b.vars.get(term) if cross and isinstance(term, Variable | BNode) else None
+            if ref is not None and ref.is_id:
+                b.where.append(f"{col} BETWEEN {ref.id} AND {ref.id}")
+            else:
+                self._bind(b, col, term)
 
     def _selectivity(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> int:
         """A rough score of how constrained ``var`` is by the patterns around it:

@@ -167,13 +167,15 @@ def _describe(store: Any, ctx: QueryContext, query: CompValue) -> dict[str, Any]
     if not seeds:
         return out
     seed_sql = " UNION ".join(f"SELECT CAST({i} AS BIGINT) AS n" for i in seeds)
+    # Blank-node objects are found with a scalar lookup of their kind, not a join:
+    # joined, SQLite builds a Bloom filter over the whole terms table in every
+    # recursive round.  For the same reason SQLite gets a one-value range on q.s;
+    # PostgreSQL plans the plain equality well (and the range badly).
+    link = "q.s = cbd.n" if store.dialect_name == "postgresql" else "q.s BETWEEN cbd.n AND cbd.n"
     blank = (
-        # (A scalar lookup, not a join: joined, SQLite builds a Bloom filter over the
-        # whole terms table in every recursive round.)
-        # The one-value range on q.s avoids the same Bloom filter over all quads.
-        "SELECT q.o FROM cbd JOIN quads q ON q.s BETWEEN cbd.n AND cbd.n{g} "
+        "SELECT q.o FROM cbd JOIN quads q ON {link}{g} "
         "WHERE (SELECT t.kind FROM terms t WHERE t.id = q.o) = 2"
-    ).format(g=g_cond.format(q="q"))
+    ).format(link=link, g=g_cond.format(q="q"))
     branches = [blank]
     if RDF.subject in ids:
         if store.dialect_name == "postgresql":

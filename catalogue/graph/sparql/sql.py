@@ -145,7 +145,12 @@ class Block:
             return "(SELECT 1 AS one) AS unit_"
         out = []
         for join, source, on in self.items:
-            out.append(source if not join else f"{join} {source} ON {on}")
+            if not join:
+                out.append(source)
+            elif join == "CROSS JOIN":
+                out.append(f"CROSS JOIN {source}")
+            else:
+                out.append(f"{join} {source} ON {on}")
         return "\n  ".join(out)
 
     def where_sql(self) -> str:
