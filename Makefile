@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench clean
+.PHONY: demo test install dev lint bench bench-sparql clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -55,6 +55,14 @@ lint: dev
 
 bench: dev
 	$(BIN)/python bench/harvest_vs_zarr.py
+
+# SPARQL discovery benchmark (bench/README.md). The data (~170 MB at scale 1) is generated
+# into bench/data/ when missing. E.g. make bench-sparql SPARQL_SCALE=0.05 SPARQL_ARGS="--runs 3"
+SPARQL_SCALE ?= 1
+SPARQL_ARGS ?=
+bench-sparql: dev
+	$(BIN)/python -m bench.sparql.generate --scale $(SPARQL_SCALE) --if-missing
+	$(BIN)/python -m bench.sparql.run --scale $(SPARQL_SCALE) $(SPARQL_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-*
