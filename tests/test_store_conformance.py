@@ -35,6 +35,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,7 +55,7 @@ from rdflib.exceptions import UniquenessError
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.namespace import NamespaceManager
 from rdflib.plugins.stores.memory import Memory
-from rdflib.store import VALID_STORE, Store
+from rdflib.store import VALID_STORE, Store, TripleAddedEvent, TripleRemovedEvent
 from rdflib.term import Node
 from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
@@ -788,7 +789,7 @@ _DETERMINISTIC = settings(
 )
 
 
-def test_differential_against_memory_on_sqlite_file(tmp_path) -> None:
+def test_differential_against_memory_on_sqlite_file(tmp_path: Path) -> None:
     counter = itertools.count()
 
     def fresh_file() -> tuple[str, Callable[[], None]]:
@@ -1542,19 +1543,10 @@ _NUL_LITERAL = Literal("nul\x00byte")
 
 
 def _unstorable_lookup_params() -> list[Any]:
-    reason = (
-        "a pattern, contains-check or remove with a term the database cannot hold raises "
-        "(UnicodeEncodeError; psycopg DataError for NUL) instead of matching nothing"
-    )
     params = []
-    for term_name, term, differing in (
-        ("surrogate", _SURROGATE_LITERAL, _SQL_BACKENDS),
-        ("nul", _NUL_LITERAL, ("postgres",)),
-    ):
+    for term_name, term in (("surrogate", _SURROGATE_LITERAL), ("nul", _NUL_LITERAL)):
         for name in ("Memory", "catalogue", "sqlite", "postgres"):
             marks: list[Any] = [pytest.mark.postgres] if name == "postgres" else []
-            if name in differing:
-                marks.append(pytest.mark.xfail(strict=True, reason=reason))
             params.append(pytest.param(name, term, marks=marks, id=f"{term_name}-{name}"))
     return params
 
@@ -1680,8 +1672,6 @@ def test_remove_notifies_subscribers_once_per_call() -> None:
     """Informative: the catalogue store sends one ``TripleRemovedEvent`` per
     ``remove`` call (carrying the pattern, as ``Store.remove`` does); Memory sends
     none.  Add events are the same: one per added triple."""
-    from rdflib.store import TripleAddedEvent, TripleRemovedEvent
-
     seen: dict[str, list[tuple[str, Any]]] = {}
     for name, ds in zip(("sql", "mem"), _two_datasets(), strict=True):
         events: list[tuple[str, Any]] = []

@@ -671,6 +671,16 @@ class SQLStore(Store):
     def _lookup_term_id(self, node: Node) -> int | None:
         return self.lookup_term_ids([node]).get(node)
 
+    def _holdable(self, text_: str) -> bool:
+        """Whether the database can store ``text_``: neither SQLite nor PostgreSQL
+        take lone surrogates (not encodable as UTF-8), and PostgreSQL text cannot hold
+        NUL.  Lookups with such a term match nothing, as in rdflib's Memory store."""
+        try:
+            text_.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return not ("\x00" in text_ and self.dialect_name == "postgresql")
+
     def _bind_term(self, name: str, node: Node, params: dict[str, Any]) -> bool:
         """Add the parameters of :func:`_term_id_of` for ``node`` at ``name``.
 
@@ -681,6 +691,8 @@ class SQLStore(Store):
             term_hash, kind, value, datatype, lang = encode(node)
         except TypeError:
             return False
+        if not (self._holdable(value) and (lang is None or self._holdable(lang))):
+            return False  # the database cannot hold it, so it holds no such term
         dt_id = None
         if datatype is not None:
             dt_id = self._datatype_id(datatype)
