@@ -26,7 +26,7 @@ children.  So a query with one exotic function still runs its patterns as SQL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rdflib.namespace import RDF
@@ -49,7 +49,7 @@ from .sql import (
 )
 from .values import LITERAL_KIND, ValueOps
 
-__all__ = ["Compiler", "GraphScope", "OutputColumn", "Statement"]
+__all__ = ["ALGEBRA", "Compiler", "GraphScope", "OutputColumn", "Statement"]
 
 _XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
@@ -82,28 +82,30 @@ class Statement:
     params: dict[str, Any]
     columns: list[OutputColumn]
     functions: frozenset[str] = frozenset()
-    notes: list[str] = field(default_factory=list)
 
 
-_ALGEBRA = {
-    "BGP",
-    "Join",
-    "LeftJoin",
-    "Filter",
-    "Union",
-    "Minus",
-    "Graph",
-    "Extend",
-    "ToMultiSet",
-    "values",
-    "Project",
-    "Distinct",
-    "Reduced",
-    "OrderBy",
-    "Slice",
-    "Group",
-    "AggregateJoin",
-}
+#: Algebra nodes the compiler knows.
+ALGEBRA = frozenset(
+    {
+        "BGP",
+        "Join",
+        "LeftJoin",
+        "Filter",
+        "Union",
+        "Minus",
+        "Graph",
+        "Extend",
+        "ToMultiSet",
+        "values",
+        "Project",
+        "Distinct",
+        "Reduced",
+        "OrderBy",
+        "Slice",
+        "Group",
+        "AggregateJoin",
+    }
+)
 
 
 class Compiler:
@@ -173,7 +175,7 @@ class Compiler:
                 if x.name in ("Builtin_EXISTS", "Builtin_NOTEXISTS"):
                     # rdflib translates nested EXISTS patterns lazily, keeping the result
                     # in an attribute (not the dict); do the same and walk that.
-                    if isinstance(x.graph, CompValue) and x.graph.name not in _ALGEBRA:
+                    if isinstance(x.graph, CompValue) and x.graph.name not in ALGEBRA:
                         x.graph = translateGroupGraphPattern(x.graph)
                     walk(x.graph)
                     return
@@ -301,7 +303,7 @@ class Compiler:
     # -------------------------------------------------------------------- patterns
 
     def pattern(self, part: Any, scope: GraphScope) -> Block:
-        if not isinstance(part, CompValue) or part.name not in _ALGEBRA:
+        if not isinstance(part, CompValue) or part.name not in ALGEBRA:
             raise Unsupported(f"algebra {getattr(part, 'name', part)!r}")
         saved, self.current_scope = self.current_scope, scope
         try:
@@ -727,19 +729,7 @@ class Compiler:
             sql, outs, _ = self._select(part, top=False)
         finally:
             self.scope = saved
-        alias = self.names.alias("sq")
-        out = Block()
-        out.add_item(f"(\n{sql}\n) AS {alias}")
-        for var, ref in outs:
-            col = self.names.column(var)
-            if ref.is_id:
-                out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=ref.nullable)
-            else:
-                assert ref.val is not None
-                out.vars[var] = VarRef(
-                    id=None, val=val_from_columns(alias, col, ref.val), nullable=True
-                )
-        return out
+        return self._derived(sql, outs, "sq")[0]
 
     _p_Project = _subselect
     _p_Distinct = _subselect
@@ -882,11 +872,17 @@ class Compiler:
 
     def _wrap_with(self, b: Block, extra: list[tuple[str, str]]) -> tuple[Block, str]:
         """Like :meth:`wrap`, also carrying ``extra`` computed columns."""
-        sql = self._render(b, extra=extra, distinct=False)
-        alias = self.names.alias("w")
+        return self._derived(self._render(b, extra=extra, distinct=False), b.vars.items(), "w")
+
+    def _derived(
+        self, sql: str, refs: Iterable[tuple[Any, VarRef]], prefix: str
+    ) -> tuple[Block, str]:
+        """A block reading ``refs`` (how each variable was carried in ``sql``) back from
+        ``sql`` as a derived table; returns the block and the table's alias."""
+        alias = self.names.alias(prefix)
         out = Block()
         out.add_item(f"(\n{sql}\n) AS {alias}")
-        for var, ref in b.vars.items():
+        for var, ref in refs:
             col = self.names.column(var)
             if ref.is_id:
                 out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=ref.nullable)
@@ -1193,7 +1189,7 @@ class Compiler:
     def exists_sql(self, graph: Any, resolve: Resolver, *, negate: bool) -> str:
         """``[NOT] EXISTS`` as a correlated subquery: the pattern's variables that are
         bound in the current row must match (SPARQL substitutes them)."""
-        if isinstance(graph, CompValue) and graph.name not in _ALGEBRA:
+        if isinstance(graph, CompValue) and graph.name not in ALGEBRA:
             graph = translateGroupGraphPattern(graph)
         self._outer.append(resolve)
         try:
@@ -1236,19 +1232,7 @@ class Compiler:
     def wrap(self, b: Block, *, distinct: bool = False) -> Block:
         """Turn a block into a derived table (applying a pending DISTINCT)."""
         sql = self._render(b, distinct=distinct or b.distinct_pending)
-        alias = self.names.alias("w")
-        out = Block()
-        out.add_item(f"(\n{sql}\n) AS {alias}")
-        for var, ref in b.vars.items():
-            col = self.names.column(var)
-            if ref.is_id:
-                out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=ref.nullable)
-            else:
-                assert ref.val is not None
-                out.vars[var] = VarRef(
-                    id=None, val=val_from_columns(alias, col, ref.val), nullable=ref.nullable
-                )
-        return out
+        return self._derived(sql, b.vars.items(), "w")[0]
 
 
 def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:

@@ -33,7 +33,7 @@ from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
-from .compiler import Compiler, GraphScope, Statement, iter_parts
+from .compiler import ALGEBRA, Compiler, GraphScope, Statement, iter_parts
 from .sql import Unsupported
 
 __all__ = ["ExplainEntry", "compile_part", "evaluate_part", "install"]
@@ -43,22 +43,7 @@ HOOK_NAME = "catalogue-sql"
 # Nodes worth compiling on their own.  Query forms (SelectQuery, ...) stay with rdflib,
 # which wraps the solutions of their pattern; a lone Group is handled by its
 # AggregateJoin; lone VALUES are cheaper in Python.
-_COMPILED = {
-    "BGP",
-    "Join",
-    "LeftJoin",
-    "Filter",
-    "Union",
-    "Minus",
-    "Graph",
-    "Extend",
-    "Project",
-    "Distinct",
-    "Reduced",
-    "OrderBy",
-    "Slice",
-    "AggregateJoin",
-}
+_COMPILED = ALGEBRA - {"ToMultiSet", "values", "Group"}
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from rdflib.namespace import RDF, XSD
 from rdflib.term import BNode, Literal, Node, URIRef
 
-from ..terms import comparable_value
+from ..terms import XSD_NUMERIC_DATATYPES, comparable_value
 from .sql import Unsupported, Val
 
 if TYPE_CHECKING:
@@ -25,27 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NUMERIC_TYPES", "ValueOps"]
 
-NUMERIC_TYPES = frozenset(
-    str(XSD[name])
-    for name in (
-        "integer",
-        "decimal",
-        "float",
-        "double",
-        "nonPositiveInteger",
-        "negativeInteger",
-        "long",
-        "int",
-        "short",
-        "byte",
-        "nonNegativeInteger",
-        "unsignedLong",
-        "unsignedInt",
-        "unsignedShort",
-        "unsignedByte",
-        "positiveInteger",
-    )
-)
+NUMERIC_TYPES = XSD_NUMERIC_DATATYPES
 DATETIME_TYPES = frozenset({str(XSD.dateTime), str(XSD.dateTimeStamp)})
 STRING = str(XSD.string)
 BOOLEAN = str(XSD.boolean)
