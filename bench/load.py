@@ -42,7 +42,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -122,37 +121,24 @@ def sqlite_run(path: Path) -> dict[str, Any]:
 
 def postgres_run(path: Path, url: str) -> dict[str, Any]:
     from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
 
-    from catalogue.graph.database import database_url
+    from catalogue.graph.database import scratch_postgres_database
 
-    base = make_url(database_url(url))
-    name = f"bench_load_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    with scratch_postgres_database(url, "bench_load") as db:
+        result = run_load(path, db)
+        engine = create_engine(db)
         try:
-            db = base.set(database=name).render_as_string(hide_password=False)
-            result = run_load(path, db)
-            engine = create_engine(db)
-            try:
-                with engine.connect() as conn:
-                    size = conn.execute(
-                        text(
-                            "SELECT sum(pg_total_relation_size(c)) FROM unnest(ARRAY["
-                            "'terms', 'quads', 'graphs', 'datatypes', 'namespaces']::regclass[]) c"
-                        )
-                    ).scalar_one()
-            finally:
-                engine.dispose()
-            result["bytes"] = int(size)
-            result["bytes_per_triple"] = int(size) / result["triples"]
+            with engine.connect() as conn:
+                size = conn.execute(
+                    text(
+                        "SELECT sum(pg_total_relation_size(c)) FROM unnest(ARRAY["
+                        "'terms', 'quads', 'graphs', 'datatypes', 'namespaces']::regclass[]) c"
+                    )
+                ).scalar_one()
         finally:
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        admin.dispose()
+            engine.dispose()
+    result["bytes"] = int(size)
+    result["bytes_per_triple"] = int(size) / result["triples"]
     return result
 
 

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine, create_engine
-from sqlalchemy.engine import make_url
+from sqlalchemy import Engine
 
-from catalogue.graph.database import database_url, make_engine
+from catalogue.graph.database import make_engine, scratch_postgres_database
 from catalogue.graph.store import SQLStore
 
 POSTGRES_URL_ENV = "CATALOGUE_TEST_POSTGRES_URL"
@@ -34,23 +32,12 @@ def sqlite_url(tmp_path) -> str:
 
 @contextlib.contextmanager
 def temporary_postgres_database() -> Iterator[str]:
-    """Create a uniquely named PostgreSQL database, yield its URL, drop it afterwards."""
+    """A uniquely named PostgreSQL database, dropped afterwards (skip without a server)."""
     base = os.environ.get(POSTGRES_URL_ENV)
     if not base:
         pytest.skip(f"{POSTGRES_URL_ENV} is not set, so PostgreSQL tests are skipped")
-    base_url = make_url(database_url(base))
-    name = f"catalogue_test_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        try:
-            yield base_url.set(database=name).render_as_string(hide_password=False)
-        finally:
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        admin.dispose()
+    with scratch_postgres_database(base, "catalogue_test") as url:
+        yield url
 
 
 @pytest.fixture
@@ -124,5 +111,9 @@ def bad_store(tmp_path, request) -> pathlib.Path:
 
 def pytest_collection_modifyitems(config, items) -> None:
     """CI sets CATALOGUE_TEST_REQUIRE_POSTGRES=1: then PostgreSQL tests must not be skipped."""
-    if os.environ.get("CATALOGUE_TEST_REQUIRE_POSTGRES") == "1" and not os.environ.get(POSTGRES_URL_ENV):
-        raise pytest.UsageError(f"CATALOGUE_TEST_REQUIRE_POSTGRES=1 but {POSTGRES_URL_ENV} is not set")
+    if os.environ.get("CATALOGUE_TEST_REQUIRE_POSTGRES") == "1" and not os.environ.get(
+        POSTGRES_URL_ENV
+    ):
+        raise pytest.UsageError(
+            f"CATALOGUE_TEST_REQUIRE_POSTGRES=1 but {POSTGRES_URL_ENV} is not set"
+        )

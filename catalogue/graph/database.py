@@ -14,7 +14,10 @@ hides the differences that matter for correctness:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
+from collections.abc import Iterator
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -265,3 +268,25 @@ def _create_head_schema(engine: Engine) -> None:
             )
         )
         conn.execute(text("INSERT INTO alembic_version VALUES (:v)"), {"v": head_revision()})
+
+
+@contextlib.contextmanager
+def scratch_postgres_database(server_url: str, prefix: str = "catalogue_scratch") -> Iterator[str]:
+    """Create a uniquely named database on ``server_url``'s PostgreSQL server, yield its
+    URL, and drop it afterwards (even with sessions still open).
+
+    For tests and benchmarks that need a database of their own on a shared server.
+    """
+    base = make_url(database_url(server_url))
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        try:
+            yield base.set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        admin.dispose()

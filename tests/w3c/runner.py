@@ -49,7 +49,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -284,28 +283,11 @@ class SQLStoreBackend(Backend):
 
 @contextlib.contextmanager
 def scratch_postgres(server_url: str) -> Iterator[str]:
-    """A uniquely named PostgreSQL database on ``server_url``'s server, dropped after.
+    """A uniquely named PostgreSQL database on ``server_url``'s server, dropped after."""
+    from catalogue.graph.database import scratch_postgres_database
 
-    Same mechanism as the ``postgres_url`` fixture in ``tests/conftest.py``.
-    """
-    from sqlalchemy import create_engine
-    from sqlalchemy.engine import make_url
-
-    from catalogue.graph.database import database_url
-
-    base = make_url(database_url(server_url))
-    name = f"catalogue_w3c_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        try:
-            yield base.set(database=name).render_as_string(hide_password=False)
-        finally:
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        admin.dispose()
+    with scratch_postgres_database(server_url, "catalogue_w3c") as url:
+        yield url
 
 
 def _activate_catalogue_query_path() -> None:
