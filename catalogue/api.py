@@ -25,6 +25,7 @@ from catalogue.rdf.convert import Triple, hierarchy_triples
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
 from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
 
 if TYPE_CHECKING:
     from catalogue.graph.bulk import LoadReport
@@ -44,16 +45,32 @@ class HarvestReport:
     errors: list[DocumentError] = field(default_factory=list)
     #: Paths of failed nodes whose previously catalogued version was kept.
     kept: list[str] = field(default_factory=list)
+    #: Paths of the nodes whose documents could not be read.
+    failed_paths: list[str] = field(default_factory=list)
+    #: The validation of every node (None when harvesting without validation).
+    validation: Report | None = None
 
     @property
     def ok(self) -> bool:
+        """No node failed to be read (validation findings do not count: those nodes are catalogued)."""
         return not self.errors
+
+    @property
+    def invalid(self) -> int:
+        """Catalogued (readable) nodes with validation errors."""
+        if self.validation is None:
+            return 0
+        return len(self.validation.invalid_paths() - set(self.failed_paths))
 
     def summary(self) -> str:
         text = (
             f"harvested {self.source}: {self.groups} groups, {self.arrays} arrays, "
             f"{self.triples} triples into graph <{self.graph}>"
         )
+        if self.validation is not None:
+            counts = self.validation.counts()
+            text += (f"; {self.invalid} invalid node(s): {counts['error']} errors, "
+                     f"{counts['warning']} warnings, {counts['info']} infos")
         if self.errors:
             text += f"; {len(self.errors)} node(s) failed"
             if self.kept:
@@ -108,18 +125,30 @@ class Catalogue:
         self.close()
 
     # ------------------------------------------------------------- harvest
-    def harvest(self, source: str, *, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> HarvestReport:
+    def harvest(
+        self,
+        source: str,
+        *,
+        max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+        validate: bool = True,
+        profile: str = DEFAULT_PROFILE,
+    ) -> HarvestReport:
         """Harvest the hierarchy at ``source`` into its own named graph, atomically.
 
         The graph (named by the hierarchy root IRI) is replaced in one
         transaction. Nodes whose documents failed keep their previously
         catalogued triples; the report lists them. Errors that make the
         whole hierarchy unusable raise, and leave the catalogue unchanged.
+
+        Every node is validated (``catalogue.validate``); the findings are
+        stored in the graph as a SHACL report and each node is flagged
+        ``zarr:valid``. Invalid nodes are catalogued all the same.
         """
         hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes)
         graph_id = URIRef(hierarchy.url)
         report = HarvestReport(source=source, graph=hierarchy.url)
         report.errors = hierarchy.errors
+        report.failed_paths = sorted(hierarchy.failed)
         kept_triples, kept_paths = self._previous_versions(graph_id, hierarchy)
         report.kept = sorted(kept_paths)
         catalogued = set(hierarchy.nodes) | kept_paths
@@ -128,6 +157,11 @@ class Catalogue:
         triples = list(hierarchy_triples(hierarchy, member_filter=catalogued))
         triples += kept_triples
         triples += self._kept_memberships(hierarchy, kept_paths, catalogued)
+        if validate:
+            from catalogue.rdf.shacl import report_triples
+
+            report.validation = validate_hierarchy(hierarchy, profile=profile, source=source)
+            triples += report_triples(report.validation, hierarchy, catalogued)
         try:
             report.triples = self.store.replace_graph(graph_id, triples)
             self.store.commit()
@@ -161,7 +195,7 @@ class Catalogue:
         triples: list[Triple] = []
         kept: set[str] = set()
         for path in h.failed:
-            closure = node_closure(old, URIRef(h.iri(path)), skip=[ZARR.member])
+            closure = node_closure(old, URIRef(h.iri(path)), skip=[ZARR.member, ZARR.valid])
             if closure:
                 triples += closure
                 kept.add(path)
@@ -207,6 +241,10 @@ class Catalogue:
         """Named graphs (one per harvested hierarchy) with their triple counts."""
         return [(str(g), len(Graph(store=self.store, identifier=g))) for g in self.store.graph_ids()]
 
+    def has_node(self, iri: str) -> bool:
+        """Whether a catalogued node has this IRI."""
+        return (URIRef(iri), ZARR.path, None) in self.dataset
+
     def node_graph(self, iri: str) -> Graph:
         """The named graph holding node ``iri`` (the most specific one if several do)."""
         node = URIRef(iri)
@@ -215,6 +253,28 @@ class Catalogue:
             raise NodeNotFound(f"no node {iri} in the catalogue")
         holders.sort(key=lambda g: (not iri.startswith(str(g)), -len(str(g))))
         return Graph(store=self.store, identifier=holders[0])
+
+    def validate(self, iri: str, *, profile: str = DEFAULT_PROFILE) -> Report:
+        """Validate a catalogued node and everything below it, from the graph alone.
+
+        The node's hierarchy is rebuilt from its graph (documents exactly as
+        harvested, dependent arrays expanded again) so that rules needing
+        neighbours (grid_mapping, chunk key collisions) see them; findings
+        are then limited to the node's subtree.
+        """
+        from catalogue.rdf.rebuild import rebuild_hierarchy
+
+        graph = self.node_graph(iri)
+        hierarchy = rebuild_hierarchy(graph, str(graph.identifier))
+        full = validate_hierarchy(hierarchy, profile=profile, source=iri)
+        prefix = iri[len(hierarchy.url):].lstrip("/") if iri.startswith(hierarchy.url) else None
+        path = next((p for p in hierarchy.nodes if hierarchy.iri(p) == iri), prefix)
+        if not path:
+            return full
+        inside = [p for p in hierarchy.nodes if p == path or p.startswith(path + "/")]
+        report = Report(source=iri, profile=profile, nodes=len(inside))
+        report.findings = [f for f in full.findings if f.path == path or f.path.startswith(path + "/")]
+        return report
 
     def documents(self, iri: str) -> dict[str, Any]:
         """The node's metadata documents, rebuilt from the graph alone."""
@@ -242,6 +302,14 @@ class Catalogue:
                 yield s, p, o, g
 
 
+def validate_store(
+    source: str, *, profile: str = DEFAULT_PROFILE, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> Report:
+    """Validate the hierarchy at ``source`` straight from the store, cataloguing nothing."""
+    hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes)
+    return validate_hierarchy(hierarchy, profile=profile, source=source)
+
+
 def open(db: str | None = None) -> Catalogue:
     """Open (creating and migrating if needed) the catalogue database at ``db``.
 
@@ -251,4 +319,4 @@ def open(db: str | None = None) -> Catalogue:
     return Catalogue(db)
 
 
-__all__ = ["Catalogue", "DocumentError", "HarvestReport", "open"]
+__all__ = ["Catalogue", "DocumentError", "HarvestReport", "Report", "open", "validate_store"]

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from catalogue.errors import CatalogueError, display_location
+from catalogue.validate import DEFAULT_PROFILE, PROFILES
 
 DB_HELP = "Catalogue database: a file path or SQLAlchemy URL [env CATALOGUE_DB; default ./catalogue.db]."
 
@@ -70,30 +71,102 @@ def main(verbose: int) -> None:
 @click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
               help="Refuse metadata documents larger than this (default 4 MiB; consolidated metadata gets 64x).")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
+@click.option("--profile", type=click.Choice(PROFILES), default=DEFAULT_PROFILE, show_default=True,
+              help="Validation profile (see catalogue validate).")
+@click.option("--strict", is_flag=True, help="Exit with 1 when validation finds errors (invalid nodes are catalogued all the same).")
 @handle_errors
-def harvest(source: str, db: str | None, max_document_size: int | None, as_json: bool) -> None:
+def harvest(source: str, db: str | None, max_document_size: int | None, as_json: bool, profile: str, strict: bool) -> None:
     """Harvest the Zarr hierarchy at SOURCE (a folder or file:// URL) into its own graph.
 
     Re-harvesting replaces the graph atomically. A node whose metadata cannot
     be read is reported and keeps its previously catalogued version; the
-    command then exits with 1.
+    command then exits with 1. Every node is validated: the findings are
+    stored in the graph (SHACL) and their errors and warnings printed as
+    warnings; invalid nodes are still catalogued.
     """
     from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
 
     with _open(db) as cat:
-        report = cat.harvest(source, max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES)
+        report = cat.harvest(source, max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
+                             profile=profile)
     for error in report.errors:
         click.echo(f"error: {error}", err=True)
+    failed = set(report.failed_paths)
+    shown = [f for f in report.validation.findings if f.path not in failed and f.severity != "info"] if report.validation else []
+    for finding in shown[:MAX_HARVEST_FINDINGS]:
+        click.echo(f"warning: {finding.one_line()}", err=True)
+    if len(shown) > MAX_HARVEST_FINDINGS:
+        click.echo(f"warning: ... and {len(shown) - MAX_HARVEST_FINDINGS} more findings "
+                   f"(catalogue validate {report.graph})", err=True)
     if as_json:
         click.echo(json.dumps({
             "source": report.source, "graph": report.graph, "groups": report.groups,
             "arrays": report.arrays, "triples": report.triples,
             "errors": [str(e) for e in report.errors], "kept_previous": report.kept,
+            "invalid_nodes": report.invalid,
+            "validation": report.validation.counts() if report.validation else None,
         }, indent=2))
     else:
         click.echo(report.summary(), err=not report.ok)
-    if not report.ok:
+    if not report.ok or (strict and report.invalid):
         sys.exit(1)
+
+
+#: Validation findings a harvest prints; the rest are in the graph and in ``catalogue validate``.
+MAX_HARVEST_FINDINGS = 20
+
+
+@main.command()
+@click.argument("target", metavar="SOURCE_OR_IRI")
+@db_option
+@click.option("--profile", type=click.Choice(PROFILES), default=DEFAULT_PROFILE, show_default=True,
+              help="corrected: the GeoZarr array schema with its bugs fixed; upstream: that schema verbatim.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--store", "from_store", is_flag=True,
+              help="Read SOURCE_OR_IRI from its store even when it is a catalogued node.")
+@click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="Refuse metadata documents larger than this (default 4 MiB).")
+@handle_errors
+def validate(target: str, db: str | None, profile: str, fmt: str, from_store: bool,
+             max_document_size: int | None) -> None:
+    """Validate a Zarr hierarchy: a store (folder, file:// URL) or a catalogued node IRI.
+
+    A catalogued node is validated from the graph, with everything below it;
+    anything else is read from its store and nothing is catalogued. Prints
+    one line per finding (file#pointer: severity: message [rule]) and a
+    summary. Exit code 0 without errors, 1 with errors, 2 on usage errors.
+    """
+    from catalogue.api import validate_store
+    from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+
+    report = None
+    if not from_store and "://" in target and _catalogue_exists(db):
+        with _open(db) as cat:
+            if cat.has_node(target):
+                report = cat.validate(target, profile=profile)
+    if report is None:
+        report = validate_store(target, profile=profile,
+                                max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES)
+    if fmt == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for finding in report.findings:
+            click.echo(finding.one_line())
+        click.echo(report.summary(), err=True)
+    if report.errors:
+        sys.exit(1)
+
+
+def _catalogue_exists(db: str | None) -> bool:
+    """Whether there is a catalogue to look in (never create one just to find out)."""
+    import os
+
+    from catalogue.graph.database import database_url
+
+    url = database_url(db)
+    if url.startswith("sqlite:///"):
+        return os.path.exists(url[len("sqlite:///"):])
+    return True
 
 
 @main.command()

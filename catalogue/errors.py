@@ -49,12 +49,16 @@ class DocumentError(CatalogueError):
     ``location`` is the URL of the file; ``pointer`` the JSON pointer of the
     offending value inside it (``None`` when the file could not be parsed at
     all, e.g. invalid JSON, where ``reason`` carries line and column instead).
+    ``rule`` is the validation rule id the problem is reported under (see
+    ``catalogue.validate.rules``), so ``catalogue validate`` lists unreadable
+    documents next to invalid ones.
     """
 
-    def __init__(self, location: str, reason: str, pointer: str | None = None) -> None:
+    def __init__(self, location: str, reason: str, pointer: str | None = None, *, rule: str = "document.unreadable") -> None:
         self.location = location
         self.reason = reason
         self.pointer = pointer
+        self.rule = rule
         super().__init__(self.one_line())
 
     def one_line(self) -> str:

@@ -471,8 +471,9 @@ LABELS_DEPENDENTS = {
         "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "."}},
         "attributes": {"long_name": "coarse labels"},
     },
-    # the empty partial document is valid: a complete copy of the primary
-    "alias": {},
+    # a copy of the primary that differs only in its key separator: "c/0/0" never
+    # collides with the primary's "c.0.0" (an empty partial {} would: see test_validate)
+    "alias": {"chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}}},
 }
 
 
@@ -942,6 +943,14 @@ BAD_EXPECTED: dict[str, tuple[str, str]] = {
     "deeply_nested": (".zattrs", ""),
     "duplicate_keys": (".zattrs", ""),
     "bad_child": ("broken/.zarray", ""),
+}
+
+
+#: Bad stores whose documents parse but break the Zarr rules: since validation
+#: (issue 4) they are catalogued, flagged invalid, with this rule reported.
+READABLE_BUT_INVALID: dict[str, str] = {
+    "wrong_types": "v3.shape",
+    "missing_key": "v2.required",
 }
 
 

@@ -45,7 +45,7 @@ def v2_store(tmp_path, good_stores) -> pathlib.Path:
 
 
 # -------------------------------------------------------------- bad input
-@pytest.mark.parametrize("bad_store", sorted(stores.BAD_STORES), indirect=True)
+@pytest.mark.parametrize("bad_store", sorted(set(stores.BAD_STORES) - set(stores.READABLE_BUT_INVALID)), indirect=True)
 def test_bad_input_gives_one_line_error_and_unchanged_catalogue(bad_store, db_url, good_stores, request):
     name = request.node.callspec.params["bad_store"]
     assert run("harvest", str(good_stores["zarr_v3_lone_array"]), "--db", db_url)[0] == 0
@@ -66,6 +66,27 @@ def test_bad_input_gives_one_line_error_and_unchanged_catalogue(bad_store, db_ur
     else:
         assert snapshot(db_url) == before
         assert len(error_lines) == 1
+
+
+@pytest.mark.parametrize("bad_store", sorted(stores.READABLE_BUT_INVALID), indirect=True)
+def test_invalid_but_readable_input_is_catalogued_and_flagged(bad_store, db_url, request):
+    """A document that parses but breaks the rules is catalogued as it is, flagged, and named."""
+    name = request.node.callspec.params["bad_store"]
+    relative, pointer = stores.BAD_EXPECTED[name]
+    code, out, err = run("harvest", str(bad_store), "--db", db_url)
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, err
+    assert f"{bad_store / relative}#{pointer}: error:" in warnings[0]
+    assert f"[{stores.READABLE_BUT_INVALID[name]}]" in warnings[0]
+    assert "1 invalid node(s): 1 errors" in out
+    with catalogue.open(db_url) as cat:
+        rows = list(cat.query("SELECT ?v WHERE { ?n zarr:path '' ; zarr:valid ?v }"))
+        assert [r.v.toPython() for r in rows] == [False]
+        documents = cat.documents(iri(bad_store))
+    on_disk = json.loads((bad_store / relative).read_text())
+    assert documents[relative] == on_disk  # catalogued losslessly, invalid as it is
+    assert run("harvest", str(bad_store), "--db", db_url, "--strict")[0] == 1
 
 
 def test_nonexistent_path_is_a_usage_error(tmp_path, db_url):
@@ -246,7 +267,7 @@ def test_seed_dependent_arrays_example(tmp_path, db_url):
     code, _, err = run("harvest", str(SEED_EXAMPLES / "dependent-arrays-verbatim"), "--db", db_url)
     assert code == 1 and "invalid JSON at line 12 column 7" in err
     code, _, err = run("harvest", str(SEED_EXAMPLES / "dependent-arrays"), "--db", db_url)
-    assert code == 1 and "zarr.json#/fill_value: missing required key" in err
+    assert code == 0 and "zarr.json#/fill_value: error: missing required key [v3.required]" in err
     doc = json.loads((SEED_EXAMPLES / "dependent-arrays" / "zarr.json").read_text())
     doc["fill_value"] = 0
     store = tmp_path / "completed.zarr"

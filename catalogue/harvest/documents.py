@@ -5,6 +5,11 @@ keeps only the last of two equal keys and turns recursion into a crash. Here
 every such case becomes a DocumentError naming the file and, where possible,
 the JSON pointer. Bare ``NaN``/``Infinity`` tokens are accepted, because
 zarr-python writes them in attributes.
+
+Nesting is limited to ``MAX_DEPTH`` levels. Real Zarr metadata nests less
+than ten levels deep (sharding inside sharding included); a limit well below
+Python's recursion limit keeps every later recursive step (copying, JSON
+encoding, schema validation) safe from hostile documents.
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ import json
 from typing import Any
 
 from catalogue.errors import DocumentError, join_pointer
+
+#: Deepest nesting of arrays and objects accepted in a metadata document.
+MAX_DEPTH = 256
 
 
 class _DuplicateKeyDict(dict):
@@ -46,12 +54,25 @@ def _find_duplicate(value: Any) -> tuple[str, str] | None:
     return None
 
 
+def _too_deep(value: Any) -> str | None:
+    """Pointer of the first container nested deeper than MAX_DEPTH (iterative walk)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 1)]
+    while stack:
+        item, pointer, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return pointer
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend((v, join_pointer(pointer, k), depth + 1) for k, v in pairs if isinstance(v, dict | list))
+    return None
+
+
 def parse_json(data: bytes, location: str) -> Any:
     """Parse one JSON document, or raise DocumentError saying where and why."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DocumentError(location, f"not UTF-8: invalid byte at offset {exc.start}") from exc
+        raise DocumentError(location, f"not UTF-8: invalid byte at offset {exc.start}", rule="json.encoding") from exc
     if text.startswith("\ufeff"):
         text = text[1:]
     saw_duplicate = False
@@ -67,15 +88,19 @@ def parse_json(data: bytes, location: str) -> Any:
         value = json.loads(text, object_pairs_hook=hook)
     except json.JSONDecodeError as exc:
         raise DocumentError(
-            location, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            location, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", rule="json.syntax"
         ) from exc
     except RecursionError as exc:
-        raise DocumentError(location, "invalid JSON: nested too deeply to parse") from exc
+        raise DocumentError(location, f"nested more than {MAX_DEPTH} levels deep", rule="json.depth") from exc
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        too_deep = _too_deep(value)
+        if too_deep is not None:
+            raise DocumentError(location, f"nested more than {MAX_DEPTH} levels deep", too_deep, rule="json.depth")
     if saw_duplicate:
         found = _find_duplicate(value)
         if found:
             pointer, key = found
-            raise DocumentError(location, f"duplicate key {key!r} (JSON keeps only one)", pointer)
+            raise DocumentError(location, f"duplicate key {key!r} (JSON keeps only one)", pointer, rule="json.duplicate-key")
     return value
 
 
@@ -87,7 +112,7 @@ def parse_object(data: bytes, location: str, pointer: str = "") -> dict[str, Any
 
 def require_object(value: Any, location: str, pointer: str = "") -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise DocumentError(location, f"expected a JSON object, got {json_type(value)}", pointer)
+        raise DocumentError(location, f"expected a JSON object, got {json_type(value)}", pointer, rule="json.not-object")
     return value
 
 

@@ -30,7 +30,7 @@ from catalogue.model.nodes import (
     Location,
     Node,
 )
-from catalogue.model.structure import check, check_v3
+from catalogue.model.structure import check_format, check_v3
 from catalogue.storage.store import StoreAccess
 
 log = logging.getLogger(__name__)
@@ -157,7 +157,7 @@ class _V3Reader(_Walker):
             path = flat_path.strip("/")
             try:
                 if not path or any(part in ("", ".", "..") for part in path.split("/")):
-                    raise DocumentError(url, f"invalid node path {flat_path!r}", pointer)
+                    raise DocumentError(url, f"invalid node path {flat_path!r}", pointer, rule="hierarchy.path")
                 doc = require_object(doc, url, pointer)
                 self.h.nodes[path] = self._node(path, doc, Location(url, pointer))
             except DocumentError as exc:
@@ -178,7 +178,7 @@ class _V2Reader(_Walker):
             if data is not None:
                 url = self.store.key_url(key)
                 if kind is not None:
-                    raise DocumentError(url, "both .zarray and .zgroup present; the node is ambiguous")
+                    raise DocumentError(url, "both .zarray and .zgroup present; the node is ambiguous", rule="hierarchy.ambiguous")
                 docs[name] = parse_object(data, url)
                 locs[name] = Location(url)
                 kind = node_kind
@@ -198,7 +198,7 @@ class _V2Reader(_Walker):
         doc = parse_object(data, url)
         metadata = doc.get("metadata")
         if not isinstance(metadata, dict):
-            raise DocumentError(url, "expected an object of metadata documents", "/metadata")
+            raise DocumentError(url, "expected an object of metadata documents", "/metadata", rule="hierarchy.consolidated")
         self.h.consolidated = True
         self._read_consolidated(metadata, url)
         return self.h
@@ -217,9 +217,9 @@ class _V2Reader(_Walker):
                 kinds = [n for n in (V2_ARRAY, V2_GROUP) if n in entries]
                 if not kinds:
                     value, pointer = entries[V2_ATTRS]
-                    raise DocumentError(url, ".zattrs without .zarray or .zgroup", pointer)
+                    raise DocumentError(url, ".zattrs without .zarray or .zgroup", pointer, rule="hierarchy.consolidated")
                 if len(kinds) == 2:
-                    raise DocumentError(url, "both .zarray and .zgroup present", entries[V2_GROUP][1])
+                    raise DocumentError(url, "both .zarray and .zgroup present", entries[V2_GROUP][1], rule="hierarchy.ambiguous")
                 docs = {}
                 locs = {}
                 for name, (value, pointer) in entries.items():
@@ -236,7 +236,7 @@ class _V2Reader(_Walker):
 
 def _v2_node(path: str, kind: str, docs: dict[str, Any], locs: dict[str, Location]) -> Node:
     main = V2_ARRAY if kind == "array" else V2_GROUP
-    check(f"v2-{kind}", docs[main], locs[main].url, locs[main].pointer)
+    check_format(docs[main], 2, locs[main].url, locs[main].pointer)
     return Node(
         path=path,
         kind=kind,  # type: ignore[arg-type]
@@ -262,6 +262,7 @@ def _link_members(h: Hierarchy, url: str, base: str) -> None:
                 node.location.url,
                 f"parent {parent or '(root)'!r} is {what}, so this node is not in the hierarchy",
                 node.location.pointer,
+                rule="hierarchy.orphan",
             )
     for path in h.failed:
         parent = posixpath.dirname(path)

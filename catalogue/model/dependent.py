@@ -22,7 +22,7 @@ from typing import Any
 
 from catalogue.errors import DocumentError, join_pointer
 from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V3_DOCUMENT, Hierarchy, Location, Node
-from catalogue.model.structure import check, check_v3
+from catalogue.model.structure import check_format, check_v3
 
 DECLARATION_KEYS = ("dependent-arrays", "dependent_arrays")
 
@@ -45,7 +45,8 @@ def declarations(node: Node) -> tuple[dict[str, tuple[Any, str]], dict[str, Docu
         block = attrs[key]
         if not isinstance(block, dict):
             errors[_path(node, key)] = DocumentError(
-                loc.url, "expected an object of dependent arrays", join_pointer(loc.pointer, key)
+                loc.url, "expected an object of dependent arrays", join_pointer(loc.pointer, key),
+                rule="dependent.declaration",
             )
             continue
         for name, partial in block.items():
@@ -60,7 +61,7 @@ def declarations(node: Node) -> tuple[dict[str, tuple[Any, str]], dict[str, Docu
                 found[name] = (partial, pointer)
                 continue
             found.pop(name, None)
-            errors[_path(node, name)] = DocumentError(loc.url, message, pointer)
+            errors[_path(node, name)] = DocumentError(loc.url, message, pointer, rule="dependent.declaration")
     return found, errors
 
 
@@ -79,17 +80,23 @@ def complete(primary: Node, name: str, partial: dict[str, Any], pointer: str) ->
         doc.update(copy.deepcopy({k: v for k, v in partial.items()}))
         if "attributes" not in partial:
             doc["attributes"] = copy.deepcopy(primary_attrs)
-        check_v3(doc, location.url, location.pointer)
+        if check_v3(doc, location.url, location.pointer) != "array":
+            raise DocumentError(location.url, 'a dependent array must have node_type "array"',
+                                join_pointer(location.pointer, "node_type"), rule="dependent.declaration")
         return Node(path=path, kind="array", zarr_format=3, documents={V3_DOCUMENT: doc},
-                    locations={V3_DOCUMENT: location}, primary=primary.path)
+                    locations={V3_DOCUMENT: location}, primary=primary.path, declared_keys=tuple(partial))
     zarray = copy.deepcopy(primary.metadata)
     zarray.update(copy.deepcopy({k: v for k, v in partial.items() if k != "attributes"}))
     attrs = copy.deepcopy(partial["attributes"]) if "attributes" in partial else copy.deepcopy(primary_attrs)
-    check("v2-array", zarray, location.url, location.pointer)
+    check_format(zarray, 2, location.url, location.pointer)
     if not isinstance(attrs, dict):
-        raise DocumentError(location.url, "expected an object", join_pointer(location.pointer, "attributes"))
+        raise DocumentError(location.url, "expected an object", join_pointer(location.pointer, "attributes"),
+                            rule="dependent.declaration")
+    attrs_location = (Location(loc.url, join_pointer(pointer, "attributes")) if "attributes" in partial
+                      else primary.attributes_location)
     return Node(path=path, kind="array", zarr_format=2, documents={V2_ARRAY: zarray, V2_ATTRS: attrs},
-                locations={V2_ARRAY: location, V2_ATTRS: location}, primary=primary.path)
+                locations={V2_ARRAY: location, V2_ATTRS: attrs_location}, primary=primary.path,
+                declared_keys=tuple(partial))
 
 
 def expand_dependent_arrays(h: Hierarchy) -> None:

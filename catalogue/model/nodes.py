@@ -49,6 +49,8 @@ class Node:
     primary: str | None = None
     #: For primary arrays: names of the dependent arrays they declare.
     dependents: list[str] = field(default_factory=list)
+    #: For dependent arrays: the keys their partial metadata declares (the rest is the primary's).
+    declared_keys: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

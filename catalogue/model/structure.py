@@ -1,47 +1,24 @@
-"""Structural checks: can the catalogue model this document at all?
+"""The gate: can the catalogue model this document at all?
 
-Failures here are harvest errors (the node is not catalogued, its previous
-version is kept). They use the schemas in ``schemas/structure/`` so the
-reported JSON pointer comes straight from jsonschema.
+Only three things are required, because only they decide *what* the
+catalogue writes and how it rebuilds it: the document is a JSON object (the
+parser sees to that), its ``zarr_format`` is the version its file name says
+(``zarr.json`` is 3, ``.zarray``/``.zgroup`` are 2), and a v3 document's
+``node_type`` is ``"array"`` or ``"group"``. A document that fails here is a
+harvest error: the node is not catalogued and keeps its previous version.
+
+Everything else (missing keys, wrong types, unknown codecs, fill values that
+do not fit) is a *finding* of ``catalogue.validate``: such nodes are
+catalogued as they are and flagged invalid, because a catalogue must show
+what exists.
 """
 
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
-from catalogue.errors import DocumentError, join_pointer
-from catalogue.harvest.documents import json_type
-from catalogue.resources import schema_text
-
-
-@cache
-def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_text(f"structure/{name}.json")))
-
-
-def _describe(error: ValidationError) -> tuple[str, str]:
-    """A (pointer suffix, message) pair that reads well on one line."""
-    tokens = list(error.absolute_path)
-    if error.validator == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return join_pointer("", *tokens, missing), "missing required key"
-    pointer = join_pointer("", *tokens)
-    if error.validator == "const":
-        return pointer, f"expected {json.dumps(error.validator_value)}, got {_short(error.instance)}"
-    if error.validator == "type":
-        expected = error.validator_value
-        expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return pointer, f"expected {expected}, got {json_type(error.instance)}"
-    if error.validator == "minimum":
-        return pointer, f"expected an integer >= {error.validator_value}, got {_short(error.instance)}"
-    if error.validator == "anyOf":
-        return pointer, f"unexpected value {_short(error.instance)}"
-    return pointer, error.message
+from catalogue.errors import DocumentError
 
 
 def _short(value: Any) -> str:
@@ -49,23 +26,25 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check(schema: str, document: Any, location: str, pointer: str = "") -> None:
-    """Raise DocumentError for the first structural problem of ``document``."""
-    validator = _validator(schema)
-    errors = sorted(validator.iter_errors(document), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
-    if errors:
-        suffix, message = _describe(errors[0])
-        raise DocumentError(location, message, pointer + suffix)
+def check_format(document: dict[str, Any], expected: int, location: str, pointer: str = "") -> None:
+    """Raise unless ``document["zarr_format"]`` is ``expected``."""
+    rule = f"v{expected}.zarr_format"
+    if "zarr_format" not in document:
+        raise DocumentError(location, "missing required key", pointer + "/zarr_format", rule=rule)
+    value = document["zarr_format"]
+    if type(value) is not int or value != expected:
+        raise DocumentError(location, f"expected {expected}, got {_short(value)}", pointer + "/zarr_format", rule=rule)
 
 
 def check_v3(document: dict[str, Any], location: str, pointer: str = "") -> str:
-    """Check a zarr.json document; return its node type."""
+    """Check a zarr.json document passes the gate; return its node type."""
+    check_format(document, 3, location, pointer)
     node_type = document.get("node_type")
     if node_type not in ("array", "group"):
         if "node_type" not in document:
-            raise DocumentError(location, "missing required key", pointer + "/node_type")
+            raise DocumentError(location, "missing required key", pointer + "/node_type", rule="v3.node_type")
         raise DocumentError(
-            location, f'expected "array" or "group", got {_short(node_type)}', pointer + "/node_type"
+            location, f'expected "array" or "group", got {_short(node_type)}', pointer + "/node_type",
+            rule="v3.node_type",
         )
-    check(f"v3-{node_type}", document, location, pointer)
     return node_type

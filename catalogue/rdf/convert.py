@@ -169,18 +169,27 @@ def _lift(attrs: dict[str, Any] | None, out: dict[str, Any]) -> None:
 
 
 def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
-    _put_list(out, "shape", "zarr:shape", meta["shape"], _is_int)
-    dt = meta["data_type"]
-    out["data_type"] = dt if isinstance(dt, str) else json_literal(dt)
-    grid = meta["chunk_grid"]
-    out["chunk_grid"] = named_configuration(grid)
-    if isinstance(grid, dict) and grid.get("name") == "regular":
-        shape = (grid.get("configuration") or {}).get("chunk_shape")
-        if _is_int_list(shape):
-            out["chunk_shape"] = shape
-    out["chunk_key_encoding"] = named_configuration(meta["chunk_key_encoding"])
-    out["fill_value"] = scalar(meta["fill_value"])
-    _put_named_list(out, "codecs", "zarr:codecs", meta["codecs"])
+    # Every key may be missing: invalid documents are catalogued as they are
+    # (validation flags them), and an absent key simply has no triple.
+    if "shape" in meta:
+        _put_list(out, "shape", "zarr:shape", meta["shape"], _is_int)
+    if "data_type" in meta:
+        dt = meta["data_type"]
+        out["data_type"] = dt if isinstance(dt, str) else json_literal(dt)
+    if "chunk_grid" in meta:
+        grid = meta["chunk_grid"]
+        out["chunk_grid"] = named_configuration(grid)
+        if isinstance(grid, dict) and grid.get("name") == "regular":
+            conf = grid.get("configuration")
+            shape = conf.get("chunk_shape") if isinstance(conf, dict) else None
+            if _is_int_list(shape):
+                out["chunk_shape"] = shape
+    if "chunk_key_encoding" in meta:
+        out["chunk_key_encoding"] = named_configuration(meta["chunk_key_encoding"])
+    if "fill_value" in meta:
+        out["fill_value"] = scalar(meta["fill_value"])
+    if "codecs" in meta:
+        _put_named_list(out, "codecs", "zarr:codecs", meta["codecs"])
     if "storage_transformers" in meta:
         _put_named_list(out, "storage_transformers", "zarr:storageTransformers", meta["storage_transformers"])
     if "dimension_names" in meta:
@@ -192,25 +201,31 @@ def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
 
 
 def _v2_array(meta: dict[str, Any], attrs: dict[str, Any] | None, out: dict[str, Any], label: str) -> None:
-    _put_list(out, "shape", "zarr:shape", meta["shape"], _is_int)
-    _put_list(out, "chunks", "zarr:chunkShape", meta["chunks"], _is_int)
-    dt = meta["dtype"]
-    out["dtype"] = dt if isinstance(dt, str) else json_literal(dt)
-    out["fill_value"] = scalar(meta["fill_value"])
+    if "shape" in meta:
+        _put_list(out, "shape", "zarr:shape", meta["shape"], _is_int)
+    if "chunks" in meta:
+        _put_list(out, "chunks", "zarr:chunkShape", meta["chunks"], _is_int)
+    if "dtype" in meta:
+        dt = meta["dtype"]
+        out["dtype"] = dt if isinstance(dt, str) else json_literal(dt)
+    if "fill_value" in meta:
+        out["fill_value"] = scalar(meta["fill_value"])
     codec_refs = []
-    filters = meta["filters"]
-    if isinstance(filters, list):
-        out["filters"] = [v2_codec(f, f"_:{label}-filter{i}") for i, f in enumerate(filters)]
-        codec_refs += [{"@id": f["@id"]} for f in out["filters"] if "@id" in f]
-    else:
-        out["zarr:filters"] = json_literal(filters)
-    compressor = meta["compressor"]
-    if compressor is None or not isinstance(compressor, dict):
-        out["zarr:compressor"] = json_literal(compressor)
-    else:
-        out["compressor"] = v2_codec(compressor, f"_:{label}-compressor")
-        if "@id" in out["compressor"]:
-            codec_refs.append({"@id": out["compressor"]["@id"]})
+    if "filters" in meta:
+        filters = meta["filters"]
+        if isinstance(filters, list):
+            out["filters"] = [v2_codec(f, f"_:{label}-filter{i}") for i, f in enumerate(filters)]
+            codec_refs += [{"@id": f["@id"]} for f in out["filters"] if "@id" in f]
+        else:
+            out["zarr:filters"] = json_literal(filters)
+    if "compressor" in meta:
+        compressor = meta["compressor"]
+        if not isinstance(compressor, dict):
+            out["zarr:compressor"] = json_literal(compressor)
+        else:
+            out["compressor"] = v2_codec(compressor, f"_:{label}-compressor")
+            if "@id" in out["compressor"]:
+                codec_refs.append({"@id": out["compressor"]["@id"]})
     for key, term in (("order", "order"), ("dimension_separator", "dimension_separator")):
         if key in meta:
             value = meta[key]

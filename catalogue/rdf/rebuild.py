@@ -17,7 +17,15 @@ from rdflib import RDF, XSD, Graph, Literal, URIRef
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import CatalogueError, UsageError
-from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V2_GROUP, V3_DOCUMENT
+from catalogue.model.nodes import (
+    V2_ARRAY,
+    V2_ATTRS,
+    V2_GROUP,
+    V3_DOCUMENT,
+    Hierarchy,
+    Location,
+    Node,
+)
 from catalogue.rdf.vocabulary import ZARR
 
 
@@ -196,3 +204,37 @@ def metadata_output(documents: dict[str, Any]) -> dict[str, Any]:
     if V3_DOCUMENT in documents:
         return documents[V3_DOCUMENT]
     return documents
+
+
+def rebuild_hierarchy(graph: Graph, url: str) -> Hierarchy:
+    """The hierarchy catalogued in ``graph`` (rooted at ``url``), rebuilt from triples alone.
+
+    Documents are rebuilt exactly; each gets the location it has in a store
+    laid out file by file (``<node IRI>/zarr.json`` ...). Dependent arrays are
+    not read from their own triples but expanded again from their primary's
+    attributes, as the harvester does, so validation sees the same nodes.
+    """
+    from catalogue.model.dependent import expand_dependent_arrays
+
+    h = Hierarchy(url=url, zarr_format=3)
+    members: list[tuple[str, str]] = []
+    for subject in set(graph.subjects(ZARR.path, None)):
+        if not isinstance(subject, URIRef) or (subject, RDF.type, ZARR.DependentArray) in graph:
+            continue
+        iri = str(subject)
+        path = str(graph.value(subject, ZARR.path))
+        docs = rebuild_documents(graph, iri)
+        zarr_format = 3 if V3_DOCUMENT in docs else 2
+        locations = {name: Location(f"{iri}/{name}") for name in docs}
+        h.nodes[path] = Node(path, node_kind(graph, iri), zarr_format, docs, locations)  # type: ignore[arg-type]
+        members += [(path, str(m)) for m in graph.objects(subject, ZARR.member)]
+    paths = {h.iri(p): p for p in h.nodes}
+    for parent, member_iri in members:
+        if member_iri in paths:
+            h.nodes[parent].members.append(paths[member_iri])
+    if h.root is not None:
+        h.zarr_format = h.root.zarr_format
+    expand_dependent_arrays(h)
+    for node in h.nodes.values():
+        node.members.sort()
+    return h

@@ -78,13 +78,14 @@ class StoreAccess:
         if info is None:
             return None
         if info.get("type") == "directory":
-            raise DocumentError(self.key_url(key), "is a folder, expected a JSON document")
+            raise DocumentError(self.key_url(key), "is a folder, expected a JSON document", rule="document.unreadable")
         size = info.get("size")
         if size is not None and size > limit:
             raise DocumentError(
                 self.key_url(key),
                 f"document is {size:,} bytes, larger than the limit of {limit:,} bytes "
                 "(see --max-document-size)",
+                rule="json.too-large",
             )
         data = self._call(key, self.fs.cat_file, path)
         if data is None:
@@ -93,6 +94,7 @@ class StoreAccess:
             raise DocumentError(
                 self.key_url(key),
                 f"document is larger than the limit of {limit:,} bytes (see --max-document-size)",
+                rule="json.too-large",
             )
         return data
 

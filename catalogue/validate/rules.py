@@ -1,0 +1,118 @@
+"""The validation rules: one id, severity and one-line statement each.
+
+Rule ids are stable (users filter on them, SPARQL queries select them): a
+rule id names *what* is wrong, dotted from general to specific. Each rule
+has an IRI, ``zarr-rule:<id>``, used as ``sh:sourceConstraintComponent`` of
+the SHACL results stored in the graph; ``docs/validation.md`` lists them all
+with the reason behind each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rdflib import Namespace, URIRef
+
+RULE = Namespace("https://w3id.org/zarr-catalogue/rules#")
+
+
+class Severity(StrEnum):
+    """SHACL's three severities, in the order a report sorts them."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    statement: str
+
+    @property
+    def iri(self) -> URIRef:
+        return RULE[self.id]
+
+
+ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+_TABLE: list[tuple[str, Severity, str]] = [
+    # --- documents that cannot be read: the node is not catalogued
+    ("document.unreadable", ERR, "A metadata document exists but cannot be read."),
+    ("json.encoding", ERR, "A metadata document is not UTF-8."),
+    ("json.syntax", ERR, "A metadata document is not valid JSON."),
+    ("json.depth", ERR, "A metadata document nests arrays and objects too deeply."),
+    ("json.duplicate-key", ERR, "An object in a metadata document has the same key twice."),
+    ("json.not-object", ERR, "A metadata document (or consolidated entry) is not a JSON object."),
+    ("json.too-large", ERR, "A metadata document is larger than the configured limit."),
+    ("hierarchy.ambiguous", ERR, "A v2 node has both .zarray and .zgroup."),
+    ("hierarchy.orphan", ERR, "A consolidated node's parent is missing or is an array."),
+    ("hierarchy.path", ERR, "A consolidated node path is empty or has '.'/'..' segments."),
+    ("hierarchy.consolidated", ERR, "Consolidated metadata is malformed."),
+    ("v3.zarr_format", ERR, "zarr.json must have zarr_format 3."),
+    ("v3.node_type", ERR, 'zarr.json must have node_type "array" or "group".'),
+    ("v2.zarr_format", ERR, ".zarray and .zgroup must have zarr_format 2."),
+    ("dependent.declaration", ERR, "A dependent-arrays declaration is malformed."),
+    # --- Zarr v3 array and group metadata
+    ("v3.required", ERR, "A key the v3 specification requires is missing."),
+    ("v3.shape", ERR, "shape must be a list of non-negative integers."),
+    ("v3.data_type", ERR, "data_type must be a core data type or a registered extension."),
+    ("v3.chunk_grid", ERR, 'chunk_grid must be "regular" with a chunk_shape of positive integers.'),
+    ("v3.chunk_grid.rank", ERR, "The chunk shape must have one entry per dimension of shape."),
+    ("v3.chunk_key_encoding", ERR, 'chunk_key_encoding must be "default" or "v2" with separator "/" or ".".'),
+    ("v3.chunk_key_encoding.proposed", INFO, "The prefix/suffix chunk key encodings are proposals, not yet in the v3 specification."),
+    ("v3.codecs", ERR, "codecs must be a list of known codecs, each a name or {name, configuration}."),
+    ("v3.codecs.array-to-bytes", ERR, "The codec chain must have exactly one array-to-bytes codec."),
+    ("v3.codecs.order", ERR, "Codecs must go array-to-array, then array-to-bytes, then bytes-to-bytes."),
+    ("v3.codecs.configuration", ERR, "A codec's configuration does not match its specification."),
+    ("v3.sharding.divides", ERR, "The inner chunk shape of sharding_indexed must divide the shard shape."),
+    ("v3.fill_value", ERR, "fill_value must be representable in the data type."),
+    ("v3.dimension_names", ERR, "dimension_names must be a list of strings or nulls."),
+    ("v3.dimension_names.length", ERR, "dimension_names must have one entry per dimension of shape."),
+    ("v3.storage_transformers", ERR, "Storage transformers this catalogue does not know must not be required."),
+    ("v3.extension", ERR, "Unknown metadata keys must be objects with must_understand: false."),
+    ("v3.attributes", ERR, "attributes must be a JSON object."),
+    # --- Zarr v2 array and group metadata (the corrected GeoZarr profile and the v2 specification)
+    ("v2.required", ERR, "A key the v2 specification requires is missing from .zarray."),
+    ("v2.unknown-key", ERR, ".zarray must not hold keys the v2 specification does not define."),
+    ("v2.shape", ERR, "shape must be a list of non-negative integers."),
+    ("v2.chunks", ERR, "chunks must be a list of positive integers."),
+    ("v2.chunks.rank", ERR, "chunks must have one entry per dimension of shape."),
+    ("v2.dtype", ERR, "dtype must be a NumPy type string (e.g. '<f8') or a structured dtype list."),
+    ("v2.compressor", ERR, 'compressor must be null or an object with a string "id".'),
+    ("v2.filters", ERR, 'filters must be null or a list of objects with a string "id".'),
+    ("v2.filters.empty", INFO, "filters is an empty list; the v2 specification says null for no filters."),
+    ("v2.codec.unknown", ERR, "A compressor or filter id that numcodecs does not know."),
+    ("v2.order", ERR, 'order must be "C" or "F".'),
+    ("v2.dimension_separator", ERR, 'dimension_separator must be "." or "/".'),
+    ("v2.fill_value", ERR, "fill_value must be null or representable in the dtype."),
+    ("v2.group", ERR, '.zgroup must hold only {"zarr_format": 2}.'),
+    ("codec.unsafe", WARN, "A codec that runs arbitrary code when decoding (pickle)."),
+    # --- the verbatim building-block schema (profile "upstream")
+    ("geozarr-upstream.type", ERR, "The building block's schema: a value has the wrong JSON type."),
+    ("geozarr-upstream.required", ERR, "The building block's schema: a required key is missing."),
+    ("geozarr-upstream.minItems", ERR, "The building block's schema: a list has too few items."),
+    ("geozarr-upstream.enum", ERR, "The building block's schema: a value is not one of the allowed ones."),
+    ("geozarr-upstream.other", ERR, "The building block's schema: another constraint fails."),
+    # --- the Zarr Object Model (ZEP 6), corrected schemas
+    ("zom.v2", ERR, "The node's ZOM does not match the (corrected) ZEP 6 schema for Zarr v2."),
+    ("zom.v3", ERR, "The node's ZOM does not match the (corrected) ZEP 6 schema for Zarr v3."),
+    # --- attributes: CF, xarray, Zarr conventions
+    ("cf.array-dimensions", ERR, "_ARRAY_DIMENSIONS must be a list of strings, one per dimension."),
+    ("cf.units", ERR, "units must be a non-empty string; 'X since DATE' needs a valid date."),
+    ("cf.standard_name", ERR, "standard_name must be a lower-case CF name, optionally with a modifier."),
+    ("cf.grid_mapping", ERR, "grid_mapping must name an existing variable of the same group."),
+    ("cf.coordinates", WARN, "coordinates should name existing variables."),
+    ("conventions.zarr_conventions", ERR, "zarr_conventions must be a list of convention objects."),
+    # --- dependent arrays
+    ("dependent.chunk-key-collision", ERR, "Two arrays sharing a prefix would write chunks under the same key."),
+]
+
+RULES: dict[str, Rule] = {rid: Rule(rid, sev, text) for rid, sev, text in _TABLE}
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with this id (KeyError for a typo, caught by the tests)."""
+    return RULES[rule_id]

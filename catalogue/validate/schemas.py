@@ -1,0 +1,96 @@
+"""The shipped JSON Schemas, compiled once, and their errors as findings.
+
+Two schema families run here:
+
+* the building block's ``zarr_array_metadata`` schema for v2 ``.zarray``
+  documents, in one of two profiles: ``corrected`` (the default,
+  ``schemas/zarr_array_metadata.yaml``) or ``upstream`` (the published file,
+  verbatim, ``schemas/zarr_array_metadata.upstream.yaml``);
+* the ZEP 6 ZOM schemas (``schemas/zom/``), corrected, applied to each node's
+  ZOM. The verbatim ZEP 6 schemas are shipped beside them for reference.
+
+Schemas never fetch anything: every ``$ref`` is local, and a registry with no
+retrieval function is used, so a ``$ref`` in a document being validated is
+just data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import yaml
+from jsonschema import Draft7Validator, Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry
+
+from catalogue.harvest.documents import json_type
+from catalogue.resources import schema_text
+from catalogue.validate.datatypes import short
+
+PROFILES = ("corrected", "upstream")
+_GEOZARR_FILES = {"corrected": "zarr_array_metadata.yaml", "upstream": "zarr_array_metadata.upstream.yaml"}
+
+
+@cache
+def geozarr_validator(profile: str) -> Draft7Validator:
+    schema = yaml.safe_load(schema_text(_GEOZARR_FILES[profile]))
+    return Draft7Validator(schema, registry=Registry())
+
+
+@cache
+def zom_validator(zarr_format: int, kind: str) -> Draft7Validator | Draft202012Validator:
+    """A validator for one ZOM node (array or group) of the corrected ZEP 6 schema."""
+    schema = json.loads(schema_text(f"zom/zom-v{zarr_format}.json"))
+    if zarr_format == 3:
+        ref = "#/$defs/ArraySpec" if kind == "array" else "#/$defs/GroupSpec"
+        node_schema = {"$defs": schema["$defs"], "$ref": ref}
+        return Draft202012Validator(node_schema, registry=Registry())
+    ref = "#/definitions/Array" if kind == "array" else "#/definitions/Group"
+    node_schema = {"definitions": schema["definitions"], "$ref": ref}
+    return Draft7Validator(node_schema, registry=Registry())
+
+
+def schema_errors(validator: Draft7Validator | Draft202012Validator, instance: Any) -> Iterator[tuple[tuple[Any, ...], str, str]]:
+    """(path tokens, keyword, message) for each error, most specific first, deterministic."""
+    errors = sorted(validator.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    for error in errors:
+        yield from _describe(error)
+
+
+def _describe(error: ValidationError) -> Iterator[tuple[tuple[Any, ...], str, str]]:
+    tokens = tuple(error.absolute_path)
+    keyword = str(error.validator)
+    if keyword == "required":
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        for key in error.validator_value:
+            if key not in instance:
+                yield (*tokens, key), keyword, "missing required key"
+        return
+    if keyword == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        for key in error.instance:
+            if key not in allowed:
+                yield (*tokens, key), keyword, f"unexpected key {key!r}"
+        return
+    if keyword == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        yield tokens, keyword, f"expected {expected}, got {json_type(error.instance)}"
+        return
+    if keyword in ("const", "enum"):
+        allowed = [error.validator_value] if keyword == "const" else error.validator_value
+        yield tokens, keyword, f"expected one of {short(allowed)}, got {short(error.instance)}"
+        return
+    if keyword == "minItems":
+        yield tokens, keyword, f"expected at least {error.validator_value} item(s), got {len(error.instance)}"
+        return
+    if keyword == "minimum":
+        yield tokens, keyword, f"expected a number >= {error.validator_value}, got {short(error.instance)}"
+        return
+    if keyword in ("anyOf", "oneOf"):
+        yield tokens, keyword, f"unexpected value {short(error.instance)}"
+        return
+    yield tokens, keyword, error.message if len(error.message) <= 200 else error.message[:197] + "..."

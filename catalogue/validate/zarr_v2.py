@@ -1,0 +1,74 @@
+"""Zarr v2 array and group rules: the GeoZarr profile schema plus what no schema says."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalogue.validate.codecs import UNSAFE_CODECS, numcodecs_ids
+from catalogue.validate.context import META, NodeChecker
+from catalogue.validate.datatypes import short, v2_dtype, v2_fill_value_problem
+from catalogue.validate.rules import RULES
+from catalogue.validate.schemas import geozarr_validator, schema_errors
+
+#: Schema keyword -> rule of the upstream profile.
+_UPSTREAM = {"type": "type", "required": "required", "minItems": "minItems", "enum": "enum"}
+
+
+def check_group(c: NodeChecker, meta: dict[str, Any]) -> None:
+    for key in meta:
+        if key != "zarr_format":
+            c.add("v2.group", META, (key,), f"unexpected key {key!r} (.zgroup holds only zarr_format)")
+
+
+def check_array(c: NodeChecker, meta: dict[str, Any], profile: str) -> None:
+    _profile(c, meta, profile)
+    rank = None
+    shape = meta.get("shape")
+    if isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape):
+        rank = len(shape)
+    chunks = meta.get("chunks")
+    if rank is not None and isinstance(chunks, list) and len(chunks) != rank:
+        c.add("v2.chunks.rank", META, ("chunks",), f"{len(chunks)} chunk sizes for {rank} dimensions")
+    dtype = None
+    if isinstance(meta.get("dtype"), str | list):
+        dtype, problem = v2_dtype(meta["dtype"])
+        if problem:
+            c.add("v2.dtype", META, ("dtype",), problem)
+    fill = meta.get("fill_value")
+    if dtype is not None and "fill_value" in meta and not isinstance(fill, dict):
+        problem = v2_fill_value_problem(dtype, fill)
+        if problem:
+            c.add("v2.fill_value", META, ("fill_value",), problem)
+    compressor = meta.get("compressor")
+    if isinstance(compressor, dict):
+        _codec(c, compressor, ("compressor",))
+    filters = meta.get("filters")
+    if isinstance(filters, list):
+        if not filters:
+            c.add("v2.filters.empty", META, ("filters",), "an empty list; the v2 specification writes null for no filters")
+        for i, f in enumerate(filters):
+            if isinstance(f, dict):
+                _codec(c, f, ("filters", i))
+
+
+def _profile(c: NodeChecker, meta: dict[str, Any], profile: str) -> None:
+    for tokens, keyword, message in schema_errors(geozarr_validator(profile), meta):
+        if profile == "upstream":
+            rule = f"geozarr-upstream.{_UPSTREAM.get(keyword, 'other')}"
+        elif keyword == "required":
+            rule = "v2.required"
+        elif keyword == "additionalProperties":
+            rule = "v2.unknown-key"
+        else:
+            rule = f"v2.{tokens[0]}" if tokens and f"v2.{tokens[0]}" in RULES else "v2.unknown-key"
+        c.add(rule, META, tokens, message)
+
+
+def _codec(c: NodeChecker, codec: dict[str, Any], at: tuple[Any, ...]) -> None:
+    codec_id = codec.get("id")
+    if not isinstance(codec_id, str):
+        return  # the schema reports it
+    if codec_id in UNSAFE_CODECS:
+        c.add("codec.unsafe", META, (*at, "id"), f"codec {codec_id!r} runs arbitrary code when data is decoded")
+    if codec_id not in numcodecs_ids():
+        c.add("v2.codec.unknown", META, (*at, "id"), f"codec id {short(codec_id)} is not known to numcodecs")

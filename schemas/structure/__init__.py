@@ -1,1 +1,0 @@
-"""Structural schemas used at harvest (a package only so importlib.resources finds them)."""
