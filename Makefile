@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench bench-sparql clean
+.PHONY: demo test install dev lint bench bench-sparql bench-validate clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -63,6 +63,12 @@ SPARQL_ARGS ?=
 bench-sparql: dev
 	$(BIN)/python -m bench.sparql.generate --scale $(SPARQL_SCALE) --if-missing
 	$(BIN)/python -m bench.sparql.run --scale $(SPARQL_SCALE) $(SPARQL_ARGS)
+
+# Validation throughput next to harvesting without validation (bench/README.md).
+# E.g. make bench-validate VALIDATE_ARGS="--arrays 5000 --groups 50 --no-v2"
+VALIDATE_ARGS ?=
+bench-validate: dev
+	$(BIN)/python bench/validate.py $(VALIDATE_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-*

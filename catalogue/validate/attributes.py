@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from catalogue.validate.context import ATTRS, NodeChecker
 from catalogue.validate.datatypes import short
 
-_STANDARD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*( [a-z_]+)?$")
+_STANDARD_NAME = re.compile(r"^[a-z][a-z0-9_]*( [a-z_]+)?$")
 _SINCE = re.compile(r"^\s*\S+\s+since\s+(.+?)\s*$", re.IGNORECASE)
 _CF_DATE = re.compile(
     r"^-?(\d{1,4})-(\d{1,2})-(\d{1,2})"

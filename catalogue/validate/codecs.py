@@ -99,7 +99,7 @@ class ChainChecker:
                 continue
             stage = 0 if name in ARRAY_TO_ARRAY else 1 if name in ARRAY_TO_BYTES else 2
             stages.append((stage, i))
-            conf_at = (*at, "configuration")
+            conf_at = (*at, "configuration") if isinstance(entry, dict) else at
             self._configuration(name, conf, conf_at, rank, chunk_shape)
         a2b = [i for stage, i in stages if stage == 1]
         if len(a2b) != 1:

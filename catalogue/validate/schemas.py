@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from functools import cache
+from itertools import islice
 from typing import Any
 
 import yaml
@@ -44,20 +45,41 @@ def geozarr_validator(profile: str) -> Draft7Validator:
 def zom_validator(zarr_format: int, kind: str) -> Draft7Validator | Draft202012Validator:
     """A validator for one ZOM node (array or group) of the corrected ZEP 6 schema."""
     schema = json.loads(schema_text(f"zom/zom-v{zarr_format}.json"))
+    # The node's definition becomes the root (keeping the definitions its $refs point
+    # into), so that schema_errors can take its properties one at a time.
     if zarr_format == 3:
-        ref = "#/$defs/ArraySpec" if kind == "array" else "#/$defs/GroupSpec"
-        node_schema = {"$defs": schema["$defs"], "$ref": ref}
-        return Draft202012Validator(node_schema, registry=Registry())
-    ref = "#/definitions/Array" if kind == "array" else "#/definitions/Group"
-    node_schema = {"definitions": schema["definitions"], "$ref": ref}
-    return Draft7Validator(node_schema, registry=Registry())
+        node = schema["$defs"]["ArraySpec" if kind == "array" else "GroupSpec"]
+        return Draft202012Validator({**node, "$defs": schema["$defs"]}, registry=Registry())
+    node = schema["definitions"]["Array" if kind == "array" else "Group"]
+    return Draft7Validator({**node, "definitions": schema["definitions"]}, registry=Registry())
+
+
+#: Schema errors looked at per top-level key. jsonschema yields errors lazily,
+#: in a deterministic order; a hostile document with a million wrong list
+#: items must not cost a million errors, nor hide the other keys' errors.
+MAX_ERRORS_PER_KEY = 20
 
 
 def schema_errors(validator: Draft7Validator | Draft202012Validator, instance: Any) -> Iterator[tuple[tuple[Any, ...], str, str]]:
-    """(path tokens, keyword, message) for each error, most specific first, deterministic."""
-    errors = sorted(validator.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
-    for error in errors:
+    """(path tokens, keyword, message) of the errors, at most MAX_ERRORS_PER_KEY per top-level key.
+
+    An object schema's properties are validated one by one (each capped), then
+    the object's own keywords (required, additionalProperties ...) with every
+    property schema replaced by ``true``.
+    """
+    schema = validator.schema
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not (isinstance(instance, dict) and isinstance(properties, dict)):
+        for error in islice(validator.iter_errors(instance), MAX_ERRORS_PER_KEY):
+            yield from _describe(error)
+        return
+    shallow = validator.evolve(schema={**schema, "properties": dict.fromkeys(properties, True)})
+    for error in islice(shallow.iter_errors(instance), MAX_ERRORS_PER_KEY):
         yield from _describe(error)
+    for key, subschema in properties.items():
+        if key in instance:
+            for error in islice(validator.descend(instance[key], subschema, path=key, schema_path=key), MAX_ERRORS_PER_KEY):
+                yield from _describe(error)
 
 
 def _describe(error: ValidationError) -> Iterator[tuple[tuple[Any, ...], str, str]]:
