@@ -640,6 +640,141 @@ def build_zarr_v3_consolidated_nested(root: pathlib.Path) -> pathlib.Path:
 
 
 # ---------------------------------------------------------------------------
+# client variety: many codecs, data types and layouts, each as its client writes it
+# ---------------------------------------------------------------------------
+
+
+def build_client_variety(root: pathlib.Path) -> dict[str, pathlib.Path]:
+    """Stores covering the codecs, data types, fill values and layouts the clients write.
+
+    Returns name -> store root: ``zarr_v3`` and ``zarr_v2`` (zarr-python groups of
+    arrays: blosc/zstd/gzip/crc32c/none, transpose, sharding, big-endian, F order,
+    0-d, empty, bool, complex, NaN/inf fills, strings, bytes, datetimes,
+    structured, numcodecs filters), ``xarray_v2``/``xarray_v3`` (CF variables
+    with a grid mapping and coordinates) and one folder per tensorstore array
+    (``ts3_*``/``ts2_*``, including sharding with the index at the start).
+    Every array gets a little data, so chunk files exist. Not in GOOD_STORES:
+    its node list is long and it is only needed by validation (and chunk) tests.
+    """
+    import numcodecs
+    import pandas as pd
+    import tensorstore as ts
+    import xarray as xr
+    import zarr
+    from zarr.codecs import BloscCodec, Crc32cCodec, TransposeCodec, ZstdCodec
+
+    base = _fresh(root, "client_variety")
+    out: dict[str, pathlib.Path] = {}
+    with _quiet():
+        g = zarr.open_group(base / "zarr_v3.zarr", mode="w-", zarr_format=3)
+        v3_arrays: list[tuple[str, dict[str, Any]]] = [
+            ("blosc", {"shape": (10, 10), "chunks": (5, 5), "dtype": "f4",
+                       "compressors": [BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle")]}),
+            ("zstd", {"shape": (10,), "chunks": (5,), "dtype": "i8", "compressors": [ZstdCodec(level=3, checksum=True)],
+                      "fill_value": -1}),
+            ("crc32c", {"shape": (5,), "dtype": "i4", "compressors": [Crc32cCodec()]}),
+            ("uncompressed", {"shape": (5,), "dtype": "i4", "compressors": None}),
+            ("big_endian", {"shape": (10,), "chunks": (5,), "dtype": ">f8", "fill_value": float("nan")}),
+            ("minus_inf", {"shape": (10,), "chunks": (5,), "dtype": "f8", "fill_value": float("-inf")}),
+            ("transpose", {"shape": (4, 6), "chunks": (2, 3), "dtype": "u2", "filters": [TransposeCodec(order=(1, 0))]}),
+            ("sharded", {"shape": (16, 16), "chunks": (4, 4), "shards": (8, 8), "dtype": "u1"}),
+            ("zero_d", {"shape": (), "dtype": "f4", "fill_value": 1.5}),
+            ("empty", {"shape": (0, 5), "chunks": (1, 5), "dtype": "i4"}),
+            ("boolean", {"shape": (5,), "dtype": "bool", "fill_value": True}),
+            ("complex", {"shape": (5,), "dtype": "c16", "fill_value": complex(1, -2)}),
+            ("complex_nan", {"shape": (5,), "dtype": "c8", "fill_value": complex(float("nan"), 0)}),
+            ("float16", {"shape": (5,), "dtype": "f2", "fill_value": 0.5}),
+            ("uint64_max", {"shape": (5,), "dtype": "u8", "fill_value": 2**64 - 1}),
+            ("string", {"shape": (5,), "dtype": str}),
+            ("variable_bytes", {"shape": (5,), "dtype": "variable_length_bytes"}),
+            ("fixed_unicode", {"shape": (5,), "dtype": "<U4"}),
+            ("fixed_bytes", {"shape": (5,), "dtype": "S4"}),
+            ("datetime", {"shape": (5,), "dtype": "datetime64[ns]"}),
+            ("timedelta", {"shape": (5,), "dtype": "timedelta64[s]"}),
+            ("structured", {"shape": (5,), "dtype": [("a", "i4"), ("b", "f8")]}),
+        ]
+        for name, kwargs in v3_arrays:
+            g.create_array(name, **kwargs)
+        g["blosc"][:5, :5] = 1.0
+        g["sharded"][:8, :8] = 7
+        g["zero_d"][()] = 2.5
+        out["zarr_v3"] = base / "zarr_v3.zarr"
+
+        h = zarr.open_group(base / "zarr_v2.zarr", mode="w-", zarr_format=2)
+        v2_arrays: list[tuple[str, dict[str, Any]]] = [
+            ("f_order", {"shape": (4, 6), "chunks": (2, 3), "dtype": "<f8", "order": "F"}),
+            ("big_endian", {"shape": (10,), "chunks": (5,), "dtype": ">i4", "fill_value": 7}),
+            ("zero_d", {"shape": (), "dtype": "f4", "fill_value": 1.5}),
+            ("boolean", {"shape": (5,), "dtype": "bool", "fill_value": True}),
+            ("complex", {"shape": (5,), "dtype": "c16", "fill_value": complex(1, -2)}),
+            ("string", {"shape": (5,), "dtype": str}),
+            ("fixed_unicode", {"shape": (5,), "dtype": "<U4", "fill_value": "ab"}),
+            ("fixed_bytes", {"shape": (5,), "dtype": "S4", "fill_value": b"ab"}),
+            ("structured", {"shape": (5,), "dtype": [("a", "i4"), ("b", "f8")]}),
+            ("datetime", {"shape": (5,), "dtype": "M8[ns]"}),
+            ("slash_keys", {"shape": (4, 4), "chunks": (2, 2), "dtype": "i2",
+                            "chunk_key_encoding": {"name": "v2", "separator": "/"}}),
+            ("delta_blosc", {"shape": (10,), "chunks": (5,), "dtype": "<f8",
+                             "filters": [numcodecs.Delta(dtype="<f8", astype="<f4")],
+                             "compressors": numcodecs.Blosc(cname="lz4")}),
+            ("scale_offset_zstd", {"shape": (10,), "chunks": (5,), "dtype": "<f8",
+                                   "filters": [numcodecs.FixedScaleOffset(offset=1, scale=10, dtype="<f8", astype="u1")],
+                                   "compressors": numcodecs.Zstd()}),
+            ("nan_fill", {"shape": (5,), "dtype": "f8", "fill_value": float("nan")}),
+            ("inf_fill", {"shape": (5,), "dtype": "f8", "fill_value": float("inf")}),
+            ("no_fill", {"shape": (5,), "dtype": "f8", "fill_value": None}),
+            ("empty", {"shape": (0,), "chunks": (1,), "dtype": "i4"}),
+            ("categorize", {"shape": (5,), "dtype": "U3",
+                            "filters": [numcodecs.Categorize(labels=["a", "b"], dtype="U3")]}),
+        ]
+        for name, kwargs in v2_arrays:
+            h.create_array(name, **kwargs)
+        h["f_order"][:2, :3] = np.arange(6).reshape(2, 3)
+        out["zarr_v2"] = base / "zarr_v2.zarr"
+
+        ds = xr.Dataset(
+            {
+                "t": (("time", "x"), np.zeros((3, 2)),
+                      {"units": "K", "standard_name": "air_temperature", "grid_mapping": "crs"}),
+                "crs": ((), 0, {"grid_mapping_name": "latitude_longitude"}),
+            },
+            coords={"time": pd.date_range("2020-01-01", periods=3), "x": [1.0, 2.0], "label": ("x", ["a", "b"])},
+        )
+        for fmt in (2, 3):
+            ds.to_zarr(base / f"xarray_v{fmt}.zarr", zarr_format=fmt, mode="w-")
+            out[f"xarray_v{fmt}"] = base / f"xarray_v{fmt}.zarr"
+
+    for driver, prefix in (("zarr3", "ts3"), ("zarr", "ts2")):
+        for dtype in ("uint16", "float32", "bool", "complex64", "int64"):
+            path = base / f"{prefix}_{dtype}"
+            t = ts.open({"driver": driver, "kvstore": {"driver": "file", "path": str(path)}, "create": True},
+                        dtype=getattr(ts, dtype), shape=[10, 20]).result()
+            t[:2, :3].write(np.ones((2, 3), dtype=dtype)).result()
+            out[f"{prefix}_{dtype}"] = path
+    sharded = base / "ts3_sharded_index_start"
+    ts.open({
+        "driver": "zarr3", "kvstore": {"driver": "file", "path": str(sharded)}, "create": True,
+        "metadata": {
+            "shape": [16, 16], "data_type": "int16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 8]}},
+            "codecs": [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [4, 4], "index_location": "start",
+                "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd", "configuration": {"level": 1}}],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}],
+        },
+    }).result()[:8, :8].write(np.full((8, 8), 3, dtype="int16")).result()
+    out["ts3_sharded_index_start"] = sharded
+    blosc = base / "ts2_blosc_slash"
+    ts.open({
+        "driver": "zarr", "kvstore": {"driver": "file", "path": str(blosc)}, "create": True,
+        "metadata": {"shape": [10, 4], "chunks": [5, 2], "dtype": "<f4", "dimension_separator": "/",
+                     "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}},
+    }).result()[:5, :2].write(np.ones((5, 2), dtype="float32")).result()
+    out["ts2_blosc_slash"] = blosc
+    return out
+
+
+# ---------------------------------------------------------------------------
 # benchmark hierarchy
 # ---------------------------------------------------------------------------
 
