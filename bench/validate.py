@@ -14,7 +14,7 @@ and the same rounds.
 The v3 store is written to a temporary folder by ``tests/stores.big_v3_hierarchy``
 (metadata only, written by zarr-python); unless ``--no-v2``, a Zarr v2 twin (same
 groups, arrays and CF attributes, plus ``_ARRAY_DIMENSIONS``) is written by
-zarr-python too.  For each store, after ``--warmup`` untimed rounds, ``--runs``
+zarr-python too (``stores.big_hierarchy(..., zarr_format=2)``).  For each store, after ``--warmup`` untimed rounds, ``--runs``
 rounds each time once:
 
 * ``read``       ``catalogue.harvest.load_hierarchy(store)``
@@ -74,54 +74,6 @@ LABELS = {
     "harvest": "harvest, validate=False",
     "validated": "harvest, validate=True",
 }
-
-
-# ------------------------------------------------------------------- stores
-def big_v2_hierarchy(root: pathlib.Path, n_arrays: int = 1000, n_groups: int = 20) -> pathlib.Path:
-    """A Zarr v2 twin of ``stores.big_v3_hierarchy``, written by zarr-python.
-
-    Same layout, shapes, chunks and CF attributes, so that the v2 row differs from
-    the v3 row by the format alone (v2 rules, ``.zarray``/``.zattrs`` pairs, the
-    GeoZarr array schema), not by what the hierarchy holds.
-    """
-    import zarr
-    from zarr.core.group import GroupMetadata
-    from zarr.core.metadata import ArrayV2Metadata
-    from zarr.storage import LocalStore
-
-    path = root / "big_v2_hierarchy.zarr"
-    if path.exists():
-        raise FileExistsError(path)
-    template = zarr.create_array(
-        {}, shape=(365, 90, 180), chunks=(30, 90, 180), dtype="float32", zarr_format=2
-    ).metadata.to_dict()
-    nodes: dict[str, Any] = {
-        "": GroupMetadata(
-            zarr_format=2, attributes={**stores.CF_GLOBAL_ATTRS, "title": "Benchmark hierarchy"}
-        )
-    }
-    groups = [f"group_{i:03d}" for i in range(n_groups)]
-    for name in groups:
-        nodes[name] = GroupMetadata(
-            zarr_format=2, attributes={"title": f"Group {name}", "Conventions": "CF-1.8"}
-        )
-    variables = stores._BIG_VARIABLES
-    for i in range(n_arrays):
-        std, long_name, units = variables[i % len(variables)]
-        doc = dict(template)
-        doc["attributes"] = {
-            "_ARRAY_DIMENSIONS": ["time", "lat", "lon"],
-            "standard_name": std,
-            "long_name": f"{long_name} #{i}",
-            "units": units,
-            "cell_methods": "time: mean",
-        }
-        prefix = f"{groups[i % n_groups]}/" if groups else ""
-        nodes[f"{prefix}var_{i:05d}"] = ArrayV2Metadata.from_dict(doc)
-    with stores._quiet():
-        for _ in zarr.create_hierarchy(store=LocalStore(path), nodes=nodes):
-            pass
-    return path
 
 
 # ----------------------------------------------------------------- runners
@@ -342,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             ("v3", stores.big_v3_hierarchy)
         ]
         if not args.no_v2:
-            builders.append(("v2", big_v2_hierarchy))
+            builders.append(("v2", functools.partial(stores.big_hierarchy, zarr_format=2)))
         for name, build in builders:
             built, store = _timed(functools.partial(build, scratch, args.arrays, args.groups))
             print(f"zarr {name}: {args.arrays} arrays in {args.groups} groups, written in {built:.2f} s", flush=True)

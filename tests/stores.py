@@ -25,7 +25,8 @@ Registries:
   document parses but fails validation (wrong type, missing required key:
   the pointer names the member that is missing).
 
-``big_v3_hierarchy`` is for benchmarks and is not in ``GOOD_STORES``.
+``big_hierarchy``/``big_v3_hierarchy`` (benchmarks) and ``build_client_variety``
+(validation) are not in ``GOOD_STORES``.
 ``nonexistent(root)`` returns a path that does not exist.
 """
 
@@ -788,46 +789,59 @@ _BIG_VARIABLES = [
 ]
 
 
-def big_v3_hierarchy(root: pathlib.Path, n_arrays: int = 1000, n_groups: int = 20) -> pathlib.Path:
-    """v3 hierarchy for benchmarks: n_groups groups under the root holding
-    n_arrays arrays in total (spread evenly; at the root if n_groups == 0).
-    Metadata only, no chunk data; written with ``zarr.create_hierarchy``."""
+def big_hierarchy(root: pathlib.Path, n_arrays: int = 1000, n_groups: int = 20, zarr_format: int = 3) -> pathlib.Path:
+    """Hierarchy for benchmarks: n_groups groups under the root holding n_arrays
+    arrays in total (spread evenly; at the root if n_groups == 0), in Zarr v3
+    (``big_v3_hierarchy.zarr``) or v2 (``big_v2_hierarchy.zarr``, dimension names
+    as xarray's ``_ARRAY_DIMENSIONS``). Metadata only, no chunk data; written
+    with ``zarr.create_hierarchy``."""
     import zarr
     from zarr.core.group import GroupMetadata
-    from zarr.core.metadata import ArrayV3Metadata
+    from zarr.core.metadata import ArrayV2Metadata, ArrayV3Metadata
     from zarr.storage import LocalStore
 
-    path = _fresh(root, "big_v3_hierarchy.zarr")
+    path = _fresh(root, f"big_v{zarr_format}_hierarchy.zarr")
+    array_metadata = ArrayV3Metadata if zarr_format == 3 else ArrayV2Metadata
     template = zarr.create_array(
-        {}, shape=(365, 90, 180), chunks=(30, 90, 180), dtype="float32", zarr_format=3
+        {}, shape=(365, 90, 180), chunks=(30, 90, 180), dtype="float32", zarr_format=zarr_format
     ).metadata.to_dict()
     nodes: dict[str, Any] = {
         "": GroupMetadata(
-            zarr_format=3,
+            zarr_format=zarr_format,
             attributes={**CF_GLOBAL_ATTRS, "title": "Benchmark hierarchy"},
         )
     }
     groups = [f"group_{i:03d}" for i in range(n_groups)]
     for name in groups:
         nodes[name] = GroupMetadata(
-            zarr_format=3, attributes={"title": f"Group {name}", "Conventions": "CF-1.8"}
+            zarr_format=zarr_format, attributes={"title": f"Group {name}", "Conventions": "CF-1.8"}
         )
+    dims = ["time", "lat", "lon"]
     for i in range(n_arrays):
         std, long_name, units = _BIG_VARIABLES[i % len(_BIG_VARIABLES)]
         doc = dict(template)
-        doc["dimension_names"] = ["time", "lat", "lon"]
-        doc["attributes"] = {
+        attributes = {
             "standard_name": std,
             "long_name": f"{long_name} #{i}",
             "units": units,
             "cell_methods": "time: mean",
         }
+        if zarr_format == 3:
+            doc["dimension_names"] = dims
+        else:
+            attributes = {"_ARRAY_DIMENSIONS": dims, **attributes}
+        doc["attributes"] = attributes
         prefix = f"{groups[i % n_groups]}/" if groups else ""
-        nodes[f"{prefix}var_{i:05d}"] = ArrayV3Metadata.from_dict(doc)
+        nodes[f"{prefix}var_{i:05d}"] = array_metadata.from_dict(doc)
     with _quiet():
         for _ in zarr.create_hierarchy(store=LocalStore(path), nodes=nodes):
             pass
     return path
+
+
+def big_v3_hierarchy(root: pathlib.Path, n_arrays: int = 1000, n_groups: int = 20) -> pathlib.Path:
+    """The v3 benchmark hierarchy (see big_hierarchy)."""
+    return big_hierarchy(root, n_arrays, n_groups, zarr_format=3)
 
 
 # ---------------------------------------------------------------------------
