@@ -257,6 +257,30 @@ def test_any_v2_json_round_trips(attrs, fill):
     assert_json_equal(rebuilt, {V2_ARRAY: doc, V2_ATTRS: attrs})
 
 
+_V3_KEYS = sorted(set(V3_ARRAY) - {"zarr_format", "node_type"})
+_V2_KEYS = sorted(set(V2_ZARRAY) - {"zarr_format"} | {"dimension_separator"})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drop=st.sets(st.sampled_from(_V3_KEYS)), replace=st.dictionaries(st.sampled_from(_V3_KEYS), json_values, max_size=3))
+def test_invalid_v3_documents_round_trip(drop, replace):
+    """Invalid arrays are catalogued as they are (validation flags them): missing keys, any value types."""
+    doc = {k: v for k, v in V3_ARRAY.items() if k not in drop}
+    doc.update(replace)
+    rebuilt, _ = roundtrip(_v3(doc))
+    assert_json_equal(rebuilt[V3_DOCUMENT], doc)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drop=st.sets(st.sampled_from(_V2_KEYS)), replace=st.dictionaries(st.sampled_from(_V2_KEYS), json_values, max_size=3))
+def test_invalid_v2_documents_round_trip(drop, replace):
+    doc = {k: v for k, v in V2_ZARRAY.items() if k not in drop}
+    doc.update(replace)
+    node = Node(path="a", kind="array", zarr_format=2, documents={V2_ARRAY: doc}, locations={V2_ARRAY: Location("x")})
+    rebuilt, _ = roundtrip(node)
+    assert_json_equal(rebuilt, {V2_ARRAY: doc})
+
+
 def test_json_literal_texts_parse_back():
     _, graph = roundtrip(_v3(V3_ARRAY))
     for lit in graph.objects(None, None):

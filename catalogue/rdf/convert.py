@@ -168,14 +168,23 @@ def _lift(attrs: dict[str, Any] | None, out: dict[str, Any]) -> None:
         out["keywords"] = words
 
 
-def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
-    # Every key may be missing: invalid documents are catalogued as they are
-    # (validation flags them), and an absent key simply has no triple.
+def _shape_type_fill(meta: dict[str, Any], out: dict[str, Any], type_key: str) -> None:
+    """The keys both versions share: shape, the data type (``data_type``/``dtype``), fill_value.
+
+    Every key may be missing: invalid documents are catalogued as they are
+    (validation flags them), and an absent key simply has no triple.
+    """
     if "shape" in meta:
         _put_list(out, "shape", "zarr:shape", meta["shape"], _is_int)
-    if "data_type" in meta:
-        dt = meta["data_type"]
-        out["data_type"] = dt if isinstance(dt, str) else json_literal(dt)
+    if type_key in meta:
+        dt = meta[type_key]
+        out[type_key] = dt if isinstance(dt, str) else json_literal(dt)
+    if "fill_value" in meta:
+        out["fill_value"] = scalar(meta["fill_value"])
+
+
+def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
+    _shape_type_fill(meta, out, "data_type")
     if "chunk_grid" in meta:
         grid = meta["chunk_grid"]
         out["chunk_grid"] = named_configuration(grid)
@@ -186,8 +195,6 @@ def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
                 out["chunk_shape"] = shape
     if "chunk_key_encoding" in meta:
         out["chunk_key_encoding"] = named_configuration(meta["chunk_key_encoding"])
-    if "fill_value" in meta:
-        out["fill_value"] = scalar(meta["fill_value"])
     if "codecs" in meta:
         _put_named_list(out, "codecs", "zarr:codecs", meta["codecs"])
     if "storage_transformers" in meta:
@@ -201,15 +208,9 @@ def _v3_array(meta: dict[str, Any], out: dict[str, Any]) -> None:
 
 
 def _v2_array(meta: dict[str, Any], attrs: dict[str, Any] | None, out: dict[str, Any], label: str) -> None:
-    if "shape" in meta:
-        _put_list(out, "shape", "zarr:shape", meta["shape"], _is_int)
+    _shape_type_fill(meta, out, "dtype")
     if "chunks" in meta:
         _put_list(out, "chunks", "zarr:chunkShape", meta["chunks"], _is_int)
-    if "dtype" in meta:
-        dt = meta["dtype"]
-        out["dtype"] = dt if isinstance(dt, str) else json_literal(dt)
-    if "fill_value" in meta:
-        out["fill_value"] = scalar(meta["fill_value"])
     codec_refs = []
     if "filters" in meta:
         filters = meta["filters"]
