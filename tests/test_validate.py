@@ -502,3 +502,20 @@ def test_validation_agrees_between_hierarchy_and_rebuilt_graph_for_real_stores(g
             direct = validate_hierarchy(catalogue.harvest.load_hierarchy(str(store)))
             again = cat.validate(store.absolute().as_uri())
             assert {(f.path, f.rule) for f in again.findings} == {(f.path, f.rule) for f in direct.findings}
+
+
+def test_a_node_that_breaks_keeps_its_version_but_is_flagged_invalid(tmp_path, db_url):
+    """A node unreadable now keeps its catalogued triples, with zarr:valid false (not true as well)."""
+    store = write_case(tmp_path, Case("breaks", {"zarr.json": V3_GROUP, "a/zarr.json": v3()}, []))
+    a = f"{store.absolute().as_uri()}/a"
+    query = f"SELECT ?v WHERE {{ <{a}> zarr:valid ?v }}"
+    with catalogue.open(db_url) as cat:
+        cat.harvest(str(store))
+        assert [r.v.toPython() for r in cat.query(query)] == [True]
+        (store / "a" / "zarr.json").write_text("{broken")
+        report = cat.harvest(str(store))
+        assert report.kept == ["a"] and report.invalid == 0
+        assert [r.v.toPython() for r in cat.query(query)] == [False]
+        assert cat.metadata(a) == v3()  # the previous version, still there
+        rules = [str(r.rule) for r in cat.query(f"SELECT ?rule WHERE {{ ?r sh:focusNode <{a}> ; zarr:rule ?rule }}")]
+        assert rules == ["json.syntax"]

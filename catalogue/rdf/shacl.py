@@ -64,7 +64,7 @@ def report_triples(report: Report, h: Hierarchy, catalogued: set[str], *, now: d
         (rep, RDF.type, SH.ValidationReport),
         (rep, SH.conforms, Literal(not report.findings)),
         (rep, ZARR.validationProfile, Literal(report.profile)),
-        (rep, DCTERMS.created, Literal(created.isoformat().replace("+00:00", "Z"), datatype=XSD.dateTime)),
+        (rep, DCTERMS.created, Literal(created.isoformat().replace("+00:00", "Z"), datatype=XSD.dateTime, normalize=False)),
     ]
     props = key_properties()
     for f in report.findings:

@@ -78,8 +78,34 @@ def schema_errors(validator: Draft7Validator | Draft202012Validator, instance: A
         yield from _describe(error)
     for key, subschema in properties.items():
         if key in instance:
-            for error in islice(validator.descend(instance[key], subschema, path=key, schema_path=key), MAX_ERRORS_PER_KEY):
-                yield from _describe(error)
+            yield from _property_errors(validator, key, subschema, instance[key])
+
+
+#: Errors of recently seen (schema, key, value) triples. The arrays of one
+#: hierarchy repeat the same chunk grids, codec chains and fill values, and
+#: jsonschema's interpretation costs far more than the JSON text of a value.
+_MEMO: dict[tuple[int, str, str], list[tuple[tuple[Any, ...], str, str]]] = {}
+_MEMO_SIZE = 4096
+
+
+def _property_errors(validator: Draft7Validator | Draft202012Validator, key: str, subschema: Any, value: Any) -> list[tuple[tuple[Any, ...], str, str]]:
+    if isinstance(value, dict | list) and key != "attributes":
+        memo_key = (id(validator), key, json.dumps(value, allow_nan=True))
+        found = _MEMO.get(memo_key)
+        if found is not None:
+            return found
+    else:
+        memo_key = None
+    errors = [
+        described
+        for error in islice(validator.descend(value, subschema, path=key, schema_path=key), MAX_ERRORS_PER_KEY)
+        for described in _describe(error)
+    ]
+    if memo_key is not None:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[memo_key] = errors
+    return errors
 
 
 def _describe(error: ValidationError) -> Iterator[tuple[tuple[Any, ...], str, str]]:
