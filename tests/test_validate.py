@@ -337,6 +337,11 @@ def test_hostile_documents_give_findings_never_crashes(tmp_path):
     huge.mkdir()
     (huge / "zarr.json").write_text(json.dumps(v3(shape=[-1] * 200_000, dimension_names=None,
                                                   attributes={"_ARRAY_DIMENSIONS": list(range(200_000))})))
+    enormous = store / "enormous"
+    enormous.mkdir()
+    (enormous / "zarr.json").write_text(json.dumps(v3(
+        shape=[10**400, 10**30], chunk_grid={"name": "regular", "configuration": {"chunk_shape": [1, 10**29]}},
+        attributes={"dependent-arrays": {"s1": {"shape": [10**399, 10**30]}}})))
     bignum = store / "bignum"
     bignum.mkdir()
     (bignum / "zarr.json").write_text(json.dumps(v3(data_type="int64", fill_value=10**100)).replace("10.0", "1e400"))
@@ -347,6 +352,7 @@ def test_hostile_documents_give_findings_never_crashes(tmp_path):
     assert [f.rule for f in by_path["deep"]] == ["json.depth"]
     assert {f.rule for f in by_path["huge"]} == {"v3.shape", "cf.array-dimensions"}
     assert [f.rule for f in by_path["bignum"]] == ["v3.fill_value"]
+    assert [f.rule for f in by_path["enormous/s1"]] == ["dependent.chunk-key-collision"]  # no float overflow
     v2huge = tmp_path / "v2huge.zarr"
     v2huge.mkdir()
     (v2huge / ".zarray").write_text(json.dumps(v2(shape=[-1] * 100_000, chunks=[0] * 100_000)))

@@ -13,7 +13,6 @@ decide).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +82,7 @@ def key_scheme(node: Node) -> KeyScheme | None:
         encoding = meta.get("chunk_key_encoding")
     if not (isinstance(chunks, list) and len(chunks) == len(shape) and all(type(n) is int and n >= 1 for n in chunks)):
         return None
-    grid_counts = tuple(math.ceil(s / c) for s, c in zip(shape, chunks, strict=True))
+    grid_counts = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True))  # exact for huge ints
     parsed = _encoding(encoding)
     if parsed is None:
         return None
