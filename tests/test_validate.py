@@ -18,10 +18,14 @@ from typing import Any, ClassVar
 import pytest
 import stores
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import catalogue
 from catalogue.api import validate_store
 from catalogue.cli import main
+from catalogue.model.dependent import expand_dependent_arrays
+from catalogue.model.nodes import Hierarchy, Location, Node
 from catalogue.validate import RULES, validate_hierarchy
 from catalogue.validate.findings import MAX_PER_RULE
 
@@ -525,3 +529,49 @@ def test_a_node_that_breaks_keeps_its_version_but_is_flagged_invalid(tmp_path, d
         assert cat.metadata(a) == v3()  # the previous version, still there
         rules = [str(r.rule) for r in cat.query(f"SELECT ?rule WHERE {{ ?r sh:focusNode <{a}> ; zarr:rule ?rule }}")]
         assert rules == ["json.syntax"]
+
+
+# ------------------------------------------------------------ never crashes
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.sampled_from(["regular", "default", "v2", "prefix", "suffix", "bytes", "gzip", "sharding_indexed",
+                     "transpose", "blosc", "zstd", "crc32c", "uint8", "float32", "<f8", "|u1", "/", ".", "NaN"]),
+)
+_values = st.recursive(
+    _scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.sampled_from(["name", "configuration", "chunk_shape", "separator", "codecs", "index_codecs",
+                         "endian", "level", "order", "prefix", "suffix", "base_encoding", "id", "must_understand"])
+        | st.text(max_size=6), children, max_size=4),
+    max_leaves=30,
+)
+_V3_DOC_KEYS = st.sampled_from([*sorted(V3_ARRAY), "storage_transformers", "foo"])
+_V2_DOC_KEYS = st.sampled_from([*sorted(V2_ARRAY), "dimension_separator", "foo"])
+_ATTRS = st.dictionaries(
+    st.sampled_from(["units", "standard_name", "grid_mapping", "coordinates", "_ARRAY_DIMENSIONS",
+                     "zarr_conventions", "dependent-arrays", "dependent_arrays"]) | st.text(max_size=6),
+    _values, max_size=4)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(v3_changes=st.dictionaries(_V3_DOC_KEYS, _values, max_size=5), v2_changes=st.dictionaries(_V2_DOC_KEYS, _values, max_size=5),
+       v3_attrs=_ATTRS, v2_attrs=_ATTRS, drop=st.sets(st.sampled_from(sorted(V3_ARRAY)), max_size=3))
+def test_validation_never_crashes_on_any_json(v3_changes, v2_changes, v3_attrs, v2_attrs, drop):
+    """Whatever JSON the documents hold, validation returns findings; it never raises."""
+    v3_doc = {k: v for k, v in {**V3_ARRAY, **v3_changes, "attributes": v3_attrs}.items() if k not in drop}
+    v3_doc.update(zarr_format=3, node_type="array")
+    v2_doc = {**V2_ARRAY, **v2_changes, "zarr_format": 2}
+    h = Hierarchy(url="file:///fuzz.zarr", zarr_format=3)
+    h.nodes[""] = Node("", "group", 3, {"zarr.json": V3_GROUP}, {"zarr.json": Location("file:///fuzz.zarr/zarr.json")},
+                       members=["a"])
+    h.nodes["a"] = Node("a", "array", 3, {"zarr.json": v3_doc}, {"zarr.json": Location("file:///fuzz.zarr/a/zarr.json")})
+    v2h = Hierarchy(url="file:///fuzz2.zarr", zarr_format=2)
+    v2h.nodes[""] = Node("", "array", 2, {".zarray": v2_doc, ".zattrs": v2_attrs},
+                         {".zarray": Location("file:///fuzz2.zarr/.zarray"), ".zattrs": Location("file:///fuzz2.zarr/.zattrs")})
+    for hierarchy in (h, v2h):
+        expand_dependent_arrays(hierarchy)
+        for profile in ("corrected", "upstream"):
+            report = validate_hierarchy(hierarchy, profile=profile)
+            for f in report.findings:
+                assert f.rule in RULES and f.pointer.startswith(("", "/")) and f.message
