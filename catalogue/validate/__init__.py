@@ -15,11 +15,10 @@ Nothing is fetched or executed: validation reads the parsed documents only.
 
 from __future__ import annotations
 
-from catalogue.errors import join_pointer
 from catalogue.model.nodes import Hierarchy, Node
 from catalogue.model.zom import node_zom
 from catalogue.validate import attributes, zarr_v2, zarr_v3
-from catalogue.validate.context import META, NodeChecker
+from catalogue.validate.context import ATTRS, META, NodeChecker
 from catalogue.validate.dependent import check_collisions
 from catalogue.validate.findings import Finding, Report
 from catalogue.validate.rules import RULES, Rule, Severity, rule
@@ -69,17 +68,17 @@ def _zom(c: NodeChecker, node: Node) -> None:
     """The node's ZOM against the corrected ZEP 6 schema, where nothing more specific points."""
     zom = node_zom(c.h, Node(node.path, node.kind, node.zarr_format, node.documents, node.locations))
     rule_id = f"zom.v{node.zarr_format}"
-    taken = [f.pointer for f in c.findings]
+    taken = [(f.file, f.pointer) for f in c.findings]
     for tokens, _keyword, message in schema_errors(zom_validator(node.zarr_format, node.kind), zom):
         if node.zarr_format == 2 and tokens and tokens[0] == "attributes":
-            part, tokens = "attrs", tokens[1:]
+            part, tokens = ATTRS, tokens[1:]
         else:
             part = META
-        _file, pointer = c.locate(part, tokens)
-        if any(_related(pointer, t) for t in taken):
+        file, pointer = c.locate(part, tokens)
+        if any(file == f and _related(pointer, p) for f, p in taken):
             continue
         c.add(rule_id, part, tokens, message)
-        taken.append(pointer)
+        taken.append((file, pointer))
 
 
 def _related(a: str, b: str) -> bool:
@@ -113,6 +112,5 @@ def _in_declaration(c: NodeChecker, f: Finding) -> bool:
 
 
 __all__ = [
-    "DEFAULT_PROFILE", "PROFILES", "RULES", "Finding", "Report", "Rule", "Severity",
-    "join_pointer", "rule", "validate_hierarchy",
+    "DEFAULT_PROFILE", "PROFILES", "RULES", "Finding", "Report", "Rule", "Severity", "rule", "validate_hierarchy",
 ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalogue.model.nodes import Hierarchy, Node
-from catalogue.validate.context import NodeChecker
+from catalogue.validate.context import META, NodeChecker
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def check_collisions(h: Hierarchy, checkers: dict[str, NodeChecker]) -> None:
                 if key is not None:
                     c = checkers[node.path]
                     where = ("chunk_key_encoding",) if "chunk_key_encoding" in node.declared_keys else ()
-                    c.add("dependent.chunk-key-collision", "meta", where,
+                    c.add("dependent.chunk-key-collision", META, where,
                           f"chunk key {key!r} of dependent array {node.name!r} is also a chunk key of "
                           f"{other.name or '(root)'!r}; give it a distinct chunk key encoding (e.g. a prefix)")
                     break
