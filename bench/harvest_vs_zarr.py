@@ -29,11 +29,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
-import os
 import pathlib
-import platform
 import statistics
 import sys
 import tempfile
@@ -41,7 +38,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -56,6 +52,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 
 import catalogue  # noqa: E402
 import catalogue.api  # noqa: E402
+from bench.common import environment, timed  # noqa: E402
 from catalogue.graph.database import database_url  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "harvest_vs_zarr.json"
@@ -122,23 +119,18 @@ class PostgresDatabases:
 
 
 # ----------------------------------------------------------------- runners
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    gc.collect()
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
 
 
 def run_zarr(store: pathlib.Path) -> dict[str, float]:
-    seconds, members = _timed(lambda: list(zarr.open_group(store, mode="r").members(max_depth=None)))
+    seconds, members = timed(lambda: list(zarr.open_group(store, mode="r").members(max_depth=None)))
     return {"zarr": seconds, "_members": len(members)}
 
 
 def run_harvest(store: pathlib.Path, databases: Any) -> dict[str, float]:
     with databases.fresh() as db:
-        opened, cat = _timed(lambda: catalogue.open(db))
+        opened, cat = timed(lambda: catalogue.open(db))
         try:
-            seconds, report = _timed(lambda: cat.harvest(str(store)))
+            seconds, report = timed(lambda: cat.harvest(str(store)))
         finally:
             cat.close()
     if not report.ok:
@@ -182,7 +174,7 @@ def run_split(store: pathlib.Path, databases: Any) -> dict[str, float]:
         cat = catalogue.open(db)
         try:
             with _instrumented() as spent:
-                seconds, _ = _timed(lambda: cat.harvest(str(store)))
+                seconds, _ = timed(lambda: cat.harvest(str(store)))
         finally:
             cat.close()
     return {
@@ -267,11 +259,6 @@ def print_table(summary: dict[str, dict[str, Any]], header: str, db_label: str) 
     )
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return None
 
 
 def _metadata_bytes(store: pathlib.Path) -> tuple[int, int]:
@@ -301,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         scratch = pathlib.Path(tmp)
         databases: Any = PostgresDatabases(args.db_url) if args.db_url else SQLiteDatabases(scratch / "db")
         try:
-            built, store = _timed(lambda: stores.big_v3_hierarchy(scratch, n_arrays=args.arrays, n_groups=args.groups))
+            built, store = timed(lambda: stores.big_v3_hierarchy(scratch, n_arrays=args.arrays, n_groups=args.groups))
             n_docs, doc_bytes = _metadata_bytes(store)
             print(
                 f"store: {args.arrays} arrays in {args.groups} groups, {n_docs} zarr.json "
@@ -317,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             runs: dict[str, list[float]] = {}
             counts: dict[str, float] = {}
             for rnd in range(args.warmup + args.repeat):
-                timed = rnd >= args.warmup
+                counted = rnd >= args.warmup
                 order = steps if rnd % 2 == 0 else steps[::-1]
                 this_round: dict[str, float] = {}
                 for step in order:
@@ -326,9 +313,9 @@ def main(argv: list[str] | None = None) -> int:
                             counts[key[1:]] = value
                         else:
                             this_round[key] = value
-                            if timed:
+                            if counted:
                                 runs.setdefault(key, []).append(value)
-                label = f"round {rnd - args.warmup + 1}/{args.repeat}" if timed else f"warm-up {rnd + 1}/{args.warmup}"
+                label = f"round {rnd - args.warmup + 1}/{args.repeat}" if counted else f"warm-up {rnd + 1}/{args.warmup}"
                 print(
                     f"  {label}: zarr {this_round['zarr']:.3f} s, harvest {this_round['harvest']:.3f} s, "
                     f"instrumented harvest {this_round['split_total']:.3f} s",
@@ -374,16 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                     "write": "split_total - read - convert: graph replacement in SQL, commit",
                     "open": "catalogue.open on a fresh database: schema creation (Alembic)",
                 },
-                "environment": {
-                    "python": platform.python_version(),
-                    "implementation": platform.python_implementation(),
-                    "platform": platform.platform(),
-                    "cpus": os.cpu_count(),
-                    **{
-                        name: _version(name)
-                        for name in ("zarr-catalogue", "zarr", "rdflib", "pyld", "sqlalchemy", "jsonschema", "psycopg")
-                    },
-                },
+                "environment": environment(("zarr-catalogue", "zarr", "rdflib", "pyld", "sqlalchemy", "jsonschema", "psycopg")),
             }
             args.output.parent.mkdir(parents=True, exist_ok=True)
             args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -36,19 +36,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import gc
 import json
-import os
 import pathlib
-import platform
 import statistics
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -61,6 +56,7 @@ for _entry in (str(REPO / "tests"), str(REPO)):
 import stores  # noqa: E402  (tests/stores.py)
 
 import catalogue  # noqa: E402
+from bench.common import environment, timed  # noqa: E402
 from catalogue.harvest import load_hierarchy  # noqa: E402
 from catalogue.model.nodes import Hierarchy  # noqa: E402
 from catalogue.validate import validate_hierarchy  # noqa: E402
@@ -77,13 +73,6 @@ LABELS = {
 
 
 # ----------------------------------------------------------------- runners
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """Seconds taken by ``fn()``, after a collection so that garbage left by the
-    previous step is not charged to this one."""
-    gc.collect()
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
 
 
 @contextlib.contextmanager
@@ -99,21 +88,21 @@ def _fresh_db(folder: pathlib.Path) -> Iterator[str]:
 
 def run_read(store: str) -> dict[str, Any]:
     """The reading every harvest and every validation starts with, for scale."""
-    seconds, h = _timed(lambda: load_hierarchy(store))
+    seconds, h = timed(lambda: load_hierarchy(store))
     return {"read": seconds, "_nodes": len(h.nodes), "_failed": len(h.failed)}
 
 
 def run_validate(store: str) -> dict[str, Any]:
     """Validation alone: what ``validate=True`` adds before the SHACL report is stored."""
     h: Hierarchy = load_hierarchy(store)  # a fresh model each round, loaded untimed
-    seconds, report = _timed(lambda: validate_hierarchy(h, profile=PROFILE))
+    seconds, report = timed(lambda: validate_hierarchy(h, profile=PROFILE))
     return {"validate": seconds, "_findings": len(report.findings), "_report_nodes": report.nodes}
 
 
 def _harvest(store: str, folder: pathlib.Path, validate: bool) -> tuple[float, Any]:
     """One harvest into a fresh database; ``catalogue.open`` (migrations) is not timed."""
     with _fresh_db(folder) as db, catalogue.open(db) as cat:
-        seconds, report = _timed(lambda: cat.harvest(store, validate=validate))
+        seconds, report = timed(lambda: cat.harvest(store, validate=validate))
     if not report.ok:
         raise RuntimeError(f"harvest failed: {report.errors[:3]}")
     return seconds, report
@@ -214,12 +203,6 @@ def print_summary(results: dict[str, dict[str, Any]]) -> None:
     )
 
 
-def _version(dist: str) -> str | None:
-    """Installed version of ``dist``, recorded so that results can be compared later."""
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return None
 
 
 def bench_store(name: str, store: str, folder: pathlib.Path, runs: int, warmup: int) -> dict[str, Any]:
@@ -233,7 +216,7 @@ def bench_store(name: str, store: str, folder: pathlib.Path, runs: int, warmup: 
     samples: dict[str, list[float]] = {}
     counts: dict[str, Any] = {}
     for rnd in range(warmup + runs):
-        timed = rnd >= warmup
+        counted = rnd >= warmup
         this_round: dict[str, float] = {}
         for step in steps if rnd % 2 == 0 else steps[::-1]:
             for key, value in step().items():
@@ -241,9 +224,9 @@ def bench_store(name: str, store: str, folder: pathlib.Path, runs: int, warmup: 
                     counts[key[1:]] = value
                 else:
                     this_round[key] = value
-                    if timed:
+                    if counted:
                         samples.setdefault(key, []).append(value)
-        label = f"round {rnd - warmup + 1}/{runs}" if timed else f"warm-up {rnd + 1}/{warmup}"
+        label = f"round {rnd - warmup + 1}/{runs}" if counted else f"warm-up {rnd + 1}/{warmup}"
         print(
             f"  zarr {name} {label}: "
             + ", ".join(f"{key} {this_round[key]:.3f} s" for key in STEPS),
@@ -296,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_v2:
             builders.append(("v2", functools.partial(stores.big_hierarchy, zarr_format=2)))
         for name, build in builders:
-            built, store = _timed(functools.partial(build, scratch, args.arrays, args.groups))
+            built, store = timed(functools.partial(build, scratch, args.arrays, args.groups))
             print(f"zarr {name}: {args.arrays} arrays in {args.groups} groups, written in {built:.2f} s", flush=True)
             results[name] = bench_store(name, str(store), folder, args.runs, args.warmup)
             results[name]["build_s"] = built
@@ -330,16 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             "validate_vs_harvest_throughput": "nodes/s of validate / nodes/s of harvest, median of within-round ratios",
             "harvest_validated_vs_harvest_time": "validated / harvest seconds, median of within-round ratios",
         },
-        "environment": {
-            "python": platform.python_version(),
-            "implementation": platform.python_implementation(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            **{
-                dist: _version(dist)
-                for dist in ("zarr-catalogue", "zarr", "rdflib", "pyld", "sqlalchemy", "jsonschema")
-            },
-        },
+        "environment": environment(("zarr-catalogue", "zarr", "rdflib", "pyld", "sqlalchemy", "jsonschema")),
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
