@@ -41,3 +41,33 @@ def environment(packages: Iterable[str]) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         **{name: package_version(name) for name in packages},
     }
+
+
+def interleaved_rounds(
+    steps: list[Callable[[], dict[str, Any]]],
+    runs: int,
+    warmup: int,
+    report: Callable[[str, dict[str, float]], None],
+) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """Run every step once per round, in alternating order (A B C, then C B A ...).
+
+    Alternating spreads machine noise and drift over all steps alike. Each step
+    returns ``{name: seconds}`` plus ``{"_name": value}`` counts (kept, not
+    timed). Returns the seconds of the counted rounds by name, and the counts;
+    ``report(label, this_round)`` is called after each round (warm-ups included).
+    """
+    samples: dict[str, list[float]] = {}
+    counts: dict[str, Any] = {}
+    for rnd in range(warmup + runs):
+        counted = rnd >= warmup
+        this_round: dict[str, float] = {}
+        for step in steps if rnd % 2 == 0 else steps[::-1]:
+            for key, value in step().items():
+                if key.startswith("_"):
+                    counts[key[1:]] = value
+                else:
+                    this_round[key] = value
+                    if counted:
+                        samples.setdefault(key, []).append(value)
+        report(f"round {rnd - warmup + 1}/{runs}" if counted else f"warm-up {rnd + 1}/{warmup}", this_round)
+    return samples, counts

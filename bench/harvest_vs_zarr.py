@@ -52,7 +52,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 
 import catalogue  # noqa: E402
 import catalogue.api  # noqa: E402
-from bench.common import environment, timed  # noqa: E402
+from bench.common import environment, interleaved_rounds, timed  # noqa: E402
 from catalogue.graph.database import database_url  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "harvest_vs_zarr.json"
@@ -301,26 +301,14 @@ def main(argv: list[str] | None = None) -> int:
                 lambda: run_harvest(store, databases),
                 lambda: run_split(store, databases),
             ]
-            runs: dict[str, list[float]] = {}
-            counts: dict[str, float] = {}
-            for rnd in range(args.warmup + args.repeat):
-                counted = rnd >= args.warmup
-                order = steps if rnd % 2 == 0 else steps[::-1]
-                this_round: dict[str, float] = {}
-                for step in order:
-                    for key, value in step().items():
-                        if key.startswith("_"):
-                            counts[key[1:]] = value
-                        else:
-                            this_round[key] = value
-                            if counted:
-                                runs.setdefault(key, []).append(value)
-                label = f"round {rnd - args.warmup + 1}/{args.repeat}" if counted else f"warm-up {rnd + 1}/{args.warmup}"
+            def report(label: str, this_round: dict[str, float]) -> None:
                 print(
                     f"  {label}: zarr {this_round['zarr']:.3f} s, harvest {this_round['harvest']:.3f} s, "
                     f"instrumented harvest {this_round['split_total']:.3f} s",
                     flush=True,
                 )
+
+            runs, counts = interleaved_rounds(steps, args.repeat, args.warmup, report)
 
             summary = summarise(runs)
             header = (

@@ -56,7 +56,7 @@ for _entry in (str(REPO / "tests"), str(REPO)):
 import stores  # noqa: E402  (tests/stores.py)
 
 import catalogue  # noqa: E402
-from bench.common import environment, timed  # noqa: E402
+from bench.common import environment, interleaved_rounds, timed  # noqa: E402
 from catalogue.harvest import load_hierarchy  # noqa: E402
 from catalogue.model.nodes import Hierarchy  # noqa: E402
 from catalogue.validate import validate_hierarchy  # noqa: E402
@@ -213,25 +213,10 @@ def bench_store(name: str, store: str, folder: pathlib.Path, runs: int, warmup: 
         lambda: run_harvest(store, folder),
         lambda: run_validated(store, folder),
     ]
-    samples: dict[str, list[float]] = {}
-    counts: dict[str, Any] = {}
-    for rnd in range(warmup + runs):
-        counted = rnd >= warmup
-        this_round: dict[str, float] = {}
-        for step in steps if rnd % 2 == 0 else steps[::-1]:
-            for key, value in step().items():
-                if key.startswith("_"):
-                    counts[key[1:]] = value
-                else:
-                    this_round[key] = value
-                    if counted:
-                        samples.setdefault(key, []).append(value)
-        label = f"round {rnd - warmup + 1}/{runs}" if counted else f"warm-up {rnd + 1}/{warmup}"
-        print(
-            f"  zarr {name} {label}: "
-            + ", ".join(f"{key} {this_round[key]:.3f} s" for key in STEPS),
-            flush=True,
-        )
+    def report(label: str, this_round: dict[str, float]) -> None:
+        print(f"  zarr {name} {label}: " + ", ".join(f"{key} {this_round[key]:.3f} s" for key in STEPS), flush=True)
+
+    samples, counts = interleaved_rounds(steps, runs, warmup, report)
     if counts["failed"]:
         raise RuntimeError(f"{name}: {counts['failed']} nodes could not be read")
     if counts["findings"] != counts["harvest_findings"]:
