@@ -28,7 +28,11 @@ from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
 from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from catalogue.chunks.layout import ArrayLayout
     from catalogue.graph.bulk import LoadReport
+    from catalogue.storage.store import StoreAccess
 
 log = logging.getLogger(__name__)
 
@@ -275,6 +279,46 @@ class Catalogue:
         report = Report(source=iri, profile=profile, nodes=len(inside))
         report.findings = [f for f in full.findings if f.path == path or f.path.startswith(path + "/")]
         return report
+
+    # -------------------------------------------------------------- chunks
+    def layout(self, iri: str) -> ArrayLayout:
+        """What the catalogue knows about an array's chunks, from the graph alone."""
+        from catalogue.chunks.layout import layout_from_documents
+
+        graph = self.node_graph(iri)
+        primary = graph.value(URIRef(iri), ZARR.primaryArray)
+        base_url = str(primary) if primary is not None else iri
+        return layout_from_documents(rebuild_documents(graph, iri), iri, base_url)
+
+    def _chunk_store(self, layout: ArrayLayout) -> StoreAccess:
+        from catalogue.storage.store import open_store
+
+        return open_store(layout.base_url)
+
+    def resolve(self, iri: str, selection: str | None = None) -> dict[str, Any]:
+        """Where every chunk a selection touches lives: keys, URLs, shard byte ranges, fill chunks.
+
+        ``selection`` is NumPy basic indexing as text (``"0:10, 5, ..."``).
+        """
+        from catalogue.chunks.resolve import describe, resolve_selection
+
+        layout = self.layout(iri)
+        return describe(resolve_selection(layout, selection), self._chunk_store(layout), selection)
+
+    def read(self, iri: str, selection: str | tuple[object, ...] | None = None) -> np.ndarray:
+        """The selected data of a catalogued array, read from its store and decoded."""
+        from catalogue.chunks.read import read_selection
+
+        layout = self.layout(iri)
+        return read_selection(layout, self._chunk_store(layout), selection)
+
+    def tensorstore_spec(self, iri: str, *, assume_metadata: bool = False) -> dict[str, Any]:
+        """A TensorStore spec opening the array (``assume_metadata``: metadata from the catalogue)."""
+        from catalogue.chunks.tensorstore import tensorstore_spec
+
+        layout = self.layout(iri)
+        dependent = layout.base_url != iri
+        return tensorstore_spec(layout, assume_metadata=assume_metadata, dependent=dependent)
 
     def documents(self, iri: str) -> dict[str, Any]:
         """The node's metadata documents, rebuilt from the graph alone."""

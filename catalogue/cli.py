@@ -157,6 +157,59 @@ def validate(target: str, db: str | None, profile: str, fmt: str, from_store: bo
         sys.exit(1)
 
 
+@main.command()
+@click.argument("iri", metavar="ARRAY_IRI")
+@click.option("--selection", default=None, metavar="SEL",
+              help='NumPy basic indexing, e.g. "0:10,5,:" or "...,-1" (default: the whole array).')
+@click.option("--indent", type=int, default=None, help="JSON indentation (default: one line).")
+@db_option
+@handle_errors
+def resolve(iri: str, selection: str | None, indent: int | None, db: str | None) -> None:
+    """Print where every chunk of a selection of ARRAY_IRI lives, as JSON.
+
+    For each chunk: grid index, key, URL and, for sharded arrays, the shard
+    and the byte range of the inner chunk (from the shard index). Absent chunks
+    are listed with "fill": true: they read as the fill value.
+    """
+    with _open(db) as cat:
+        click.echo(json.dumps(cat.resolve(iri, selection), indent=indent))
+
+
+@main.command()
+@click.argument("iri", metavar="ARRAY_IRI")
+@click.option("--selection", default=None, metavar="SEL", help="NumPy basic indexing (default: the whole array).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="The .npy file to write.")
+@db_option
+@handle_errors
+def read(iri: str, selection: str | None, output: str, db: str | None) -> None:
+    """Read a selection of ARRAY_IRI from its store (only the chunks needed) into a .npy file."""
+    import os
+
+    import numpy as np
+
+    with _open(db) as cat:
+        data = cat.read(iri, selection)
+    tmp = f"{output}.part"
+    with open(tmp, "wb") as fh:
+        np.save(fh, data, allow_pickle=data.dtype.kind == "O")
+    os.replace(tmp, output)
+    click.echo(f"wrote {output}: shape {list(data.shape)}, dtype {data.dtype}", err=True)
+
+
+@main.command("tensorstore-spec")
+@click.argument("iri", metavar="ARRAY_IRI")
+@click.option("--assume-metadata", is_flag=True,
+              help="Put the array's metadata from the catalogue in the spec: TensorStore will not read zarr.json.")
+@click.option("--indent", type=int, default=2, show_default=True)
+@db_option
+@handle_errors
+def tensorstore_spec(iri: str, assume_metadata: bool, indent: int, db: str | None) -> None:
+    """Print a TensorStore spec (driver zarr3 or zarr) that opens ARRAY_IRI."""
+    with _open(db) as cat:
+        click.echo(json.dumps(cat.tensorstore_spec(iri, assume_metadata=assume_metadata), indent=indent))
+
+
 def _catalogue_exists(db: str | None) -> bool:
     """Whether there is a catalogue to look in (never create one just to find out)."""
     import os

@@ -111,6 +111,37 @@ class StoreAccess:
         except OSError as exc:
             raise DocumentError(self.key_url(key), f"cannot read: {exc.strerror or exc}") from exc
 
+    # ---------------------------------------------------------------- data
+    def read_ranges(self, keys: list[str], starts: list[int | None], ends: list[int | None]) -> list[bytes | None]:
+        """Bytes ``[start, end)`` of each key (None for whole files; a negative start
+        counts from the end); None where the key does not exist.
+
+        One fsspec call for the lot: asynchronous filesystems (http, s3) fetch
+        them concurrently, in bounded batches; local files are read in turn.
+        No size limit applies: these are chunks, not metadata documents.
+        """
+        if not keys:
+            return []
+        results = self.fs.cat_ranges([self._fs_path(k) for k in keys], starts, ends, on_error="return")
+        out: list[bytes | None] = []
+        for key, result in zip(keys, results, strict=True):
+            if isinstance(result, FileNotFoundError):
+                out.append(None)
+            elif isinstance(result, BaseException):
+                raise DocumentError(self.key_url(key), f"cannot read: {result}", rule="document.unreadable") from result
+            else:
+                out.append(bytes(result))
+        return out
+
+    def list_keys(self) -> set[str] | None:
+        """Every file key below the root (None when the store cannot be listed)."""
+        try:
+            found = self.fs.find(self.root)
+        except (FileNotFoundError, NotImplementedError):
+            return None
+        root = self.root.rstrip("/") + "/"
+        return {path[len(root):] for path in found if path.startswith(root)}
+
     def child_folders(self, key: str) -> list[str]:
         """Names of the folders directly below ``key``, sorted; empty if it cannot be listed."""
         try:

@@ -1,0 +1,142 @@
+"""Decoding one chunk: v3 codec chains and v2 filters + compressor.
+
+Compression and checksums are numcodecs' (gzip, zstd, blosc, crc32c and any
+``numcodecs.*`` codec, v2 compressors and filters); the ``bytes`` codec
+(endianness) and ``transpose`` are NumPy views; ``sharding_indexed`` met
+inside a chain (nested sharding) is decoded by ``sharding``. Every failure is
+a ``ChunkError`` naming the chunk; nothing is silently filled. ``pickle`` is
+refused: decoding it would run code taken from the store.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from catalogue.errors import CatalogueError
+
+UNSAFE = {"pickle", "numcodecs.pickle"}
+_BYTES_TO_BYTES_V3 = {"gzip": "gzip", "zstd": "zstd", "blosc": "blosc", "crc32c": "crc32c"}
+_ARRAY_TO_ARRAY = {"transpose"}
+_ARRAY_TO_BYTES = {"bytes", "endian", "vlen-utf8", "vlen-bytes", "sharding_indexed"}
+
+
+class ChunkError(CatalogueError):
+    """A chunk that cannot be decoded (truncated, corrupt, bad checksum, unknown codec)."""
+
+
+def _numcodec(name: str, configuration: dict[str, Any]) -> Any:
+    """A numcodecs codec from a v3 name (``gzip``, ``numcodecs.delta`` ...) and configuration."""
+    from numcodecs import get_codec
+
+    codec_id = name[len("numcodecs."):] if name.startswith("numcodecs.") else _BYTES_TO_BYTES_V3.get(name, name)
+    if codec_id in ("pickle",):
+        raise ChunkError(f"codec {name!r} runs arbitrary code when decoding; refusing to decode it")
+    config = {k: v for k, v in configuration.items() if k != "id"}
+    if codec_id == "blosc":  # v3 names shuffle modes; numcodecs' decode reads them from the blosc header
+        config = {}
+    if codec_id == "zstd":
+        config = {"level": config.get("level", 0), "checksum": config.get("checksum", False)}
+    try:
+        return get_codec({"id": codec_id, **config})
+    except Exception as exc:  # numcodecs raises ValueError/KeyError/TypeError for unknown ids and configs
+        raise ChunkError(f"unknown or unsupported codec {name!r}: {exc}") from exc
+
+
+def decode_v3(data: bytes, codecs: list[dict[str, Any]], shape: tuple[int, ...], dtype: np.dtype,
+              fill_value: Any = None) -> np.ndarray:
+    """Decode one encoded chunk (bytes) through a v3 chain into an array of ``shape``.
+
+    ``fill_value`` fills the absent inner chunks of a nested shard.
+    """
+    split = next((i for i, c in enumerate(codecs) if c["name"] in _ARRAY_TO_BYTES
+                  or c["name"] in ("numcodecs.pcodec", "numcodecs.zfpy")), None)
+    if split is None:
+        raise ChunkError("the codec chain has no array-to-bytes codec")
+    a2a, a2b, b2b = codecs[:split], codecs[split], codecs[split + 1:]
+    for codec in a2a:
+        if codec["name"] not in _ARRAY_TO_ARRAY and not codec["name"].startswith("numcodecs."):
+            raise ChunkError(f"unknown array-to-array codec {codec['name']!r}")
+    buf: Any = data
+    for codec in reversed(b2b):
+        if codec["name"] in UNSAFE:
+            raise ChunkError(f"codec {codec['name']!r} runs arbitrary code when decoding; refusing to decode it")
+        try:
+            buf = _numcodec(codec["name"], codec["configuration"]).decode(buf)
+        except ChunkError:
+            raise
+        except Exception as exc:
+            raise ChunkError(f"{codec['name']}: {exc}") from exc
+    encoded_shape = shape
+    for codec in a2a:
+        if codec["name"] == "transpose":
+            order = codec["configuration"]["order"]
+            encoded_shape = tuple(encoded_shape[i] for i in order)
+    arr = _array_to_bytes(a2b, bytes(buf) if not isinstance(buf, bytes) else buf, encoded_shape, dtype, fill_value)
+    for codec in reversed(a2a):
+        if codec["name"] == "transpose":
+            arr = np.transpose(arr, np.argsort(codec["configuration"]["order"]))
+        else:
+            try:
+                arr = np.asarray(_numcodec(codec["name"], codec["configuration"]).decode(arr)).reshape(arr.shape)
+            except Exception as exc:
+                raise ChunkError(f"{codec['name']}: {exc}") from exc
+    return arr
+
+
+def _array_to_bytes(codec: dict[str, Any], data: bytes, shape: tuple[int, ...], dtype: np.dtype,
+                    fill_value: Any) -> np.ndarray:
+    name, conf = codec["name"], codec["configuration"]
+    n = math.prod(shape)
+    if name in ("bytes", "endian"):
+        on_disk = dtype
+        if dtype.itemsize > 1 and dtype.kind not in "SVO" and dtype.fields is None:
+            on_disk = dtype.newbyteorder("<" if conf.get("endian", "little") == "little" else ">")
+        elif dtype.fields is not None and conf.get("endian") == "big":
+            on_disk = dtype.newbyteorder(">")
+        if len(data) != n * dtype.itemsize:
+            raise ChunkError(f"decoded {len(data)} bytes, expected {n * dtype.itemsize} for {n} items of {dtype}")
+        return np.frombuffer(data, dtype=on_disk).reshape(shape)
+    if name in ("vlen-utf8", "vlen-bytes"):
+        from numcodecs import VLenBytes, VLenUTF8
+
+        try:
+            items = (VLenUTF8() if name == "vlen-utf8" else VLenBytes()).decode(data)
+        except Exception as exc:
+            raise ChunkError(f"{name}: {exc}") from exc
+        if items.size != n:
+            raise ChunkError(f"{name}: decoded {items.size} items, expected {n}")
+        return items.reshape(shape)
+    if name == "sharding_indexed":
+        from catalogue.chunks.sharding import decode_shard
+
+        return decode_shard(data, conf, shape, dtype, fill_value)
+    raise ChunkError(f"unsupported array-to-bytes codec {name!r}")
+
+
+def decode_v2(data: bytes, codecs: list[dict[str, Any]], shape: tuple[int, ...], dtype: np.dtype, order: str) -> np.ndarray:
+    """Decode one v2 chunk: the compressor, then the filters in reverse, then a C or F array."""
+    buf: Any = data
+    compressor = [c for c in codecs if c.get("v2") == "compressor"]
+    filters = [c for c in codecs if c.get("v2") == "filter"]
+    for codec in compressor + list(reversed(filters)):
+        if codec["name"] in UNSAFE:
+            raise ChunkError(f"codec {codec['name']!r} runs arbitrary code when decoding; refusing to decode it")
+        try:
+            buf = _numcodec(codec["name"], codec["configuration"]).decode(buf)
+        except ChunkError:
+            raise
+        except Exception as exc:
+            raise ChunkError(f"{codec['name']}: {exc}") from exc
+    n = math.prod(shape)
+    if dtype.kind == "O" or (isinstance(buf, np.ndarray) and buf.dtype == dtype):
+        arr = np.asarray(buf)
+        if arr.size != n:
+            raise ChunkError(f"decoded {arr.size} items, expected {n}")
+        return arr.reshape(shape, order=order)
+    raw = memoryview(buf).cast("B") if not isinstance(buf, bytes | bytearray) else buf
+    if len(raw) != n * dtype.itemsize:
+        raise ChunkError(f"decoded {len(raw)} bytes, expected {n * dtype.itemsize} for {n} items of {dtype}")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape, order=order)
