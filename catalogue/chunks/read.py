@@ -21,7 +21,7 @@ import numpy as np
 from catalogue.chunks.codecs import ChunkError, decode_v2, decode_v3
 from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.resolve import Resolution, resolve_selection, shard_indexes
-from catalogue.chunks.selection import Dim
+from catalogue.chunks.selection import Dim, result_shape
 from catalogue.chunks.sharding import MISSING
 from catalogue.storage.store import StoreAccess
 
@@ -75,8 +75,9 @@ def read_selection(layout: ArrayLayout, store: StoreAccess, selection: str | tup
                         out_region.append(o)
                         in_region.append(i)
                     out[tuple(out_region)] = chunk[_index(in_region)]
-    dropped = tuple(0 if d.index is not None else slice(None) for d in dims)
-    return out[dropped] if dims else out
+    # Integer indices drop their dimension (each has one element); all-integer selections
+    # give a 0-d array rather than NumPy's scalar, so the result is always an ndarray.
+    return out.reshape(result_shape(dims))
 
 
 def _index(parts: list[Any]) -> tuple[Any, ...]:
