@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 import catalogue
 from catalogue.chunks.codecs import ChunkError
-from catalogue.chunks.keys import KeyEncoding
 from catalogue.chunks.selection import SelectionError, normalise, parse
 from catalogue.cli import main
 from catalogue.harvest import load_hierarchy
+from catalogue.model.chunk_keys import KeyEncoding
 
 METADATA_FILES = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
 

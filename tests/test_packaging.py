@@ -51,6 +51,8 @@ REQUIRED = [
     "catalogue/schemas/zom/zom-v2.upstream.json",
     "catalogue/schemas/zom/zom-v3.upstream.json",
     "catalogue/validate/rules.py",
+    "catalogue/chunks/read.py",
+    "catalogue/model/chunk_keys.py",
     "catalogue/migrations/env.py",
     "catalogue/migrations/script.py.mako",
     "catalogue/migrations/versions/0001_initial.py",

@@ -1,6 +1,6 @@
 """Chunks: from a catalogued array (its metadata rebuilt from the graph) to its data.
 
-``keys`` (chunk key encodings) → ``selection`` (NumPy basic indexing) →
+``model.chunk_keys`` (chunk key encodings) → ``selection`` (NumPy basic indexing) →
 ``layout`` (what the metadata says about chunks) → ``resolve`` (which chunks,
 where, which byte ranges of which shards) → ``codecs``/``sharding``/``read``
 (fetch, decode, assemble) and ``tensorstore`` (a spec that opens the same array).

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from catalogue.chunks.keys import KeyEncoding, UnsupportedEncoding
 from catalogue.errors import CatalogueError
+from catalogue.model.chunk_keys import KeyEncoding, UnsupportedEncoding
 from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V3_DOCUMENT
 
 

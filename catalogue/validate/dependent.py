@@ -14,45 +14,28 @@ decide).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from catalogue.model.chunk_keys import KeyEncoding, UnsupportedEncoding
 from catalogue.model.nodes import Hierarchy, Node
 from catalogue.validate.context import META, NodeChecker
 
 
 @dataclass(frozen=True)
 class KeyScheme:
-    base: str  # "default" or "v2"
-    separator: str
-    prefix: str
-    suffix: str
-    grid: tuple[int, ...]  # chunks per dimension
+    """An array's chunk keys: its encoding and its chunk grid (chunks per dimension)."""
+
+    encoding: KeyEncoding
+    grid: tuple[int, ...]
 
     def key(self, index: tuple[int, ...]) -> str:
-        if self.base == "default":
-            core = "c" + "".join(self.separator + str(i) for i in index) if index else "c"
-        else:
-            core = self.separator.join(map(str, index)) if index else "0"
-        return self.prefix + core + self.suffix
+        return self.encoding.key(index)
 
     def decode(self, key: str) -> tuple[int, ...] | None:
-        if not (key.startswith(self.prefix) and key.endswith(self.suffix)):
+        """The in-grid index a key stands for, or None."""
+        index = self.encoding.decode(key, len(self.grid))
+        if index is None or not all(i < n for i, n in zip(index, self.grid, strict=True)):
             return None
-        core = key[len(self.prefix): len(key) - len(self.suffix)]
-        rank = len(self.grid)
-        if self.base == "default":
-            if rank == 0:
-                return () if core == "c" else None
-            if not core.startswith("c" + self.separator):
-                return None
-            core = core[2:]
-        elif rank == 0:
-            return () if core == "0" else None
-        parts = core.split(self.separator)
-        if len(parts) != rank or not all(p.isdigit() and (p == "0" or not p.startswith("0")) for p in parts):
-            return None
-        index = tuple(int(p) for p in parts)
-        return index if all(i < n for i, n in zip(index, self.grid, strict=True)) else None
+        return index
 
     def samples(self) -> list[tuple[int, ...]]:
         if any(n == 0 for n in self.grid):
@@ -71,47 +54,20 @@ def key_scheme(node: Node) -> KeyScheme | None:
     shape = meta.get("shape")
     if not (isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)):
         return None
-    if node.zarr_format == 2:
-        chunks = meta.get("chunks")
-        sep = meta.get("dimension_separator", ".")
-        encoding: Any = {"name": "v2", "configuration": {"separator": sep}}
-    else:
-        grid = meta.get("chunk_grid")
-        conf = grid.get("configuration") if isinstance(grid, dict) else None
-        chunks = conf.get("chunk_shape") if isinstance(conf, dict) else None
-        encoding = meta.get("chunk_key_encoding")
+    try:
+        if node.zarr_format == 2:
+            chunks = meta.get("chunks")
+            encoding = KeyEncoding.from_v2(meta.get("dimension_separator", "."))
+        else:
+            grid = meta.get("chunk_grid")
+            conf = grid.get("configuration") if isinstance(grid, dict) else None
+            chunks = conf.get("chunk_shape") if isinstance(conf, dict) else None
+            encoding = KeyEncoding.from_v3(meta.get("chunk_key_encoding"))
+    except UnsupportedEncoding:
+        return None
     if not (isinstance(chunks, list) and len(chunks) == len(shape) and all(type(n) is int and n >= 1 for n in chunks)):
         return None
-    grid_counts = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True))  # exact for huge ints
-    parsed = _encoding(encoding)
-    if parsed is None:
-        return None
-    base, sep, prefix, suffix = parsed
-    return KeyScheme(base, sep, prefix, suffix, grid_counts)
-
-
-def _encoding(encoding: Any, depth: int = 0) -> tuple[str, str, str, str] | None:
-    if isinstance(encoding, str):
-        encoding = {"name": encoding}
-    if not isinstance(encoding, dict) or depth > 4:
-        return None
-    name = encoding.get("name")
-    conf = encoding.get("configuration") or {}
-    if not isinstance(conf, dict):
-        return None
-    if name in ("default", "v2"):
-        sep = conf.get("separator", "/" if name == "default" else ".")
-        return (name, sep, "", "") if sep in ("/", ".") else None
-    if name in ("prefix", "suffix"):
-        affix = conf.get(name)
-        if not isinstance(affix, str):
-            return None
-        base = _encoding(conf.get("base_encoding", "default"), depth + 1)
-        if base is None:
-            return None
-        b, sep, p, s = base
-        return (b, sep, affix + p, s) if name == "prefix" else (b, sep, p, s + affix)
-    return None
+    return KeyScheme(encoding, tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True)))  # exact for huge ints
 
 
 def check_collisions(h: Hierarchy, checkers: dict[str, NodeChecker]) -> None:
