@@ -295,15 +295,18 @@ class Catalogue:
 
         return open_store(layout.base_url)
 
-    def resolve(self, iri: str, selection: str | None = None) -> dict[str, Any]:
+    def resolve(self, iri: str, selection: str | None = None, *, stream: bool = False) -> dict[str, Any]:
         """Where every chunk a selection touches lives: keys, URLs, shard byte ranges, fill chunks.
 
-        ``selection`` is NumPy basic indexing as text (``"0:10, 5, ..."``).
+        ``selection`` is NumPy basic indexing as text (``"0:10, 5, ..."``). With
+        ``stream``, ``chunks`` is an iterator and ``fill_chunks`` is left out.
         """
-        from catalogue.chunks.resolve import describe, resolve_selection
+        from catalogue.chunks.resolve import describe, describe_streaming, resolve_selection
 
         layout = self.layout(iri)
-        return describe(resolve_selection(layout, selection), self._chunk_store(layout), selection)
+        resolution = resolve_selection(layout, selection)
+        store = self._chunk_store(layout)
+        return describe_streaming(resolution, store, selection) if stream else describe(resolution, store, selection)
 
     def read(self, iri: str, selection: str | tuple[object, ...] | None = None) -> np.ndarray:
         """The selected data of a catalogued array, read from its store and decoded."""

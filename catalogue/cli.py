@@ -172,7 +172,22 @@ def resolve(iri: str, selection: str | None, indent: int | None, db: str | None)
     are listed with "fill": true: they read as the fill value.
     """
     with _open(db) as cat:
-        click.echo(json.dumps(cat.resolve(iri, selection), indent=indent))
+        result = cat.resolve(iri, selection, stream=True)
+        chunks = result.pop("chunks")
+        _write_resolution(result, chunks, indent)
+
+
+def _write_resolution(header: dict[str, Any], chunks: Any, indent: int | None) -> None:
+    """The resolve JSON, written as it is produced: one chunk entry at a time."""
+    out = click.get_text_stream("stdout")
+    head = json.dumps(header, indent=indent)
+    nl, pad = ("\n", " " * indent) if indent is not None else ("", "")
+    out.write(head[:-1].rstrip() + f',{nl}{pad}"chunks": [')
+    fills = 0
+    for i, chunk in enumerate(chunks):
+        fills += bool(chunk["fill"])
+        out.write(("," if i else "") + nl + pad * 2 + json.dumps(chunk))
+    out.write(f"{nl}{pad}],{nl}{pad}" + f'"fill_chunks": {fills}{nl}' + "}\n")
 
 
 @main.command()

@@ -406,6 +406,11 @@ def test_cli_resolve_read_and_tensorstore_spec(catalogued, tmp_path):
     code, out, _ = run("resolve", iri, "--selection", "0:2, 1:", "--db", db)
     result: dict[str, Any] = json.loads(out)
     assert code == 0 and [c["key"] for c in result["chunks"]] == ["0.0", "0.1"]
+    with catalogue.open(db) as cat:
+        assert result == cat.resolve(iri, "0:2, 1:")  # the streamed JSON is the API's result
+    for indent in ("0", "4"):
+        code, out, _ = run("resolve", iri, "--indent", indent, "--db", db)
+        assert json.loads(out)["fill_chunks"] == 3 and len(json.loads(out)["chunks"]) == 4  # one chunk written
     target = tmp_path / "f.npy"
     code, _, err = run("read", iri, "--selection", "::-1, 2", "-o", str(target), "--db", db)
     assert code == 0 and "shape [4]" in err

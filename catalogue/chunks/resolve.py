@@ -68,7 +68,15 @@ def resolve_selection(layout: ArrayLayout, selection: str | tuple[object, ...] |
 
 
 def describe(resolution: Resolution, store: StoreAccess, selection_text: str | None) -> dict[str, Any]:
-    """The JSON ``catalogue resolve`` prints."""
+    """The JSON ``catalogue resolve`` prints, with the chunk entries in a list."""
+    out = describe_streaming(resolution, store, selection_text)
+    out["chunks"] = list(out["chunks"])
+    out["fill_chunks"] = sum(1 for c in out["chunks"] if c["fill"])
+    return out
+
+
+def describe_streaming(resolution: Resolution, store: StoreAccess, selection_text: str | None) -> dict[str, Any]:
+    """The same, with ``chunks`` an iterator (a million entries need not sit in memory) and no ``fill_chunks``."""
     layout = resolution.layout
     out: dict[str, Any] = {
         "array": layout.iri,
@@ -82,10 +90,9 @@ def describe(resolution: Resolution, store: StoreAccess, selection_text: str | N
     }
     if layout.sharding is not None:
         out["shard_shape"] = list(layout.chunk_shape)
-        out["chunks"] = list(_sharded_entries(resolution, store))
+        out["chunks"] = _sharded_entries(resolution, store)
     else:
-        out["chunks"] = list(_plain_entries(resolution, store))
-    out["fill_chunks"] = sum(1 for c in out["chunks"] if c["fill"])
+        out["chunks"] = _plain_entries(resolution, store)
     return out
 
 
