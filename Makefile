@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench bench-sparql bench-validate clean
+.PHONY: demo test install dev lint bench bench-sparql bench-validate bench-chunks clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -69,6 +69,12 @@ bench-sparql: dev
 VALIDATE_ARGS ?=
 bench-validate: dev
 	$(BIN)/python bench/validate.py $(VALIDATE_ARGS)
+
+# Chunk resolution (a million chunks) and read throughput next to zarr-python (bench/README.md).
+# E.g. make bench-chunks CHUNKS_ARGS="--runs 7 --size-mb 500 --data /tmp/chunks-data"
+CHUNKS_ARGS ?=
+bench-chunks: dev
+	$(BIN)/python bench/chunks.py $(CHUNKS_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-*

@@ -10,7 +10,9 @@ refused: decoding it would run code taken from the store.
 
 from __future__ import annotations
 
+import json
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -28,9 +30,18 @@ class ChunkError(CatalogueError):
 
 
 def _numcodec(name: str, configuration: dict[str, Any]) -> Any:
-    """A numcodecs codec from a v3 name (``gzip``, ``numcodecs.delta`` ...) and configuration."""
+    """A numcodecs codec from a v3 name (``gzip``, ``numcodecs.delta`` ...) and configuration.
+
+    Built once per distinct configuration: a read decodes many chunks with the same codecs.
+    """
+    return _cached_numcodec(name, json.dumps(configuration, sort_keys=True))
+
+
+@lru_cache(maxsize=256)
+def _cached_numcodec(name: str, configuration_json: str) -> Any:
     from numcodecs import get_codec
 
+    configuration = json.loads(configuration_json)
     codec_id = name[len("numcodecs."):] if name.startswith("numcodecs.") else _BYTES_TO_BYTES_V3.get(name, name)
     if codec_id in ("pickle",):
         raise ChunkError(f"codec {name!r} runs arbitrary code when decoding; refusing to decode it")

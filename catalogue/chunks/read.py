@@ -1,10 +1,10 @@
 """Reading a selection: fetch only the touched chunks (or shard byte ranges), decode, assemble.
 
-Fetching goes through the store layer in one batched call per kind of read
-(whole chunks, shard indexes, inner-chunk ranges), so remote stores fetch
-concurrently; decoding runs in a bounded thread pool (numcodecs releases the
-GIL while decompressing) and each decoded chunk is copied into its place in
-the result. Absent chunks (files, or inner chunks marked absent in a shard
+Shard indexes are fetched in one batched call; then a bounded thread pool
+runs tasks of a few chunks each: fetch them through the store layer (one
+call, so remote stores fetch them concurrently), decode (numcodecs releases
+the GIL while decompressing) and copy each into its place in the result.
+Fetching, decoding and copying of different tasks overlap. Absent chunks (files, or inner chunks marked absent in a shard
 index) are the fill value; a chunk that exists but cannot be decoded is an
 error naming it.
 """
@@ -25,8 +25,9 @@ from catalogue.chunks.selection import Dim, result_shape
 from catalogue.chunks.sharding import MISSING
 from catalogue.storage.store import StoreAccess
 
-#: Chunks fetched per batch: bounds memory (encoded bytes in flight) on huge selections.
-BATCH = 256
+#: Chunks per pool task, fetched in one store call: few enough that fetching, decoding
+#: and copying overlap across threads, enough that remote stores fetch several at once.
+TASK_CHUNKS = 4
 
 
 def _placement(dim: Dim, chunk: int, c: int) -> tuple[slice, Any]:
@@ -61,20 +62,24 @@ def read_selection(layout: ArrayLayout, store: StoreAccess, selection: str | tup
         unit = layout.read_chunk_shape
         jobs = _jobs(resolution, store)
         decode = _decoder(layout, unit)
+
+        def task(batch: list[Job]) -> None:
+            """Fetch, decode and place a few chunks: threads overlap I/O, decoding and copying."""
+            for job, data in zip(batch, _fetch(store, batch), strict=True):
+                chunk = _decode_one(decode, job, data)
+                if chunk is None:
+                    continue
+                out_region, in_region = [], []
+                for dim, size, c in zip(dims, unit, job[0], strict=True):
+                    o, i = _placement(dim, size, c)
+                    out_region.append(o)
+                    in_region.append(i)
+                out[tuple(out_region)] = chunk[_index(in_region)]  # regions of distinct chunks never overlap
+
+        batches = [jobs[i: i + TASK_CHUNKS] for i in range(0, len(jobs), TASK_CHUNKS)]
         with ThreadPoolExecutor(max_workers=workers or min(8, os.cpu_count() or 1)) as pool:
-            for start in range(0, len(jobs), BATCH):
-                batch = jobs[start: start + BATCH]
-                payloads = _fetch(store, batch)
-                arrays = pool.map(lambda job_data: _decode_one(decode, *job_data), zip(batch, payloads, strict=True))
-                for (index, *_rest), chunk in zip(batch, arrays, strict=True):
-                    if chunk is None:
-                        continue
-                    out_region, in_region = [], []
-                    for dim, size, c in zip(dims, unit, index, strict=True):
-                        o, i = _placement(dim, size, c)
-                        out_region.append(o)
-                        in_region.append(i)
-                    out[tuple(out_region)] = chunk[_index(in_region)]
+            for _ in pool.map(task, batches):  # re-raises the first error, naming its chunk
+                pass
     # Integer indices drop their dimension (each has one element); all-integer selections
     # give a 0-d array rather than NumPy's scalar, so the result is always an ndarray.
     return out.reshape(result_shape(dims))

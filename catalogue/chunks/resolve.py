@@ -10,7 +10,7 @@ find the inner chunks' byte ranges.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from catalogue.chunks.codecs import ChunkError
 from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.selection import Dim, normalise, parse, result_shape
 from catalogue.chunks.sharding import MISSING, decode_index, index_nbytes
-from catalogue.storage.store import StoreAccess
+from catalogue.storage.store import StoreAccess, quote_path
 
 
 @dataclass
@@ -99,14 +99,24 @@ def describe_streaming(resolution: Resolution, store: StoreAccess, selection_tex
 def _plain_entries(resolution: Resolution, store: StoreAccess) -> Iterator[dict[str, Any]]:
     keys = resolution.keys()
     present = store.list_keys()
-    base = store.url
+    url = _url_maker(resolution, store)
     for index, key in zip(resolution.indices().tolist(), keys.tolist(), strict=True):
         yield {
             "index": index,
             "key": key,
-            "url": f"{base}/{key}",
+            "url": url(key),
             "fill": None if present is None else key not in present,
         }
+
+
+def _url_maker(resolution: Resolution, store: StoreAccess) -> Callable[[str], str]:
+    """Chunk URLs: keys of the standard encodings need no escaping, so skip it unless an affix does."""
+    encoding = resolution.layout.encoding
+    affixes = encoding.prefix + encoding.suffix
+    if quote_path(affixes) != affixes:
+        return store.key_url
+    base = store.url
+    return lambda key: f"{base}/{key}"
 
 
 def shard_indexes(resolution: Resolution, store: StoreAccess, shard_keys: list[str]) -> dict[str, np.ndarray | None]:
@@ -143,14 +153,14 @@ def _sharded_entries(resolution: Resolution, store: StoreAccess) -> Iterator[dic
     indices = resolution.indices()
     shard_keys = resolution.keys().tolist()
     indexes = shard_indexes(resolution, store, shard_keys)
-    base = store.url
+    url = _url_maker(resolution, store)
     for inner, key in zip(indices, shard_keys, strict=True):
         shard = inner // per_shard if len(per_shard) else inner
         local = tuple((inner - shard * per_shard).tolist())
         index = indexes[key]
         entry: dict[str, Any] = {
             "index": inner.tolist(),
-            "shard": {"index": shard.tolist(), "key": key, "url": f"{base}/{key}"},
+            "shard": {"index": shard.tolist(), "key": key, "url": url(key)},
             "position": list(local),
         }
         if index is None:
