@@ -649,7 +649,7 @@ def build_client_variety(root: pathlib.Path) -> dict[str, pathlib.Path]:
     """Stores covering the codecs, data types, fill values and layouts the clients write.
 
     Returns name -> store root: ``zarr_v3`` and ``zarr_v2`` (zarr-python groups of
-    arrays: blosc/zstd/gzip/crc32c/none, transpose, sharding, big-endian, F order,
+    arrays: blosc/zstd/gzip/crc32c/none, transpose, sharding (nested too), big-endian, F order,
     0-d, empty, bool, complex, NaN/inf fills, strings, bytes, datetimes,
     structured, numcodecs filters), ``xarray_v2``/``xarray_v3`` (CF variables
     with a grid mapping and coordinates) and one folder per tensorstore array
@@ -662,7 +662,15 @@ def build_client_variety(root: pathlib.Path) -> dict[str, pathlib.Path]:
     import tensorstore as ts
     import xarray as xr
     import zarr
-    from zarr.codecs import BloscCodec, Crc32cCodec, TransposeCodec, ZstdCodec
+    from zarr.codecs import (
+        BloscCodec,
+        BytesCodec,
+        Crc32cCodec,
+        ShardingCodec,
+        ShardingCodecIndexLocation,
+        TransposeCodec,
+        ZstdCodec,
+    )
 
     base = _fresh(root, "client_variety")
     out: dict[str, pathlib.Path] = {}
@@ -696,6 +704,12 @@ def build_client_variety(root: pathlib.Path) -> dict[str, pathlib.Path]:
         ]
         for name, kwargs in v3_arrays:
             g.create_array(name, **kwargs)
+        # sharding inside sharding, the inner shards' index at their start
+        inner = ShardingCodec(chunk_shape=(2, 2), codecs=[BytesCodec(), ZstdCodec(level=1)],
+                              index_location=ShardingCodecIndexLocation.start)
+        g.create_array("nested_sharded", shape=(16, 16), chunks=(8, 8), dtype="i4", compressors=None,
+                       serializer=ShardingCodec(chunk_shape=(4, 4), codecs=[inner]), fill_value=-1)
+        g["nested_sharded"][:12, :] = np.arange(12 * 16).reshape(12, 16)
         g["blosc"][:5, :5] = 1.0
         g["sharded"][:8, :8] = 7
         g["zero_d"][()] = 2.5

@@ -267,7 +267,7 @@ def test_every_codec_dtype_and_layout_the_clients_write_passes_without_findings(
         report = validate_store(str(store))
         assert [f.one_line() for f in report.findings] == [], name
         nodes += report.nodes
-    assert len(client_variety) == 16 and nodes == 66
+    assert len(client_variety) == 16 and nodes == 67
 
 
 # ------------------------------------------------------------------ seeds
