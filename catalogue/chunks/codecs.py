@@ -56,6 +56,21 @@ def _cached_numcodec(name: str, configuration_json: str) -> Any:
         raise ChunkError(f"unknown or unsupported codec {name!r}: {exc}") from exc
 
 
+def _decode_through(data: Any, codecs: list[dict[str, Any]]) -> Any:
+    """Run numcodecs decoders in the given order; any failure is a ChunkError naming the codec."""
+    buf = data
+    for codec in codecs:
+        if codec["name"] in UNSAFE:
+            raise ChunkError(f"codec {codec['name']!r} runs arbitrary code when decoding; refusing to decode it")
+        try:
+            buf = _numcodec(codec["name"], codec["configuration"]).decode(buf)
+        except ChunkError:
+            raise
+        except Exception as exc:
+            raise ChunkError(f"{codec['name']}: {exc}") from exc
+    return buf
+
+
 def decode_v3(data: bytes, codecs: list[dict[str, Any]], shape: tuple[int, ...], dtype: np.dtype,
               fill_value: Any = None) -> np.ndarray:
     """Decode one encoded chunk (bytes) through a v3 chain into an array of ``shape``.
@@ -70,16 +85,7 @@ def decode_v3(data: bytes, codecs: list[dict[str, Any]], shape: tuple[int, ...],
     for codec in a2a:
         if codec["name"] not in _ARRAY_TO_ARRAY and not codec["name"].startswith("numcodecs."):
             raise ChunkError(f"unknown array-to-array codec {codec['name']!r}")
-    buf: Any = data
-    for codec in reversed(b2b):
-        if codec["name"] in UNSAFE:
-            raise ChunkError(f"codec {codec['name']!r} runs arbitrary code when decoding; refusing to decode it")
-        try:
-            buf = _numcodec(codec["name"], codec["configuration"]).decode(buf)
-        except ChunkError:
-            raise
-        except Exception as exc:
-            raise ChunkError(f"{codec['name']}: {exc}") from exc
+    buf = _decode_through(data, list(reversed(b2b)))
     encoded_shape = shape
     for codec in a2a:
         if codec["name"] == "transpose":
@@ -129,18 +135,9 @@ def _array_to_bytes(codec: dict[str, Any], data: bytes, shape: tuple[int, ...], 
 
 def decode_v2(data: bytes, codecs: list[dict[str, Any]], shape: tuple[int, ...], dtype: np.dtype, order: str) -> np.ndarray:
     """Decode one v2 chunk: the compressor, then the filters in reverse, then a C or F array."""
-    buf: Any = data
     compressor = [c for c in codecs if c.get("v2") == "compressor"]
     filters = [c for c in codecs if c.get("v2") == "filter"]
-    for codec in compressor + list(reversed(filters)):
-        if codec["name"] in UNSAFE:
-            raise ChunkError(f"codec {codec['name']!r} runs arbitrary code when decoding; refusing to decode it")
-        try:
-            buf = _numcodec(codec["name"], codec["configuration"]).decode(buf)
-        except ChunkError:
-            raise
-        except Exception as exc:
-            raise ChunkError(f"{codec['name']}: {exc}") from exc
+    buf = _decode_through(data, compressor + list(reversed(filters)))
     n = math.prod(shape)
     if dtype.kind == "O" or (isinstance(buf, np.ndarray) and buf.dtype == dtype):
         arr = np.asarray(buf)
