@@ -179,7 +179,7 @@ def resolve(iri: str, selection: str | None, indent: int | None, db: str | None)
 
 def _write_resolution(header: dict[str, Any], chunks: Any, indent: int | None) -> None:
     """The resolve JSON, written as it is produced: one chunk entry at a time."""
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     head = json.dumps(header, indent=indent)
     nl, pad = ("\n", " " * indent) if indent is not None else ("", "")
     out.write(head[:-1].rstrip() + f',{nl}{pad}"chunks": [')
