@@ -421,3 +421,14 @@ def test_cli_resolve_read_and_tensorstore_spec(catalogued, tmp_path):
     assert run("resolve", iri, "--selection", "9, 0", "--db", db)[0] == 2
     assert run("resolve", iri, "--selection", "a:b", "--db", db)[0] == 2
     assert run("read", iri + "/nope", "-o", str(target), "--db", db)[0] == 2
+
+
+def test_tensorstore_kvstores_for_each_url_scheme():
+    from catalogue.chunks.layout import UnsupportedArray
+    from catalogue.chunks.tensorstore import kvstore
+
+    assert kvstore("file:///data/a%20b.zarr/t") == {"driver": "file", "path": "/data/a b.zarr/t/"}
+    assert kvstore("https://example.org/z.zarr/t") == {"driver": "http", "base_url": "https://example.org/z.zarr/t/"}
+    assert kvstore("s3://bucket/z.zarr/t") == {"driver": "s3", "bucket": "bucket", "path": "z.zarr/t/"}
+    with pytest.raises(UnsupportedArray, match="ftp"):
+        kvstore("ftp://host/x")
