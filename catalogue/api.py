@@ -6,22 +6,25 @@ done from Python with the same semantics (transactions, errors, outputs).
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import pathlib
 import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib import PROV, BNode, Dataset, Graph, Literal, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
-from catalogue.errors import DocumentError, UsageError
+from catalogue.errors import CatalogueError, DocumentError, UsageError
 from catalogue.graph.database import database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import load_hierarchy
-from catalogue.model.nodes import Hierarchy
-from catalogue.rdf.convert import Triple, hierarchy_triples
+from catalogue.model.nodes import Hierarchy, Node
+from catalogue.rdf.convert import Triple, hierarchy_triples, json_text
+from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
 from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
@@ -53,6 +56,8 @@ class HarvestReport:
     failed_paths: list[str] = field(default_factory=list)
     #: The validation of every node (None when harvesting without validation).
     validation: Report | None = None
+    #: The run as recorded in the provenance graph.
+    run: Any = None
 
     @property
     def ok(self) -> bool:
@@ -80,6 +85,22 @@ class HarvestReport:
             if self.kept:
                 text += f" ({len(self.kept)} kept their previous version)"
         return text
+
+
+def source_url(source: str) -> str:
+    """A harvest source as a URL (local paths become absolute ``file://`` URLs), for provenance."""
+    if "://" in source:
+        return source.rstrip("/")
+    return pathlib.Path(source).expanduser().absolute().as_uri()
+
+
+def node_fingerprint(node: Node) -> str:
+    """What the node's metadata is: the store's fingerprint (ETag ...) if it gave one, else a content hash."""
+    given = getattr(node, "fingerprint", "")
+    if given:
+        return given
+    text = json_text({name: node.documents[name] for name in sorted(node.documents)})
+    return "blake2b:" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def node_closure(graph: Graph, iri: URIRef, *, skip: Iterable[URIRef] = ()) -> list[Triple]:
@@ -136,31 +157,64 @@ class Catalogue:
         max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
         validate: bool = True,
         profile: str = DEFAULT_PROFILE,
+        name: str = "",
+        **load_options: Any,
     ) -> HarvestReport:
         """Harvest the hierarchy at ``source`` into its own named graph, atomically.
 
         The graph (named by the hierarchy root IRI) is replaced in one
         transaction. Nodes whose documents failed keep their previously
         catalogued triples; the report lists them. Errors that make the
-        whole hierarchy unusable raise, and leave the catalogue unchanged.
+        whole hierarchy unusable raise, and leave the hierarchy's graph as it
+        was; the failed run is still recorded.
 
         Every node is validated (``catalogue.validate``); the findings are
         stored in the graph as a SHACL report and each node is flagged
-        ``zarr:valid``. Invalid nodes are catalogued all the same.
+        ``zarr:valid``. Invalid nodes are catalogued all the same. Each node's
+        fingerprint is compared with the previous version's, and the run is
+        recorded as PROV-O (``catalogue.rdf.provenance``) with the counts of
+        nodes added, changed, unchanged, removed and failed. ``load_options``
+        go to :func:`catalogue.harvest.load_hierarchy` (storage options,
+        include/exclude globs, depth, explicit nodes, concurrency, timeouts).
         """
-        hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes)
+        from catalogue.rdf.provenance import HARVESTS_GRAPH, Run
+
+        run = Run(source=source_url(source), label=name)
+        try:
+            hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes, **load_options)
+        except CatalogueError as exc:
+            run.outcome = "failed"
+            run.errors.append(str(exc))
+            self._record(run)
+            raise
         graph_id = URIRef(hierarchy.url)
-        report = HarvestReport(source=source, graph=hierarchy.url)
+        run.graph = run.source = hierarchy.url
+        report = HarvestReport(source=source, graph=hierarchy.url, run=run)
         report.errors = hierarchy.errors
         report.failed_paths = sorted(hierarchy.failed)
+        run.failed = len(hierarchy.failed)
+        run.errors = [str(e) for e in hierarchy.errors]
+        old_fingerprints = self._fingerprints(graph_id)
         kept_triples, kept_paths = self._previous_versions(graph_id, hierarchy)
         report.kept = sorted(kept_paths)
         catalogued = set(hierarchy.nodes) | kept_paths
         if not hierarchy.nodes and not kept_triples:
+            run.outcome = "failed"
+            self._record(run)
             return report  # nothing readable, nothing to keep: the catalogue stays as it was
+        new_fingerprints = {hierarchy.iri(p): node_fingerprint(n) for p, n in hierarchy.nodes.items()}
+        kept_iris = {hierarchy.iri(p) for p in kept_paths}
+        run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
+        run.changed = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri, fp) != fp)
+        run.unchanged = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri) == fp)
+        run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
+        if hierarchy.failed:
+            run.outcome = "partial"
         triples = list(hierarchy_triples(hierarchy, member_filter=catalogued))
         triples += kept_triples
         triples += self._kept_memberships(hierarchy, kept_paths, catalogued)
+        triples += [(URIRef(iri), ZARR.fingerprint, Literal(fp)) for iri, fp in new_fingerprints.items()]
+        triples.append((graph_id, PROV.wasGeneratedBy, run.iri))
         if validate:
             from catalogue.rdf.shacl import report_triples
 
@@ -168,6 +222,8 @@ class Catalogue:
             triples += report_triples(report.validation, hierarchy, catalogued)
         try:
             report.triples = self.store.replace_graph(graph_id, triples)
+            run.ended = provenance_now()
+            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.triples())
             self.store.commit()
         except BaseException:
             self.store.rollback()
@@ -178,6 +234,51 @@ class Catalogue:
             else:
                 report.groups += 1
         return report
+
+    def _record(self, run: Any) -> None:
+        """Record a run that changed no hierarchy graph, in a transaction of its own."""
+        from catalogue.rdf.provenance import HARVESTS_GRAPH
+
+        run.ended = provenance_now()
+        try:
+            self.store.rollback()
+            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.triples())
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+
+    def _fingerprints(self, graph_id: URIRef) -> dict[str, str]:
+        """Node IRI -> fingerprint of the graph's current version (empty if not catalogued)."""
+        if graph_id not in set(self.store.graph_ids()):
+            return {}
+        old = Graph(store=self.store, identifier=graph_id)
+        return {str(s): str(o) for s, o in old.subject_objects(ZARR.fingerprint)}
+
+    def harvests(self, limit: int | None = 20) -> list[dict[str, Any]]:
+        """The most recent harvest runs, newest first (from the PROV records)."""
+        query = f"""
+        SELECT ?run ?source ?label ?graph ?outcome ?started ?ended ?added ?changed ?unchanged ?removed ?failed
+               (GROUP_CONCAT(?error; separator="\n") AS ?errors)
+        WHERE {{ GRAPH <urn:zarr-catalogue:harvests> {{
+            ?run a zarr:HarvestRun ; prov:used ?source ; prov:startedAtTime ?started ; prov:endedAtTime ?ended ;
+                 zarr:outcome ?outcome ; zarr:nodesAdded ?added ; zarr:nodesChanged ?changed ;
+                 zarr:nodesUnchanged ?unchanged ; zarr:nodesRemoved ?removed ; zarr:nodesFailed ?failed .
+            OPTIONAL {{ ?run rdfs:label ?label }} OPTIONAL {{ ?run prov:generated ?graph }}
+            OPTIONAL {{ ?run zarr:error ?error }} }} }}
+        GROUP BY ?run ?source ?label ?graph ?outcome ?started ?ended ?added ?changed ?unchanged ?removed ?failed
+        ORDER BY DESC(?started) {f"LIMIT {int(limit)}" if limit else ""}
+        """
+        rows = []
+        for r in self.query(query):
+            rows.append({
+                "run": str(r.run), "source": str(r.source), "name": str(r.label) if r.label else "",
+                "graph": str(r.graph) if r.graph else None, "outcome": str(r.outcome),
+                "started": str(r.started), "ended": str(r.ended),
+                **{k: int(r[k]) for k in ("added", "changed", "unchanged", "removed", "failed")},
+                "errors": [e for e in str(r.errors or "").split("\n") if e],
+            })
+        return rows
 
     # ---------------------------------------------------------------- load
     def load(self, path: str, *, format: str | None = None, graph: str | None = None) -> LoadReport:
@@ -199,7 +300,7 @@ class Catalogue:
         triples: list[Triple] = []
         kept: set[str] = set()
         for path in h.failed:
-            closure = node_closure(old, URIRef(h.iri(path)), skip=[ZARR.member, ZARR.valid])
+            closure = node_closure(old, URIRef(h.iri(path)), skip=[ZARR.member, ZARR.valid, PROV.wasGeneratedBy])
             if closure:
                 triples += closure
                 kept.add(path)
@@ -242,8 +343,14 @@ class Catalogue:
             store.sql_log = None
 
     def graphs(self) -> list[tuple[str, int]]:
-        """Named graphs (one per harvested hierarchy) with their triple counts."""
-        return [(str(g), len(Graph(store=self.store, identifier=g))) for g in self.store.graph_ids()]
+        """Named graphs, one per harvested hierarchy, with their triple counts.
+
+        The provenance graph of harvest runs is not one of them (see :meth:`harvests`).
+        """
+        from catalogue.rdf.provenance import HARVESTS_GRAPH
+
+        return [(str(g), len(Graph(store=self.store, identifier=g)))
+                for g in self.store.graph_ids() if g != HARVESTS_GRAPH]
 
     def has_node(self, iri: str) -> bool:
         """Whether a catalogued node has this IRI."""

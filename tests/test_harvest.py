@@ -26,11 +26,13 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def snapshot(db: str) -> list[str]:
-    """Every stored quad as an N-Quads line, sorted: equal snapshots, equal catalogues."""
+    """Every stored quad of the hierarchy graphs as an N-Quads line, sorted: equal snapshots, equal
+    catalogues. The provenance graph is left out: every run, failed ones too, adds its record there."""
     from catalogue.rdf.export import quad_line
+    from catalogue.rdf.provenance import HARVESTS_GRAPH
 
     with catalogue.open(db) as cat:
-        return sorted(quad_line(*q) for q in cat.quads())
+        return sorted(quad_line(*q) for q in cat.quads() if q[3] != HARVESTS_GRAPH)
 
 
 def iri(path: pathlib.Path, node: str = "") -> str:

@@ -1,0 +1,100 @@
+"""Harvest sources: URLs given on the command line or listed in a TOML sources file.
+
+A sources file lists ``[[source]]`` tables::
+
+    [[source]]
+    url = "s3://climate/era5.zarr"
+    name = "ERA5 single levels"            # optional, for reports
+    storage_options = { endpoint_url = "https://s3.example.org", anon = true }
+    include = ["*"]                        # optional fnmatch globs on node paths
+    exclude = ["scratch/*"]
+    max_depth = 3                          # optional; the root is depth 0
+    nodes = ["temperature", "wind/u"]      # optional: nodes an unlistable store cannot reveal
+
+``storage_options`` go to fsspec unchanged, so every option of the
+filesystem (s3fs's ``endpoint_url``, ``key``, ``secret``, ``anon``,
+``client_kwargs``; credentials from the environment when absent) works.
+Every error names the file and the entry (``sources.toml: source[2].include``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalogue.errors import UsageError
+
+_KEYS = {"url", "name", "storage_options", "include", "exclude", "max_depth", "nodes"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One store to harvest and how."""
+
+    url: str
+    name: str = ""
+    storage_options: dict[str, Any] = field(default_factory=dict)
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_depth: int | None = None
+    nodes: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.name or self.url
+
+
+def load_sources(path: str | Path) -> list[Source]:
+    """The sources of a TOML sources file, checked entry by entry."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path}: no such sources file") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not a valid TOML file: {exc}") from exc
+    entries = data.get("source")
+    unknown = set(data) - {"source"}
+    if unknown:
+        raise UsageError(f"{path}: unknown top-level key {sorted(unknown)[0]!r} (expected [[source]] tables)")
+    if not isinstance(entries, list) or not entries:
+        raise UsageError(f"{path}: no [[source]] entries")
+    return [_source(entry, f"{path}: source[{i}]") for i, entry in enumerate(entries, start=1)]
+
+
+def _source(entry: Any, where: str) -> Source:
+    if not isinstance(entry, dict):
+        raise UsageError(f"{where}: expected a table")
+    for key in entry:
+        if key not in _KEYS:
+            raise UsageError(f"{where}: unknown key {key!r} (expected one of {', '.join(sorted(_KEYS))})")
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise UsageError(f"{where}.url: expected a non-empty string")
+    options = entry.get("storage_options", {})
+    if not isinstance(options, dict):
+        raise UsageError(f"{where}.storage_options: expected a table")
+    max_depth = entry.get("max_depth")
+    if max_depth is not None and not (type(max_depth) is int and max_depth >= 0):
+        raise UsageError(f"{where}.max_depth: expected a non-negative integer")
+    name = entry.get("name", "")
+    if not isinstance(name, str):
+        raise UsageError(f"{where}.name: expected a string")
+    return Source(
+        url=url.strip(),
+        name=name,
+        storage_options=options,
+        include=_strings(entry, "include", where),
+        exclude=_strings(entry, "exclude", where),
+        max_depth=max_depth,
+        nodes=tuple(n.strip("/") for n in _strings(entry, "nodes", where)),
+    )
+
+
+def _strings(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = entry.get(key, [])
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise UsageError(f"{where}.{key}: expected a list of strings")
+    return tuple(value)

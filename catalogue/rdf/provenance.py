@@ -1,0 +1,99 @@
+"""Harvest runs as PROV-O, in a graph of their own.
+
+Each harvest of a source is one ``zarr:HarvestRun`` (a ``prov:Activity``)::
+
+    <urn:uuid:…> a zarr:HarvestRun, prov:Activity ;
+        prov:startedAtTime "…"^^xsd:dateTime ; prov:endedAtTime "…"^^xsd:dateTime ;
+        prov:used <s3://bucket/store.zarr> ; prov:generated <s3://bucket/store.zarr> ;
+        prov:wasAssociatedWith <https://w3id.org/zarr-catalogue/software/0.1.0> ;
+        rdfs:label "ERA5" ; zarr:outcome "succeeded" ;
+        zarr:nodesAdded 3 ; zarr:nodesChanged 1 ; zarr:nodesUnchanged 996 ;
+        zarr:nodesRemoved 0 ; zarr:nodesFailed 0 ; zarr:error "…" .
+
+The records live in ``<urn:zarr-catalogue:harvests>``, which no harvest
+replaces, so the history survives re-harvests and failed runs (which
+generate nothing) are recorded too. The hierarchy graph itself carries
+``<root> prov:wasGeneratedBy <run>`` for its current version.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+
+from rdflib import PROV, RDF, RDFS, XSD, Literal, URIRef
+
+from catalogue.rdf.convert import Triple
+from catalogue.rdf.vocabulary import ZARR
+
+HARVESTS_GRAPH = URIRef("urn:zarr-catalogue:harvests")
+
+
+def _software() -> URIRef:
+    try:
+        release = version("zarr-catalogue")
+    except PackageNotFoundError:
+        release = "unknown"
+    return URIRef(f"https://w3id.org/zarr-catalogue/software/{release}")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def timestamp(moment: datetime) -> Literal:
+    text = moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return Literal(text, datatype=XSD.dateTime, normalize=False)
+
+
+@dataclass
+class Run:
+    """What one harvest of one source did (filled in as the harvest goes)."""
+
+    source: str
+    label: str = ""
+    graph: str | None = None
+    started: datetime = field(default_factory=now)
+    ended: datetime | None = None
+    outcome: str = "succeeded"
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+    iri: URIRef = field(default_factory=lambda: URIRef(f"urn:uuid:{uuid.uuid4()}"))
+
+    def triples(self) -> list[Triple]:
+        run = self.iri
+        out: list[Triple] = [
+            (run, RDF.type, ZARR.HarvestRun),
+            (run, RDF.type, PROV.Activity),
+            (run, PROV.startedAtTime, timestamp(self.started)),
+            (run, PROV.endedAtTime, timestamp(self.ended or now())),
+            (run, PROV.used, URIRef(self.source)),
+            (run, PROV.wasAssociatedWith, _software()),
+            (run, ZARR.outcome, Literal(self.outcome)),
+            (run, ZARR.nodesAdded, Literal(self.added)),
+            (run, ZARR.nodesChanged, Literal(self.changed)),
+            (run, ZARR.nodesUnchanged, Literal(self.unchanged)),
+            (run, ZARR.nodesRemoved, Literal(self.removed)),
+            (run, ZARR.nodesFailed, Literal(self.failed)),
+        ]
+        if self.label:
+            out.append((run, RDFS.label, Literal(self.label)))
+        if self.graph is not None and self.outcome != "failed":
+            out.append((run, PROV.generated, URIRef(self.graph)))
+        out += [(run, ZARR.error, Literal(message)) for message in self.errors]
+        return out
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "run": str(self.iri), "source": self.source, "name": self.label, "graph": self.graph,
+            "outcome": self.outcome, "started": timestamp(self.started).toPython().isoformat(),
+            "ended": timestamp(self.ended or now()).toPython().isoformat(),
+            "added": self.added, "changed": self.changed, "unchanged": self.unchanged,
+            "removed": self.removed, "failed": self.failed, "errors": self.errors,
+        }
