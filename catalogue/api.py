@@ -257,26 +257,26 @@ class Catalogue:
 
     def harvests(self, limit: int | None = 20) -> list[dict[str, Any]]:
         """The most recent harvest runs, newest first (from the PROV records)."""
-        query = f"""
+        from catalogue.rdf.provenance import HARVESTS_GRAPH
+
+        runs = f"""
         SELECT ?run ?source ?label ?graph ?outcome ?started ?ended ?added ?changed ?unchanged ?removed ?failed
-               (GROUP_CONCAT(?error; separator="\n") AS ?errors)
-        WHERE {{ GRAPH <urn:zarr-catalogue:harvests> {{
+        WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{
             ?run a zarr:HarvestRun ; prov:used ?source ; prov:startedAtTime ?started ; prov:endedAtTime ?ended ;
                  zarr:outcome ?outcome ; zarr:nodesAdded ?added ; zarr:nodesChanged ?changed ;
                  zarr:nodesUnchanged ?unchanged ; zarr:nodesRemoved ?removed ; zarr:nodesFailed ?failed .
-            OPTIONAL {{ ?run rdfs:label ?label }} OPTIONAL {{ ?run prov:generated ?graph }}
-            OPTIONAL {{ ?run zarr:error ?error }} }} }}
-        GROUP BY ?run ?source ?label ?graph ?outcome ?started ?ended ?added ?changed ?unchanged ?removed ?failed
+            OPTIONAL {{ ?run rdfs:label ?label }} OPTIONAL {{ ?run prov:generated ?graph }} }} }}
         ORDER BY DESC(?started) {f"LIMIT {int(limit)}" if limit else ""}
         """
         rows = []
-        for r in self.query(query):
+        for r in self.query(runs):
+            errors = self.query(f"SELECT ?e WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ <{r.run}> zarr:error ?e }} }}")
             rows.append({
                 "run": str(r.run), "source": str(r.source), "name": str(r.label) if r.label else "",
                 "graph": str(r.graph) if r.graph else None, "outcome": str(r.outcome),
                 "started": str(r.started), "ended": str(r.ended),
                 **{k: int(r[k]) for k in ("added", "changed", "unchanged", "removed", "failed")},
-                "errors": [e for e in str(r.errors or "").split("\n") if e],
+                "errors": sorted(str(e.e) for e in errors),
             })
         return rows
 

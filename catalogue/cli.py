@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from catalogue.errors import CatalogueError, display_location
+from catalogue.errors import CatalogueError, UsageError, display_location
 from catalogue.validate import DEFAULT_PROFILE, PROFILES
 
 DB_HELP = "Catalogue database: a file path or SQLAlchemy URL [env CATALOGUE_DB; default ./catalogue.db]."
@@ -66,7 +66,9 @@ def main(verbose: int) -> None:
 
 
 @main.command()
-@click.argument("source")
+@click.argument("sources", nargs=-1, metavar="[SOURCE]...")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, metavar="SOURCES.TOML",
+              help="Harvest the [[source]] entries of this file too (docs/harvesting.md).")
 @db_option
 @click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
               help="Refuse metadata documents larger than this (default 4 MiB; consolidated metadata gets 64x).")
@@ -74,23 +76,90 @@ def main(verbose: int) -> None:
 @click.option("--profile", type=click.Choice(PROFILES), default=DEFAULT_PROFILE, show_default=True,
               help="Validation profile (see catalogue validate).")
 @click.option("--strict", is_flag=True, help="Exit with 1 when validation finds errors (invalid nodes are catalogued all the same).")
+@click.option("--wait", is_flag=True, help="If another harvest runs on this catalogue, wait for it instead of exiting.")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=None, help="Metadata documents fetched at once (default 16).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None, help="Seconds per request (default 30).")
+@click.option("--retries", type=click.IntRange(min=0), default=None, help="Retries of transient errors, with backoff (default 3).")
 @handle_errors
-def harvest(source: str, db: str | None, max_document_size: int | None, as_json: bool, profile: str, strict: bool) -> None:
-    """Harvest the Zarr hierarchy at SOURCE (a folder or file:// URL) into its own graph.
+def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_document_size: int | None,
+            as_json: bool, profile: str, strict: bool, wait: bool, concurrency: int | None,
+            timeout: float | None, retries: int | None) -> None:
+    """Harvest Zarr hierarchies (folders, file://, http(s)://, s3:// URLs) into the catalogue.
 
-    Re-harvesting replaces the graph atomically. A node whose metadata cannot
-    be read is reported and keeps its previously catalogued version; the
-    command then exits with 1. Every node is validated: the findings are
-    stored in the graph (SHACL) and their errors and warnings printed as
-    warnings; invalid nodes are still catalogued.
+    Each source goes into its own graph, replaced atomically; a source that
+    fails leaves its graph untouched and the others go on. A node whose
+    metadata cannot be read keeps its previously catalogued version. Every
+    node is validated (findings go into the graph; errors and warnings are
+    printed as warnings) and every run is recorded (catalogue harvests).
+    One harvest at a time per catalogue. Exit code: 0 if every source was
+    harvested fully, 1 if any source or node failed, 2 on usage errors.
     """
+    from catalogue.graph.lock import harvest_lock
+    from catalogue.harvest.sources import Source, load_sources
     from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
 
-    with _open(db) as cat:
-        report = cat.harvest(source, max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
-                             profile=profile)
+    entries = [Source(url=s) for s in sources] + (load_sources(config) if config else [])
+    if not entries:
+        raise UsageError("nothing to harvest: give SOURCE arguments or --config SOURCES.TOML")
+    common = {k: v for k, v in (("concurrency", concurrency), ("timeout", timeout), ("retries", retries)) if v is not None}
+    interactive = not as_json and sys.stderr.isatty()
+    results: list[dict[str, Any]] = []
+    exit_code = 0
+    with _open(db) as cat, harvest_lock(cat.store.engine, wait=wait):
+        progress = _progress(len(entries)) if interactive and len(entries) > 1 else None
+        for source in entries:
+            try:
+                report = cat.harvest(source.url, name=source.name, profile=profile,
+                                     max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
+                                     **_load_options(source), **common)
+            except CatalogueError as exc:
+                click.echo(f"error: {source.label}: {exc}" if source.label not in str(exc) else f"error: {exc}", err=True)
+                exit_code = max(exit_code, exc.exit_code)
+                results.append({"source": source.url, "name": source.name, "outcome": "failed", "error": str(exc)})
+            else:
+                _print_report(report)
+                if not report.ok or (strict and report.invalid):
+                    exit_code = max(exit_code, 1)
+                results.append(_report_json(report))
+                if len(entries) == 1 and not as_json:
+                    click.echo(report.summary(), err=not report.ok)
+            if progress is not None:
+                progress.update(1)
+        if progress is not None:
+            progress.close()
+    if as_json:
+        click.echo(json.dumps({"ok": exit_code == 0, "sources": results,
+                               "failed_sources": sum(r["outcome"] == "failed" for r in results)}, indent=2))
+    elif len(entries) > 1:
+        click.echo(_run_summary(results), err=exit_code != 0)
+    if exit_code:
+        sys.exit(exit_code)
+
+
+def _load_options(source: Any) -> dict[str, Any]:
+    """The non-default loading options of one source (storage options, globs, depth, nodes)."""
+    options: dict[str, Any] = {}
+    if source.storage_options:
+        options["storage_options"] = source.storage_options
+    for key in ("include", "exclude", "nodes"):
+        if getattr(source, key):
+            options[key] = getattr(source, key)
+    if source.max_depth is not None:
+        options["max_depth"] = source.max_depth
+    return options
+
+
+def _progress(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="source", file=sys.stderr, dynamic_ncols=True)
+
+
+def _print_report(report: Any) -> None:
     for error in report.errors:
         click.echo(f"error: {error}", err=True)
+    for message in getattr(report, "undiscovered", []):
+        click.echo(f"warning: {message}", err=True)
     failed = set(report.failed_paths)
     shown = [f for f in report.validation.findings if f.path not in failed and f.severity != "info"] if report.validation else []
     for finding in shown[:MAX_HARVEST_FINDINGS]:
@@ -98,18 +167,51 @@ def harvest(source: str, db: str | None, max_document_size: int | None, as_json:
     if len(shown) > MAX_HARVEST_FINDINGS:
         click.echo(f"warning: ... and {len(shown) - MAX_HARVEST_FINDINGS} more findings "
                    f"(catalogue validate {report.graph})", err=True)
+
+
+def _report_json(report: Any) -> dict[str, Any]:
+    run = report.run.as_json() if report.run is not None else {}
+    return {
+        **run,
+        "source": report.source, "graph": report.graph, "groups": report.groups,
+        "arrays": report.arrays, "triples": report.triples,
+        "errors": [str(e) for e in report.errors], "kept_previous": report.kept,
+        "invalid_nodes": report.invalid,
+        "validation": report.validation.counts() if report.validation else None,
+    }
+
+
+def _run_summary(results: list[dict[str, Any]]) -> str:
+    failed = sum(r["outcome"] == "failed" for r in results)
+    done = [r for r in results if r["outcome"] != "failed"]
+    total = {k: sum(r.get(k, 0) for r in done) for k in ("added", "changed", "unchanged", "removed", "failed")}
+    return (
+        f"harvested {len(done)} of {len(results)} sources"
+        + (f" ({failed} failed)" if failed else "")
+        + f": {sum(r['groups'] + r['arrays'] for r in done)} nodes "
+        f"({total['added']} added, {total['changed']} changed, {total['unchanged']} unchanged, "
+        f"{total['removed']} removed, {total['failed']} failed), "
+        f"{sum(r['invalid_nodes'] for r in done)} invalid"
+    )
+
+
+@main.command()
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+@handle_errors
+def harvests(limit: int, as_json: bool, db: str | None) -> None:
+    """List recent harvest runs, newest first (from their PROV-O records)."""
+    with _open(db) as cat:
+        runs = cat.harvests(limit)
     if as_json:
-        click.echo(json.dumps({
-            "source": report.source, "graph": report.graph, "groups": report.groups,
-            "arrays": report.arrays, "triples": report.triples,
-            "errors": [str(e) for e in report.errors], "kept_previous": report.kept,
-            "invalid_nodes": report.invalid,
-            "validation": report.validation.counts() if report.validation else None,
-        }, indent=2))
-    else:
-        click.echo(report.summary(), err=not report.ok)
-    if not report.ok or (strict and report.invalid):
-        sys.exit(1)
+        click.echo(json.dumps(runs, indent=2))
+        return
+    for r in runs:
+        counts = f"+{r['added']} ~{r['changed']} ={r['unchanged']} -{r['removed']} !{r['failed']}"
+        click.echo(f"{r['started']}  {r['outcome']:9}  {counts:24}  {r['name'] or r['source']}")
+        for error in r["errors"][:3]:
+            click.echo(f"    error: {error}")
 
 
 #: Validation findings a harvest prints; the rest are in the graph and in ``catalogue validate``.

@@ -224,7 +224,7 @@ def test_symlinked_subgroup_that_is_not_a_loop_is_followed(tmp_path, good_stores
 def test_file_url_sources_and_iris(db_url, good_stores):
     store = good_stores["zarr_v3_lone_array"]
     code, out, _ = run("harvest", store.absolute().as_uri(), "--db", db_url, "--json")
-    assert code == 0 and json.loads(out)["graph"] == iri(store)
+    assert code == 0 and json.loads(out)["sources"][0]["graph"] == iri(store)
     assert not iri(store).endswith("/")
 
 

@@ -59,6 +59,8 @@ def load_sources(path: str | Path) -> list[Source]:
     unknown = set(data) - {"source"}
     if unknown:
         raise UsageError(f"{path}: unknown top-level key {sorted(unknown)[0]!r} (expected [[source]] tables)")
+    if isinstance(entries, dict):
+        raise UsageError(f"{path}: 'source' must be [[source]] tables (an array of tables), not one [source] table")
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path}: no [[source]] entries")
     return [_source(entry, f"{path}: source[{i}]") for i, entry in enumerate(entries, start=1)]

@@ -1,0 +1,220 @@
+"""Harvest runs: sources files, several sources, failures, provenance, the lock, and being killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import stores
+from click.testing import CliRunner
+
+import catalogue
+from catalogue.cli import main
+from catalogue.errors import UsageError
+from catalogue.graph.lock import HarvestLocked, harvest_lock
+from catalogue.harvest.sources import load_sources
+from catalogue.rdf.provenance import HARVESTS_GRAPH
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def hierarchy_quads(db: str) -> list[str]:
+    from catalogue.rdf.export import quad_line
+
+    with catalogue.open(db) as cat:
+        return sorted(quad_line(*q) for q in cat.quads() if q[3] != HARVESTS_GRAPH)
+
+
+# ------------------------------------------------------------- sources file
+def test_sources_file(tmp_path):
+    path = tmp_path / "sources.toml"
+    path.write_text("""
+[[source]]
+url = "s3://bucket/a.zarr"
+name = "A"
+storage_options = { endpoint_url = "http://127.0.0.1:9000", anon = true, client_kwargs = { region_name = "eu" } }
+include = ["*"]
+exclude = ["scratch/*"]
+max_depth = 2
+nodes = ["/x/", "y"]
+
+[[source]]
+url = "examples/cf_sea_surface_v2.zarr"
+""")
+    a, b = load_sources(path)
+    assert a.url == "s3://bucket/a.zarr" and a.label == "A" and a.max_depth == 2 and a.nodes == ("x", "y")
+    assert a.storage_options == {"endpoint_url": "http://127.0.0.1:9000", "anon": True, "client_kwargs": {"region_name": "eu"}}
+    assert b.label == b.url and b.include == () and b.storage_options == {}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "no [[source]] entries"),
+    ("[[source]]\nname = 'x'", "source[1].url: expected a non-empty string"),
+    ("[[source]]\nurl = 'a'\n[[source]]\nurl = 'b'\nmax_depth = -1", "source[2].max_depth"),
+    ("[[source]]\nurl = 'a'\ninclude = 'x'", "source[1].include: expected a list of strings"),
+    ("[[source]]\nurl = 'a'\nstorage_options = 3", "source[1].storage_options: expected a table"),
+    ("[[source]]\nurl = 'a'\nurls = 3", "source[1]: unknown key 'urls'"),
+    ("[source]\nurl = 'a'", "must be [[source]] tables"),
+    ("[[source]\nurl = 'a'", "not a valid TOML file"),
+    ("title = 'x'\n[[source]]\nurl = 'a'", "unknown top-level key 'title'"),
+])
+def test_sources_file_errors_name_the_entry(tmp_path, text, message):
+    path = tmp_path / "sources.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_sources(path)
+
+
+def test_the_documented_example_config_parses():
+    example = pathlib.Path(__file__).resolve().parents[1] / "docs" / "sources.example.toml"
+    sources = load_sources(example)
+    assert len(sources) >= 3 and {s.url.split(":")[0] for s in sources} >= {"s3", "https"}
+
+
+# ------------------------------------------------------------ several sources
+def test_several_sources_one_failing_the_rest_harvested(tmp_path, db_url, good_stores):
+    config = tmp_path / "sources.toml"
+    missing = tmp_path / "gone.zarr"
+    config.write_text(f'[[source]]\nurl = "{good_stores["zarr_v2_plain"]}"\nname = "plain"\n'
+                      f'[[source]]\nurl = "{missing}"\n')
+    code, out, err = run("harvest", str(good_stores["zarr_v3_lone_array"]), "--config", str(config), "--db", db_url, "--json")
+    result = json.loads(out)
+    assert code == 2  # the missing folder is a usage error; the others were harvested
+    outcomes = [r["outcome"] for r in result["sources"]]
+    assert outcomes == ["succeeded", "succeeded", "failed"] and result["failed_sources"] == 1
+    assert str(missing) in err
+    with catalogue.open(db_url) as cat:
+        assert len(cat.graphs()) == 2
+        runs = cat.harvests()
+    assert [r["outcome"] for r in runs][:3] == ["failed", "succeeded", "succeeded"]
+    assert runs[1]["name"] == "plain"
+
+
+def test_a_failing_source_leaves_its_graph_untouched_and_is_recorded(tmp_path, db_url, good_stores):
+    store = pathlib.Path(shutil.copytree(good_stores["zarr_v3_deep"], tmp_path / "deep.zarr"))
+    assert run("harvest", str(store), "--db", db_url)[0] == 0
+    before = hierarchy_quads(db_url)
+    (store / "zarr.json").unlink()  # the root cannot be read: the whole hierarchy is unusable
+    shutil.rmtree(store / "sub", ignore_errors=True)
+    for child in store.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child)
+    code, _, err = run("harvest", str(store), "--db", db_url)
+    assert code == 1 and "no Zarr metadata found" in err
+    assert hierarchy_quads(db_url) == before
+    with catalogue.open(db_url) as cat:
+        last = cat.harvests(1)[0]
+    assert last["outcome"] == "failed" and last["graph"] is None and "no Zarr metadata found" in last["errors"][0]
+
+
+# ----------------------------------------------------------------- provenance
+def test_reharvest_counts_exactly_the_changed_removed_and_added_nodes(tmp_path, db_url, good_stores):
+    store = pathlib.Path(shutil.copytree(good_stores["zarr_v2_plain"], tmp_path / "plain.zarr"))
+    h = catalogue.harvest.load_hierarchy(str(store))
+    arrays = sorted(p for p, n in h.nodes.items() if n.kind == "array")
+    total = len(h.nodes)
+    with catalogue.open(db_url) as cat:
+        first = cat.harvest(str(store)).run
+        assert (first.added, first.changed, first.unchanged, first.removed) == (total, 0, 0, 0)
+        again = cat.harvest(str(store)).run
+        assert (again.added, again.changed, again.unchanged, again.removed) == (0, 0, total, 0)
+        changed, removed = arrays[0], arrays[1]
+        attrs = store / changed / ".zattrs"
+        data = json.loads(attrs.read_text()) if attrs.exists() else {}
+        attrs.write_text(json.dumps({**data, "comment": "changed"}))
+        shutil.rmtree(store / removed)
+        new = store / "added_array"
+        shutil.copytree(store / arrays[2], new)
+        third = cat.harvest(str(store)).run
+        assert (third.added, third.changed, third.removed, third.unchanged) == (1, 1, 1, total - 2)
+        base = store.absolute().as_uri()
+        iris = {str(r.n) for r in cat.query("SELECT ?n WHERE { ?n zarr:path ?p }")}
+        assert f"{base}/added_array" in iris and f"{base}/{removed}" not in iris
+        assert cat.metadata(f"{base}/{changed}")[".zattrs"]["comment"] == "changed"
+        runs = cat.harvests()
+        assert [(r["added"], r["changed"], r["removed"]) for r in runs[:3]] == [(1, 1, 1), (0, 0, 0), (total, 0, 0)]
+        generated = list(cat.query(f"SELECT ?run WHERE {{ <{base}> prov:wasGeneratedBy ?run }}"))
+        assert [str(g.run) for g in generated] == [str(third.iri)]
+    code, out, _ = run("harvests", "--limit", "2", "--db", db_url)
+    assert code == 0 and len(out.strip().splitlines()) == 2 and "+1 ~1 =" in out.splitlines()[0]
+    code, out, _ = run("harvests", "--json", "--db", db_url)
+    assert code == 0 and len(json.loads(out)) == 3
+
+
+# ---------------------------------------------------------------------- lock
+def test_a_second_harvest_waits_or_exits_never_interleaves(db_url, good_stores):
+    store = str(good_stores["zarr_v3_lone_array"])
+    with catalogue.open(db_url) as holder:
+        engine = holder.store.engine
+        with harvest_lock(engine):
+            code, _, err = run("harvest", store, "--db", db_url)
+            assert code == 1 and "another harvest is running on this catalogue" in err and "--wait" in err
+            with pytest.raises(HarvestLocked), harvest_lock(engine):
+                pass
+        released = threading.Event()
+
+        def hold_then_release() -> None:
+            with harvest_lock(engine):
+                released.wait(5)
+                time.sleep(1.0)
+
+        holder_thread = threading.Thread(target=hold_then_release)
+        holder_thread.start()
+        try:
+            time.sleep(0.3)
+            released.set()
+            started = time.monotonic()
+            code, _, err = run("harvest", store, "--db", db_url, "--wait")
+            waited = time.monotonic() - started
+        finally:
+            holder_thread.join()
+        assert code == 0, err
+        assert waited >= 0.5
+
+
+# ------------------------------------------------------------------ SIGKILL
+@pytest.mark.slow
+def test_killing_a_harvest_leaves_the_previous_version_and_the_next_run_completes(tmp_path, db_url):
+    store = stores.big_v3_hierarchy(tmp_path, n_arrays=600, n_groups=6)
+    catalogue_cli = [str(pathlib.Path(sys.executable).parent / "catalogue")]
+    env = {**os.environ, "CATALOGUE_DB": db_url}
+    assert subprocess.run([*catalogue_cli, "harvest", str(store)], env=env, capture_output=True).returncode == 0
+    before = hierarchy_quads(db_url)
+    # the second version differs: every array gets a new attribute
+    for doc in store.rglob("var_*/zarr.json"):
+        meta = json.loads(doc.read_text())
+        meta["attributes"]["version"] = 2
+        doc.write_text(json.dumps(meta))
+    for delay in (0.5, 1.0, 1.6):
+        proc = subprocess.Popen([*catalogue_cli, "harvest", str(store)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        after = hierarchy_quads(db_url)
+        with catalogue.open(db_url) as cat:
+            versions = {int(r.v) for r in cat.query(
+                "SELECT ?v WHERE { ?a a zarr:Array ; zarr:attributes ?j BIND(IF(CONTAINS(STR(?j), '\"version\":2'), 2, 1) AS ?v) }")}
+        # all of the old version or all of the new one, never a mixture
+        assert after == before or versions == {2}, delay
+        if after != before:
+            before = after
+    done = subprocess.run([*catalogue_cli, "harvest", str(store)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with catalogue.open(db_url) as cat:
+        versions = {int(r.v) for r in cat.query(
+            "SELECT ?v WHERE { ?a a zarr:Array ; zarr:attributes ?j BIND(IF(CONTAINS(STR(?j), '\"version\":2'), 2, 1) AS ?v) }")}
+        assert versions == {2}
+        assert cat.harvests(1)[0]["outcome"] == "succeeded"
