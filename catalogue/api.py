@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from rdflib import PROV, BNode, Dataset, Graph, Literal, URIRef
+from rdflib import PROV, SH, BNode, Dataset, Graph, Literal, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
@@ -101,6 +101,20 @@ def node_fingerprint(node: Node) -> str:
         return given
     text = json_text({name: node.documents[name] for name in sorted(node.documents)})
     return "blake2b:" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _own_subjects(graph: Graph, iri: URIRef) -> list[RDFNode]:
+    """The node and the blank nodes it alone describes (its lists, codecs, configurations)."""
+    out: list[RDFNode] = [iri]
+    frontier: list[RDFNode] = [iri]
+    seen: set[RDFNode] = {iri}
+    while frontier:
+        for o in graph.objects(frontier.pop(), None):
+            if isinstance(o, BNode) and o not in seen:
+                seen.add(o)
+                out.append(o)
+                frontier.append(o)
+    return out
 
 
 def node_closure(graph: Graph, iri: URIRef, *, skip: Iterable[URIRef] = ()) -> list[Triple]:
@@ -210,18 +224,24 @@ class Catalogue:
         run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
         if hierarchy.failed:
             run.outcome = "partial"
-        triples = list(hierarchy_triples(hierarchy, member_filter=catalogued))
-        triples += kept_triples
-        triples += self._kept_memberships(hierarchy, kept_paths, catalogued)
-        triples += [(URIRef(iri), ZARR.fingerprint, Literal(fp)) for iri, fp in new_fingerprints.items()]
-        triples.append((graph_id, PROV.wasGeneratedBy, run.iri))
+        extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
         if validate:
             from catalogue.rdf.shacl import report_triples
 
             report.validation = validate_hierarchy(hierarchy, profile=profile, source=source)
-            triples += report_triples(report.validation, hierarchy, catalogued)
+            extra += report_triples(report.validation, hierarchy, catalogued)
+        # Incremental when the previous version can be diffed node by node; a harvest with
+        # failed nodes (whose previous versions are spliced in) replaces the graph whole.
+        incremental = bool(old_fingerprints) and not hierarchy.failed and not kept_paths
         try:
-            report.triples = self.store.replace_graph(graph_id, triples)
+            if incremental:
+                report.triples = self._write_changes(graph_id, hierarchy, old_fingerprints, new_fingerprints, extra)
+            else:
+                triples = list(hierarchy_triples(hierarchy, member_filter=catalogued))
+                triples += kept_triples
+                triples += self._kept_memberships(hierarchy, kept_paths, catalogued)
+                triples += [(URIRef(iri), ZARR.fingerprint, Literal(fp)) for iri, fp in new_fingerprints.items()]
+                report.triples = self.store.replace_graph(graph_id, triples + extra)
             run.ended = provenance_now()
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.triples())
             self.store.commit()
@@ -234,6 +254,48 @@ class Catalogue:
             else:
                 report.groups += 1
         return report
+
+    def _write_changes(self, graph_id: URIRef, h: Hierarchy, old_fp: dict[str, str], new_fp: dict[str, str],
+                       extra: list[Triple]) -> int:
+        """Rewrite only what changed: the triples of changed, removed and added nodes, membership
+        links of unchanged groups whose children changed, and the per-run triples (validation
+        report, ``zarr:valid`` flags, ``prov:wasGeneratedBy``), which describe this run.
+
+        Unchanged nodes are not even converted, so a re-harvest of an unchanged source costs
+        the reading, validating and comparing only. Same result as replacing the graph whole
+        (a test checks it). Runs in the current transaction; the caller commits.
+        """
+        from catalogue.rdf.shacl import report_iri
+
+        old = Graph(store=self.store, identifier=graph_id)
+        rewrite = {iri for iri, fp in new_fp.items() if old_fp.get(iri) != fp}
+        removed = set(old_fp) - set(new_fp)
+        for iri in sorted(rewrite | removed):
+            for subject in _own_subjects(old, URIRef(iri)):
+                self.store.remove((subject, None, None), old)
+        # Links into and out of the nodes that stay: membership of unchanged groups, per-run triples.
+        catalogued = set(h.nodes)
+        for path, node in h.nodes.items():
+            iri = h.iri(path)
+            if iri in rewrite:
+                continue
+            children = {URIRef(h.iri(m)) for m in node.members if m in catalogued}
+            linked = set(old.objects(URIRef(iri), ZARR.member))
+            for child in linked - children:
+                self.store.remove((URIRef(iri), ZARR.member, child), old)
+            for child in children - linked:
+                self.store.add((URIRef(iri), ZARR.member, child), old)
+        report = report_iri(h)
+        for result in list(old.objects(report, SH.result)):
+            self.store.remove((result, None, None), old)
+        self.store.remove((report, None, None), old)
+        self.store.remove((None, ZARR.valid, None), old)
+        self.store.remove((URIRef(h.url), ZARR.validationReport, None), old)
+        self.store.remove((URIRef(h.url), PROV.wasGeneratedBy, None), old)
+        new = list(hierarchy_triples(h, member_filter=catalogued, paths={p for p in h.nodes if h.iri(p) in rewrite}))
+        new += [(URIRef(iri), ZARR.fingerprint, Literal(new_fp[iri])) for iri in sorted(rewrite)]
+        self.store.addN((s, p, o, graph_id) for s, p, o in new + extra)
+        return len(old)
 
     def _record(self, run: Any) -> None:
         """Record a run that changed no hierarchy graph, in a transaction of its own."""

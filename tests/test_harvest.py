@@ -152,13 +152,18 @@ def test_failure_during_write_leaves_previous_version(v2_store, db_url, monkeypa
     (v2_store / ".zattrs").write_text('{"title": "new"}')
     from catalogue.graph.store import SQLStore
 
-    original = SQLStore.replace_graph
+    original_replace, original_add = SQLStore.replace_graph, SQLStore.addN
 
-    def failing(self, graph_id, triples):
-        original(self, graph_id, list(triples)[:5])  # the old graph is deleted, new one half written
+    def failing_replace(self, graph_id, triples):
+        original_replace(self, graph_id, list(triples)[:5])  # the old graph is deleted, new one half written
         raise OSError("disk full")
 
-    monkeypatch.setattr(SQLStore, "replace_graph", failing)
+    def failing_add(self, quads):
+        original_add(self, list(quads)[:5])  # incremental: changed nodes deleted, new triples half written
+        raise OSError("disk full")
+
+    monkeypatch.setattr(SQLStore, "replace_graph", failing_replace)
+    monkeypatch.setattr(SQLStore, "addN", failing_add)
     with catalogue.open(db_url) as cat, pytest.raises(OSError):
         cat.harvest(str(v2_store))
     monkeypatch.undo()

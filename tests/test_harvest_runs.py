@@ -218,3 +218,51 @@ def test_killing_a_harvest_leaves_the_previous_version_and_the_next_run_complete
             "SELECT ?v WHERE { ?a a zarr:Array ; zarr:attributes ?j BIND(IF(CONTAINS(STR(?j), '\"version\":2'), 2, 1) AS ?v) }")}
         assert versions == {2}
         assert cat.harvests(1)[0]["outcome"] == "succeeded"
+
+
+def _comparable(db: str, graph: str):
+    """The graph without what differs from run to run (times, run IRIs), for isomorphism checks."""
+    from rdflib import DCTERMS, PROV, Graph
+
+    out = Graph()
+    with catalogue.open(db) as cat:
+        for s, p, o, _g in cat.quads(graph):
+            if p not in (DCTERMS.created, PROV.wasGeneratedBy):
+                out.add((s, p, o))
+    return out
+
+
+@pytest.mark.parametrize("name", ["zarr_v2_plain", "dependent_arrays", "xarray_cf_v3"])
+def test_incremental_reharvest_gives_the_graph_a_full_harvest_gives(tmp_path, db_url, good_stores, name):
+    from rdflib.compare import graph_diff, isomorphic
+
+    store = pathlib.Path(shutil.copytree(good_stores[name], tmp_path / f"{name}.zarr"))
+    with catalogue.open(db_url) as cat:
+        cat.harvest(str(store))
+    h = catalogue.harvest.load_hierarchy(str(store))
+    if h.consolidated:
+        pytest.skip("consolidated metadata would need rewriting too")
+    arrays = sorted(p for p, n in h.nodes.items() if n.kind == "array" and n.primary is None)
+    groups = sorted(p for p, n in h.nodes.items() if n.kind == "group")
+    # change one array's attributes (for dependent_arrays: a primary, so its dependents change too)
+    doc_name = "zarr.json" if (store / arrays[0] / "zarr.json").exists() else ".zattrs"
+    target = store / arrays[0] / doc_name
+    meta = json.loads(target.read_text()) if target.exists() else {}
+    if doc_name == "zarr.json":
+        meta["attributes"] = {**meta.get("attributes", {}), "comment": "changed", "grid_mapping": "nowhere"}
+    else:
+        meta = {**meta, "comment": "changed", "grid_mapping": "nowhere"}  # now invalid: validation changes too
+    target.write_text(json.dumps(meta))
+    shutil.rmtree(store / arrays[-1])  # remove one
+    shutil.copytree(store / arrays[0], store / (groups[0] + "/copied" if groups[0] else "copied"))  # add one
+    with catalogue.open(db_url) as cat:
+        run_ = cat.harvest(str(store)).run
+        assert run_.added >= 1 and run_.removed >= 1 and run_.changed >= 1 and run_.unchanged >= 1
+    fresh = str(tmp_path / "fresh.db")
+    with catalogue.open(fresh) as cat:
+        cat.harvest(str(store))
+    graph = store.absolute().as_uri()
+    incremental, full = _comparable(db_url, graph), _comparable(fresh, graph)
+    if not isomorphic(incremental, full):
+        _, only_incremental, only_full = graph_diff(incremental, full)
+        pytest.fail(f"only incremental: {sorted(only_incremental)[:5]}\nonly full: {sorted(only_full)[:5]}")

@@ -359,14 +359,16 @@ def node_triples(h: Hierarchy, node: Node, members: Iterable[str] | None = None)
     return jsonld_triples(doc)
 
 
-def hierarchy_triples(h: Hierarchy, member_filter: set[str] | None = None) -> Iterator[Triple]:
-    """All triples of a hierarchy, converted in batches of nodes.
+def hierarchy_triples(h: Hierarchy, member_filter: set[str] | None = None, paths: set[str] | None = None) -> Iterator[Triple]:
+    """All triples of a hierarchy (or of the nodes at ``paths`` only), converted in batches of nodes.
 
     ``member_filter``, when given, restricts membership links to those child
     paths (the harvester passes the children that end up catalogued).
     """
     batch: list[dict[str, Any]] = []
     for index, node in enumerate(h.nodes.values()):
+        if paths is not None and node.path not in paths:
+            continue
         members = node.members if member_filter is None else [m for m in node.members if m in member_filter]
         batch.append(_node_document(h, node, members, index))
         if len(batch) >= BATCH_NODES:
