@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench bench-sparql bench-validate bench-chunks clean
+.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -78,3 +78,7 @@ bench-chunks: dev
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-*
+
+# HTTP harvest of a 5,000-node store on a loopback server, and a no-change re-harvest (bench/README.md).
+bench-remote: dev
+	$(BIN)/python bench/harvest_remote.py $(REMOTE_ARGS)

@@ -58,6 +58,8 @@ class HarvestReport:
     validation: Report | None = None
     #: The run as recorded in the provenance graph.
     run: Any = None
+    #: What could not be discovered (groups of unlistable stores without consolidated metadata).
+    undiscovered: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -205,6 +207,7 @@ class Catalogue:
         run.graph = run.source = hierarchy.url
         report = HarvestReport(source=source, graph=hierarchy.url, run=run)
         report.errors = hierarchy.errors
+        report.undiscovered = list(getattr(hierarchy, "undiscovered", []))
         report.failed_paths = sorted(hierarchy.failed)
         run.failed = len(hierarchy.failed)
         run.errors = [str(e) for e in hierarchy.errors]

@@ -43,6 +43,25 @@ def display_location(location: str) -> str:
     return location
 
 
+class SourceUnavailable(CatalogueError):
+    """A remote store cannot be reached, refuses access, or kept failing after retries.
+
+    Raised instead of a library traceback so that a harvest from cron says in
+    one line which URL failed and why. ``whole_source`` is False only for
+    failures that concern one document (a time-out or server error on one
+    key after retries): the harvester then reports that node as failed and
+    carries on, whereas an unreachable host, a missing bucket or refused
+    credentials stop the harvest. ``denied`` marks 401/403-style refusals.
+    """
+
+    def __init__(self, location: str, reason: str, *, whole_source: bool = True, denied: bool = False) -> None:
+        self.location = location
+        self.reason = reason
+        self.whole_source = whole_source
+        self.denied = denied
+        super().__init__(f"{display_location(location)}: {reason}")
+
+
 class DocumentError(CatalogueError):
     """A metadata document that cannot be read, parsed or understood.
 

@@ -2,23 +2,54 @@
 
 Only metadata is read, never chunk data. Consolidated metadata (v2
 ``.zmetadata``, v3 inline ``consolidated_metadata``) is used when present, as
-Zarr clients do; otherwise the hierarchy is walked folder by folder, looking
-only one level below each group (arrays are never descended into, so chunk
-folders cost nothing).
+Zarr clients do; on stores that cannot be listed (HTTP) it is the one way to
+find every node. Otherwise the hierarchy is walked breadth-first, one level
+at a time: the candidate documents of a whole level are fetched with one
+concurrent ``read_many`` (a remote walk costs a round trip per level, not per
+document), and only groups are listed (arrays are never descended into, so
+chunk folders cost nothing).
+
+Where a store cannot be listed, a group's children come from the operator's
+explicit ``nodes`` list (node paths below the root) and from any
+consolidated metadata the group itself carries; groups whose children could
+not be found that way are named in ``Hierarchy.undiscovered``, because the
+Zarr specifications give groups no list of their children.
+
+``include``/``exclude`` (``fnmatch`` globs on node paths, case-sensitive,
+``*`` crossing slashes) and ``max_depth`` (the root is depth 0) choose what
+is catalogued: an excluded or too-deep node is not read and its subtree not
+walked; a non-empty ``include`` keeps only matching nodes and their
+ancestors (the tree stays connected). The root is always kept.
 
 A node whose documents cannot be read, parsed or understood is recorded in
 ``Hierarchy.failed`` and the walk goes on. Problems that make the hierarchy
-itself meaningless (no metadata at the root, a symlink loop) raise.
+itself meaningless (no metadata at the root, a symlink loop, an unreachable
+source) raise.
+
+Every node gets a ``fingerprint``: a content hash of its metadata documents
+(see :func:`fingerprint_documents`), so later harvests can tell what changed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import posixpath
-from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any
 
-from catalogue.errors import DocumentError, HierarchyError, display_location, join_pointer
+from catalogue.errors import (
+    CatalogueError,
+    DocumentError,
+    HierarchyError,
+    SourceUnavailable,
+    UsageError,
+    display_location,
+    join_pointer,
+)
 from catalogue.harvest.documents import parse_object, require_object
 from catalogue.model.nodes import (
     V2_ARRAY,
@@ -35,88 +66,361 @@ from catalogue.storage.store import StoreAccess
 
 log = logging.getLogger(__name__)
 
+V2_DOCUMENTS = (V2_ARRAY, V2_GROUP, V2_ATTRS)
+
 
 def _key(path: str, name: str) -> str:
     return posixpath.join(path, name) if path else name
 
 
-def read_hierarchy(store: StoreAccess) -> Hierarchy:
-    """Read every node's metadata below the store root (each document once)."""
-    root = store.read(V3_DOCUMENT, consolidated=True)
+def depth(path: str) -> int:
+    """How far below the root a node is: 0 for the root, 1 for its children..."""
+    return path.count("/") + 1 if path else 0
+
+
+def _ancestors(path: str) -> list[str]:
+    """The proper ancestors of a node path, root ("") first."""
+    parts = path.split("/") if path else []
+    return ["/".join(parts[:i]) for i in range(len(parts))]
+
+
+# ------------------------------------------------------------ fingerprints
+def canonical_json(value: Any) -> bytes:
+    """One byte string per JSON value: sorted keys, no spaces, UTF-8 (NaN as Zarr writes it)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode()
+
+
+def fingerprint_documents(parts: dict[str, bytes]) -> str:
+    """blake2b-128 over (document name, token) pairs in name order, hex.
+
+    A token is the document's bytes, or ``etag:<value>`` when the store gave an
+    ETag for it. Each piece is length-prefixed, so no two different inputs
+    share a byte stream.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for name in sorted(parts):
+        for piece in (name.encode(), parts[name]):
+            digest.update(len(piece).to_bytes(8, "big"))
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+def canonical_fingerprint(node: Node) -> str:
+    """The fingerprint of a node known only as parsed documents (consolidated, dependent arrays)."""
+    return fingerprint_documents({name: canonical_json(doc) for name, doc in node.documents.items()})
+
+
+# --------------------------------------------------------------- selection
+@dataclass(frozen=True)
+class Selection:
+    """Which nodes a harvest catalogues: include/exclude globs and a depth limit."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_depth: int | None = None
+
+    def skipped(self, path: str) -> bool:
+        """Not read at all: too deep, or the node or one of its ancestors is excluded."""
+        if not path:
+            return False
+        if self.max_depth is not None and depth(path) > self.max_depth:
+            return True
+        return any(fnmatchcase(p, pattern) for p in (*_ancestors(path)[1:], path) for pattern in self.exclude)
+
+    def descends(self, path: str) -> bool:
+        """Whether the children of a group at ``path`` are within the depth limit."""
+        return self.max_depth is None or depth(path) < self.max_depth
+
+    def prune(self, h: Hierarchy) -> None:
+        """Drop nodes (and failures) that neither match ``include`` nor lead to a match."""
+        if not self.include:
+            return
+        found = set(h.nodes) | set(h.failed)
+        keep = {""}
+        for path in found:
+            if any(fnmatchcase(path, pattern) for pattern in self.include):
+                keep.add(path)
+                keep.update(_ancestors(path))
+        for path in found - keep:
+            h.nodes.pop(path, None)
+            h.failed.pop(path, None)
+
+
+# -------------------------------------------------------------------- entry
+def read_hierarchy(
+    store: StoreAccess,
+    *,
+    nodes: Iterable[str] = (),
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    max_depth: int | None = None,
+) -> Hierarchy:
+    """Read every selected node's metadata below the store root (each document once)."""
+    if max_depth is not None and max_depth < 0:
+        raise UsageError(f"max_depth must be 0 or more, not {max_depth}")
+    selection = Selection(tuple(include), tuple(exclude), max_depth)
+    explicit = _explicit_nodes(nodes)
+    probe = _RootProbe(store)
+    root = probe.read(V3_DOCUMENT, consolidated=True)
     if root is not None:
-        if any(store.exists(n) for n in (V2_GROUP, V2_ARRAY)):
+        if probe.has_v2_metadata():
             log.warning("%s holds both zarr.json and v2 metadata; reading it as Zarr v3", store.url)
-        return _V3Reader(store).read(root)
-    consolidated = store.read(V2_CONSOLIDATED, consolidated=True)
+        reader: _Walker = _V3Reader(store, selection, explicit)
+        return reader.read(root)
+    consolidated = probe.read(V2_CONSOLIDATED, consolidated=True)
     if consolidated is not None:
-        return _V2Reader(store).read_consolidated(consolidated)
-    if any(store.exists(n) for n in (V2_GROUP, V2_ARRAY)):
-        reader = _V2Reader(store)
+        return _V2Reader(store, selection, explicit).read_consolidated(consolidated)
+    documents = probe.read_many(V2_DOCUMENTS)
+    if documents[V2_ARRAY] is not None or documents[V2_GROUP] is not None:
+        reader = _V2Reader(store, selection, explicit)
+        reader.cache.update(documents)
         reader.walk()
-        return reader.h
+        return reader.finish()
+    if probe.denied is not None:
+        raise probe.denied
     raise HierarchyError(
         f"{display_location(store.url)}: no Zarr metadata found (expected zarr.json, .zgroup, .zarray or .zmetadata)"
     )
 
 
-class _Walker:
-    """Shared walking logic: breadth-first over groups, loop-safe on local disks.
+def _explicit_nodes(nodes: Iterable[str]) -> tuple[str, ...]:
+    """Normalise the operator's node list: relative paths without empty, '.' or '..' segments."""
+    out: list[str] = []
+    for raw in nodes:
+        path = str(raw).strip("/")
+        if not path:
+            continue
+        if any(part in ("", ".", "..") for part in path.split("/")):
+            raise UsageError(f"nodes: {raw!r} is not a node path below the root (no empty, '.' or '..' parts)")
+        out.append(path)
+    return tuple(dict.fromkeys(out))
 
-    Every child folder of a group is a candidate node: ``read_node`` reads its
-    metadata documents once and returns None for a folder that has none.
+
+class _RootProbe:
+    """Reads the root documents, remembering an access refusal instead of raising it.
+
+    Stores that deny anonymous listing (public S3 buckets over https) answer
+    403 rather than 404 for a missing key, so ``zarr.json`` can be refused
+    on a v2 store that is otherwise readable. Only when no root document
+    at all can be read is the refusal the answer.
+    """
+
+    def __init__(self, store: StoreAccess) -> None:
+        self.store = store
+        self.denied: SourceUnavailable | None = None
+
+    def read(self, key: str, *, consolidated: bool = False) -> bytes | None:
+        try:
+            return self.store.read(key, consolidated=consolidated)
+        except SourceUnavailable as exc:
+            if not exc.denied:
+                raise
+            self.denied = self.denied or exc
+            return None
+
+    def read_many(self, keys: Sequence[str]) -> dict[str, bytes | CatalogueError | None]:
+        results = self.store.read_many(keys, return_errors=True)
+        out: dict[str, bytes | CatalogueError | None] = {}
+        for key, result in zip(keys, results, strict=True):
+            if isinstance(result, SourceUnavailable):
+                if not result.denied:
+                    raise result
+                self.denied = self.denied or result
+                result = None
+            out[key] = result
+        return out
+
+    def has_v2_metadata(self) -> bool:
+        """Whether the root also has .zgroup/.zarray (only worth a warning, so failures say no).
+
+        Asked of local stores only: remotely it would cost two round trips
+        per harvest for a warning.
+        """
+        if self.store.remote:
+            return False
+        try:
+            return any(self.store.exists(name) for name in (V2_GROUP, V2_ARRAY))
+        except CatalogueError:
+            return False
+
+
+# ------------------------------------------------------------------ walker
+class _Walker:
+    """Shared walking logic: breadth-first, one concurrent read per level, loop-safe on local disks.
+
+    Every child folder of a group (and every explicitly named node) is a
+    candidate node: ``read_level`` reads the candidates' metadata documents
+    once and says None for a folder that has none.
     """
 
     zarr_format: int
 
-    def __init__(self, store: StoreAccess) -> None:
+    def __init__(self, store: StoreAccess, selection: Selection, explicit: tuple[str, ...]) -> None:
         self.store = store
+        self.selection = selection
+        self.explicit = explicit
         self.h = Hierarchy(url=store.url, zarr_format=self.zarr_format)  # type: ignore[arg-type]
+        #: Documents already read (the root's, from the probe), by key.
+        self.cache: dict[str, bytes | CatalogueError | None] = {}
+        #: Raw bytes of each walked node's documents, for fingerprints: path -> name -> bytes.
+        self.raw: dict[str, dict[str, bytes]] = {}
+        #: Child names given explicitly, by parent path (explicit nodes imply their ancestors).
+        self.explicit_children: dict[str, set[str]] = {}
+        for path in explicit:
+            for parent, child in zip([*_ancestors(path)], [*_ancestors(path)[1:], path], strict=True):
+                self.explicit_children.setdefault(parent, set()).add(posixpath.basename(child))
+        #: Child names a group's own consolidated metadata names (v3 sub-groups), by path.
+        self.hinted_children: dict[str, set[str]] = {}
 
-    def read_node(self, path: str) -> Node | None:  # pragma: no cover - abstract
+    # -- reading ------------------------------------------------------------
+    def read_level(self, paths: list[str]) -> dict[str, Node | DocumentError | None]:  # pragma: no cover
         raise NotImplementedError
 
+    def _fetch(self, keys: list[str]) -> dict[str, bytes | DocumentError | None]:
+        """The documents at ``keys`` (from the cache or one concurrent read), errors in place.
+
+        A document-level SourceUnavailable (time-outs, 5xx after retries)
+        becomes a DocumentError of its node; an unreachable source raises. A
+        refusal (403) after the root was read is taken as absence: stores that
+        forbid listing answer 403 for missing keys (see _RootProbe).
+        """
+        wanted = [k for k in keys if k not in self.cache]
+        if wanted:
+            self.cache.update(zip(wanted, self.store.read_many(wanted, return_errors=True), strict=True))
+        out: dict[str, bytes | DocumentError | None] = {}
+        for key in keys:
+            result = self.cache.pop(key)
+            if isinstance(result, SourceUnavailable):
+                if result.denied:
+                    log.debug("%s: access refused; taken as absent", result.location)
+                    result = None
+                elif result.whole_source:
+                    raise result
+                else:
+                    result = DocumentError(result.location, result.reason, rule="document.unreadable")
+            elif isinstance(result, CatalogueError) and not isinstance(result, DocumentError):
+                raise result
+            out[key] = result
+        return out
+
+    # -- walking ------------------------------------------------------------
     def walk(self) -> None:
-        """Walk from the root; failed nodes are still descended into by listing."""
-        queue: deque[tuple[str, tuple[str, ...]]] = deque([("", ())])
-        while queue:
-            path, ancestors = queue.popleft()
-            try:
-                node = self.read_node(path)
-            except DocumentError as exc:
-                self.h.failed[path] = exc
-                node = None
-            if node is not None:
-                self.h.nodes[path] = node
-                if node.kind == "array":
+        """Walk from the root, a level at a time; failed groups are still descended into."""
+        level: list[tuple[str, tuple[str, ...]]] = [("", ())]
+        seen: set[str] = {""}
+        while level:
+            results = self.read_level([path for path, _ in level])
+            descend: list[tuple[str, tuple[str, ...]]] = []
+            for path, ancestors in level:
+                result = results[path]
+                if isinstance(result, DocumentError):
+                    self.h.failed[path] = result
+                elif result is not None:
+                    self.h.nodes[path] = result
+                    if result.kind == "array":
+                        continue
+                else:
+                    continue  # not a node (explicit nodes that are missing are reported in finish)
+                if not self.selection.descends(path):
                     continue
-            elif path not in self.h.failed:
-                continue
-            real = self.store.real_location(path)
-            if real is not None and real in ancestors:
-                raise HierarchyError(
-                    f"{display_location(self.store.key_url(path))}: symlink loop (this folder is one of its own ancestors)"
-                )
-            chain = (*ancestors, real) if real is not None else ancestors
-            queue.extend((_key(path, name), chain) for name in self.store.child_folders(path))
-        for path in list(self.h.nodes) + list(self.h.failed):
+                real = self.store.real_location(path)
+                if real is not None and real in ancestors:
+                    raise HierarchyError(
+                        f"{display_location(self.store.key_url(path))}: symlink loop (this folder is one of its own ancestors)"
+                    )
+                descend.append((path, (*ancestors, real) if real is not None else ancestors))
+            listed = self.store.child_folders_many([path for path, _ in descend]) if self.store.listable else None
+            level = []
+            for i, (path, chain) in enumerate(descend):
+                names = set(listed[i]) if listed is not None and self.store.listable else set()
+                names |= self.explicit_children.get(path, set()) | self.hinted_children.get(path, set())
+                undiscovered = path in self.h.nodes and not self.explicit and path not in self.hinted_children
+                if not self.store.listable and undiscovered:
+                    self.h.undiscovered.append(
+                        f"{display_location(self.store.key_url(path))}: the store cannot be listed and has no "
+                        "consolidated metadata; child nodes of this group were not discovered "
+                        "(list them under nodes = [...] in the sources config)"
+                    )
+                for name in sorted(names):
+                    child = _key(path, name)
+                    if child not in seen and not self.selection.skipped(child):
+                        seen.add(child)
+                        level.append((child, chain))
+        for path in sorted(set(self.h.nodes) | set(self.h.failed), key=lambda p: (depth(p), p)):
             if path:
                 parent = posixpath.dirname(path)
                 if parent in self.h.nodes:
                     self.h.nodes[parent].members.append(path)
 
+    def finish(self) -> Hierarchy:
+        """Apply ``include``, drop dangling members, fingerprint, report missing explicit nodes."""
+        self.selection.prune(self.h)
+        present = set(self.h.nodes) | set(self.h.failed)
+        for node in self.h.nodes.values():
+            node.members = [m for m in node.members if m in present]
+        for path, node in self.h.nodes.items():
+            raw = self.raw.get(path)
+            if raw is None:
+                node.fingerprint = canonical_fingerprint(node)
+            else:
+                parts = {}
+                for name, data in raw.items():
+                    etag = self.store.etag(_key(path, name))
+                    parts[name] = f"etag:{etag}".encode() if etag else data
+                node.fingerprint = fingerprint_documents(parts)
+        for path in self.explicit:
+            if path not in present and not self.selection.skipped(path):
+                self.h.undiscovered.append(
+                    f"{display_location(self.store.key_url(path))}: listed under nodes but not found "
+                    "(no metadata there, or a parent is missing or is an array)"
+                )
+        return self.h
+
 
 class _V3Reader(_Walker):
     zarr_format = 3
-    _root: bytes = b""
 
-    def read_node(self, path: str) -> Node | None:
-        key = _key(path, V3_DOCUMENT)
-        url = self.store.key_url(key)
-        data = self._root if path == "" else self.store.read(key)
-        if data is None:
-            return None
-        doc = parse_object(data, url)
-        return self._node(path, doc, Location(url))
+    def read_level(self, paths: list[str]) -> dict[str, Node | DocumentError | None]:
+        keys = [_key(p, V3_DOCUMENT) for p in paths]
+        fetched = self._fetch(keys)
+        out: dict[str, Node | DocumentError | None] = {}
+        for path, key in zip(paths, keys, strict=True):
+            data = fetched[key]
+            if data is None or isinstance(data, DocumentError):
+                out[path] = data
+                continue
+            url = self.store.key_url(key)
+            try:
+                doc = parse_object(data, url)
+                self._hint_children(path, doc)
+                out[path] = self._node(path, doc, Location(url))
+                self.raw[path] = {V3_DOCUMENT: data}
+            except DocumentError as exc:
+                out[path] = exc
+        return out
+
+    def _hint_children(self, path: str, doc: dict[str, Any]) -> None:
+        """On an unlistable store, a group's own consolidated metadata names its whole subtree.
+
+        Every node below ``path`` that it lists becomes a candidate (and is
+        read like any other); every group in it counts as enumerated.
+        """
+        consolidated = doc.get("consolidated_metadata")
+        if self.store.listable or not isinstance(consolidated, dict):
+            return
+        entries = consolidated.get("metadata")
+        if not isinstance(entries, dict):
+            return
+        self.hinted_children.setdefault(path, set())
+        for key in entries:
+            relative = key.strip("/") if isinstance(key, str) else ""
+            if not relative or any(part in ("", ".", "..") for part in relative.split("/")):
+                continue
+            full = _key(path, relative)
+            self.hinted_children.setdefault(full, set())
+            self.hinted_children.setdefault(posixpath.dirname(full), set()).add(posixpath.basename(full))
+            for ancestor in _ancestors(full)[depth(path) + 1:]:
+                self.hinted_children.setdefault(posixpath.dirname(ancestor), set()).add(posixpath.basename(ancestor))
 
     def _node(self, path: str, doc: dict[str, Any], loc: Location) -> Node:
         node_type = check_v3(doc, loc.url, loc.pointer)
@@ -131,7 +435,7 @@ class _V3Reader(_Walker):
 
     def read(self, data: bytes) -> Hierarchy:
         """Read the hierarchy whose root zarr.json holds ``data``."""
-        self._root = data
+        self.cache[V3_DOCUMENT] = data
         url = self.store.key_url(V3_DOCUMENT)
         try:
             root_doc = parse_object(data, url)
@@ -139,10 +443,11 @@ class _V3Reader(_Walker):
         except DocumentError:
             consolidated = None
         if isinstance(consolidated, dict) and isinstance(consolidated.get("metadata"), dict):
+            self.cache.clear()
             self._read_consolidated(root_doc, url)
         else:
             self.walk()
-        return self.h
+        return self.finish()
 
     def _read_consolidated(self, root_doc: dict[str, Any], url: str) -> None:
         self.h.consolidated = True
@@ -158,6 +463,8 @@ class _V3Reader(_Walker):
             try:
                 if not path or any(part in ("", ".", "..") for part in path.split("/")):
                     raise DocumentError(url, f"invalid node path {flat_path!r}", pointer, rule="hierarchy.path")
+                if self.selection.skipped(path):
+                    continue
                 doc = require_object(doc, url, pointer)
                 self.h.nodes[path] = self._node(path, doc, Location(url, pointer))
             except DocumentError as exc:
@@ -168,29 +475,47 @@ class _V3Reader(_Walker):
 class _V2Reader(_Walker):
     zarr_format = 2
 
-    def read_node(self, path: str) -> Node | None:
+    def read_level(self, paths: list[str]) -> dict[str, Node | DocumentError | None]:
+        keys = {p: [_key(p, name) for name in V2_DOCUMENTS] for p in paths}
+        fetched = self._fetch([k for ks in keys.values() for k in ks])
+        out: dict[str, Node | DocumentError | None] = {}
+        for path in paths:
+            try:
+                out[path] = self._node_from({name: fetched[_key(path, name)] for name in V2_DOCUMENTS}, path)
+            except DocumentError as exc:
+                out[path] = exc
+        return out
+
+    def _node_from(self, fetched: dict[str, bytes | DocumentError | None], path: str) -> Node | None:
         docs: dict[str, dict[str, Any]] = {}
         locs: dict[str, Location] = {}
+        raw: dict[str, bytes] = {}
         kind = None
         for name, node_kind in ((V2_ARRAY, "array"), (V2_GROUP, "group")):
-            key = _key(path, name)
-            data = self.store.read(key)
+            data = fetched[name]
+            if isinstance(data, DocumentError):
+                raise data
             if data is not None:
-                url = self.store.key_url(key)
+                url = self.store.key_url(_key(path, name))
                 if kind is not None:
                     raise DocumentError(url, "both .zarray and .zgroup present; the node is ambiguous", rule="hierarchy.ambiguous")
                 docs[name] = parse_object(data, url)
                 locs[name] = Location(url)
+                raw[name] = data
                 kind = node_kind
         if kind is None:
             return None
-        attrs_key = _key(path, V2_ATTRS)
-        data = self.store.read(attrs_key)
+        data = fetched[V2_ATTRS]
+        if isinstance(data, DocumentError):
+            raise data
         if data is not None:
-            url = self.store.key_url(attrs_key)
+            url = self.store.key_url(_key(path, V2_ATTRS))
             docs[V2_ATTRS] = parse_object(data, url)
             locs[V2_ATTRS] = Location(url)
-        return _v2_node(path, kind, docs, locs)
+            raw[V2_ATTRS] = data
+        node = _v2_node(path, kind, docs, locs)
+        self.raw[path] = raw
+        return node
 
     def read_consolidated(self, data: bytes) -> Hierarchy:
         """Read the hierarchy described by ``.zmetadata`` (whose bytes are ``data``)."""
@@ -201,7 +526,7 @@ class _V2Reader(_Walker):
             raise DocumentError(url, "expected an object of metadata documents", "/metadata", rule="hierarchy.consolidated")
         self.h.consolidated = True
         self._read_consolidated(metadata, url)
-        return self.h
+        return self.finish()
 
     def _read_consolidated(self, metadata: dict[str, Any], url: str) -> None:
         base = "/metadata"
@@ -213,6 +538,8 @@ class _V2Reader(_Walker):
             else:
                 log.warning("%s: ignoring unknown consolidated key %r", url, key)
         for path, entries in sorted(by_path.items()):
+            if self.selection.skipped(path):
+                continue
             try:
                 kinds = [n for n in (V2_ARRAY, V2_GROUP) if n in entries]
                 if not kinds:

@@ -51,6 +51,9 @@ class Node:
     dependents: list[str] = field(default_factory=list)
     #: For dependent arrays: the keys their partial metadata declares (the rest is the primary's).
     declared_keys: tuple[str, ...] = ()
+    #: A content hash of the node's metadata documents (blake2b-128, hex; an ETag where the
+    #: store listed one), so a later harvest or provenance record can tell what changed.
+    fingerprint: str = ""
 
     @property
     def name(self) -> str:
@@ -102,6 +105,9 @@ class Hierarchy:
     nodes: dict[str, Node] = field(default_factory=dict)
     failed: dict[str, DocumentError] = field(default_factory=dict)
     consolidated: bool = False
+    #: Warnings about nodes that may exist but could not be found: groups whose children
+    #: an unlistable store (HTTP) could not enumerate, explicitly listed nodes not found.
+    undiscovered: list[str] = field(default_factory=list)
 
     @property
     def root(self) -> Node | None:

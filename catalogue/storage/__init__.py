@@ -1,4 +1,4 @@
-"""Read-only access to Zarr stores (local folders, ``file://``; later http and s3) via fsspec."""
+"""Read-only access to Zarr stores (local folders, ``file://``, ``http(s)://``, ``s3://``) via fsspec."""
 
 from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES, StoreAccess, open_store
 

@@ -1,25 +1,57 @@
 """One interface over every kind of store the harvester reads.
 
-The harvester only ever needs three things from a store: read a small
-document by key (or learn that it is absent), list the child folders of a
-key, and say the URL of a key. Everything else (protocols, credentials,
-retries) belongs to fsspec, so http and s3 stores plug in here later without
-the harvester changing.
+The harvester only ever needs a few things from a store: read small
+documents by key (or learn that they are absent), list the child folders of a
+key, and say the URL of a key. Protocols and credentials belong to fsspec
+(local folders, ``http(s)://`` through HTTPFileSystem, ``s3://`` through
+s3fs); what this module adds on top is what a harvest from cron needs:
+
+* **Bounded, classified failure.** Every remote request has a time limit and
+  is retried with exponential backoff when the failure is transient (5xx,
+  429 throttling, connection resets, time-outs). A missing document (404,
+  ``NoSuchKey``) is simply absent and never retried; refused credentials are
+  never retried. Whatever still fails becomes a one-line
+  :class:`~catalogue.errors.SourceUnavailable` naming the URL, never a
+  traceback from aiohttp or botocore.
+* **Concurrency.** ``read_many`` fetches a whole level of a hierarchy at once
+  (bounded by ``concurrency``), so a walk over HTTP costs one round trip per
+  level rather than one per document.
+* **One retry policy.** fsspec's HTTP ``info`` turns every error (500, 403,
+  time-outs) into FileNotFoundError, and s3fs/botocore each retry on their own
+  (seconds per unreachable request). So remote documents are read with a
+  single ranged GET (which also enforces the size limit without a HEAD),
+  and the libraries' own retries are turned off in favour of the policy here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
+import logging
 import os
 import posixpath
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlsplit
 
 import fsspec
+from fsspec.asyn import AsyncFileSystem, sync
 from fsspec.implementations.local import LocalFileSystem
 
-from catalogue.errors import DocumentError, SourceNotFound, UsageError
+from catalogue.errors import (
+    CatalogueError,
+    DocumentError,
+    SourceNotFound,
+    SourceUnavailable,
+    UsageError,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Metadata documents larger than this are refused: they are almost always
 #: data stuffed into attributes, and reading them whole would let one hostile
@@ -27,8 +59,21 @@ from catalogue.errors import DocumentError, SourceNotFound, UsageError
 DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 CONSOLIDATED_FACTOR = 64
 
+#: Remote defaults: seconds per request attempt, retries after the first
+#: attempt, and documents fetched at once.
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 3
+DEFAULT_CONCURRENCY = 16
+#: First backoff delay in seconds; it doubles with every retry (0.2, 0.4, 0.8, ...).
+BACKOFF_SECONDS = 0.2
+
 #: Characters left unescaped in node paths when they become IRIs.
 _PATH_SAFE = "/!$&'()*+,;=:@-._~"
+#: Characters left alone when an http source URL is made a valid URI
+#: (existing %XX escapes are kept, so an already-encoded URL is unchanged).
+_URL_SAFE = _PATH_SAFE + "%[]"
+
+REMOTE_SCHEMES = ("http", "https", "s3")
 
 
 def quote_path(path: str) -> str:
@@ -36,26 +81,159 @@ def quote_path(path: str) -> str:
     return quote(path, safe=_PATH_SAFE)
 
 
+# ----------------------------------------------------------- error classes
+class _Failure(Enum):
+    """What a failed remote request means for the harvest."""
+
+    ABSENT = "absent"  # 404, NoSuchKey: the document does not exist
+    EMPTY = "empty"  # 416 on a ranged read: the file exists and is empty
+    TRANSIENT = "transient"  # 5xx, 429, time-outs, resets: try again later
+    CONNECT = "connect"  # cannot connect at all: transient, but about the whole source
+    DENIED = "denied"  # 401/403, bad or missing credentials: never retried
+    GONE = "gone"  # the bucket does not exist: the whole source is missing
+    FATAL = "fatal"  # anything else: this document cannot be read
+
+
+_AUTH_CODES = {
+    "AccessDenied", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+    "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "AccountProblem", "InvalidSecurity",
+    "RequestTimeTooSkewed", "NotSignedUp", "UnrecognizedClientException",
+}
+_THROTTLE_CODES = {
+    "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests",
+    "RequestThrottled", "ServiceUnavailable", "InternalError", "RequestTimeout",
+    "BandwidthLimitExceeded", "OperationAborted",
+}
+_CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN}
+_RESET_ERRNOS = {errno.ECONNRESET, errno.ECONNABORTED, errno.EPIPE, errno.ETIMEDOUT}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes/contexts (the libraries wrap each other's errors)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 8:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _status_failure(status: int) -> _Failure | None:
+    if status in (404, 410):
+        return _Failure.ABSENT
+    if status == 416:
+        return _Failure.EMPTY
+    if status in (401, 403):
+        return _Failure.DENIED
+    if status in (408, 425, 429) or status >= 500:
+        return _Failure.TRANSIENT
+    return None
+
+
+def classify(exc: BaseException, timeout: float) -> tuple[_Failure, str]:
+    """Sort a failed request into a :class:`_Failure` and a short reason for the message."""
+    import aiohttp
+
+    try:
+        import botocore.exceptions as boto
+    except ImportError:  # pragma: no cover - s3fs (and so botocore) is a dependency
+        boto = None  # type: ignore[assignment]
+    for item in _chain(exc):
+        if boto is not None and isinstance(item, boto.ClientError):
+            response: dict[str, Any] = getattr(item, "response", None) or {}
+            code = str(response.get("Error", {}).get("Code", ""))
+            status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            message = str(response.get("Error", {}).get("Message", "")) or code
+            reason = f"{code or 'error'} (HTTP {status}): {message}" if status else f"{code}: {message}"
+            if code == "NoSuchBucket":
+                return _Failure.GONE, "the bucket does not exist"
+            if code in ("NoSuchKey", "NotFound", "404"):
+                return _Failure.ABSENT, reason
+            if code == "InvalidRange":
+                return _Failure.EMPTY, reason
+            if code in _AUTH_CODES:
+                return _Failure.DENIED, reason
+            if code in _THROTTLE_CODES:
+                return _Failure.TRANSIENT, reason
+            return (_status_failure(status) or _Failure.FATAL), reason
+        if isinstance(item, aiohttp.ClientResponseError):
+            reason = f"HTTP {item.status} {item.message}".strip()
+            return (_status_failure(item.status) or _Failure.FATAL), reason
+    for item in _chain(exc):
+        if isinstance(item, TimeoutError) or (  # asyncio's and fsspec's time-outs too
+            boto is not None and isinstance(item, boto.ConnectTimeoutError | boto.ReadTimeoutError)
+        ):
+            return _Failure.TRANSIENT, f"timed out after {timeout:g} s"
+        if isinstance(item, aiohttp.ClientConnectorError):
+            return _Failure.CONNECT, f"cannot connect: {item.os_error.strerror or item.os_error}"
+        if boto is not None and isinstance(item, boto.NoCredentialsError):
+            return _Failure.DENIED, "no credentials found (give key/secret or anon=True in storage_options, or set AWS_* variables)"
+        if boto is not None and isinstance(item, boto.EndpointConnectionError):
+            return _Failure.CONNECT, f"cannot connect to {item.kwargs.get('endpoint_url', 'the endpoint')}"
+        if isinstance(item, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientOSError):
+            return _Failure.TRANSIENT, f"connection lost: {item}"
+        if boto is not None and isinstance(item, boto.HTTPClientError | boto.ConnectionError):
+            return _Failure.TRANSIENT, f"connection error: {item}"
+        if isinstance(item, aiohttp.ClientConnectionError):
+            return _Failure.TRANSIENT, f"connection error: {item}"
+        if isinstance(item, OSError) and item.errno in _CONNECT_ERRNOS:
+            return _Failure.CONNECT, f"cannot connect: {item.strerror}"
+        if isinstance(item, OSError) and item.errno in _RESET_ERRNOS:
+            return _Failure.TRANSIENT, f"connection lost: {item.strerror}"
+    if isinstance(exc, FileNotFoundError):
+        return _Failure.ABSENT, "not found"
+    if isinstance(exc, PermissionError):
+        return _Failure.DENIED, str(exc) or "permission denied"
+    return _Failure.FATAL, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+# ------------------------------------------------------------------ store
 @dataclass
 class StoreAccess:
     """A Zarr store root, read through an fsspec filesystem.
 
     ``url`` is the root URL without a trailing slash; it is the IRI of the
-    hierarchy root and the prefix of every node IRI.
+    hierarchy root and the prefix of every node IRI. ``listable`` is False
+    for stores whose folders cannot be listed (HTTP; S3 without list
+    permission, found out on the first refused listing): the harvester then
+    depends on consolidated metadata or an explicit node list.
     """
 
     fs: fsspec.AbstractFileSystem
     root: str
     url: str
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    concurrency: int = DEFAULT_CONCURRENCY
+    listable: bool = True
+    #: First retry delay in seconds (doubles per retry); tests may shorten it.
+    backoff: float = BACKOFF_SECONDS
     _is_local: bool = field(init=False)
+    _is_async: bool = field(init=False)
+    #: ETags seen in listings, by key: fingerprints prefer them (no extra requests).
+    _etags: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._is_local = isinstance(self.fs, LocalFileSystem)
+        self._is_async = isinstance(self.fs, AsyncFileSystem)
+
+    @property
+    def remote(self) -> bool:
+        """Whether reads go over the network (http, s3): retries and concurrency apply."""
+        return self._is_async
 
     # -------------------------------------------------------------- naming
     def _fs_path(self, key: str) -> str:
+        if self._http:
+            # HTTP paths are URLs: escape the key as in the IRI (the filesystem is
+            # created with encoded=True, so what is fetched is exactly key_url).
+            return self.key_url(key)
         return posixpath.join(self.root, key) if key else self.root
+
+    @property
+    def _http(self) -> bool:
+        return self.url.startswith(("http://", "https://"))
 
     def key_url(self, key: str) -> str:
         """The URL of a key (a document or a folder) below the root."""
@@ -65,15 +243,78 @@ class StoreAccess:
         """The IRI of the node at ``path``: root URL, slash, path."""
         return self.key_url(path)
 
+    def etag(self, key: str) -> str | None:
+        """The ETag a listing reported for ``key``, if any (no request is made)."""
+        return self._etags.get(key)
+
     # ------------------------------------------------------------- reading
+    def _limit(self, consolidated: bool) -> int:
+        return self.max_document_bytes * (CONSOLIDATED_FACTOR if consolidated else 1)
+
+    def _too_large(self, key: str, limit: int, size: int | None = None) -> DocumentError:
+        what = f"document is {size:,} bytes, larger than" if size is not None else "document is larger than"
+        return DocumentError(
+            self.key_url(key), f"{what} the limit of {limit:,} bytes (see --max-document-size)", rule="json.too-large"
+        )
+
     def read(self, key: str, *, consolidated: bool = False) -> bytes | None:
         """The bytes of the document at ``key``, or ``None`` when it does not exist.
 
         Raises DocumentError when the key is a folder, is unreadable, or is
-        larger than the document size limit (checked before reading).
+        larger than the document size limit (checked before reading where the
+        store says the size; remote documents are fetched with a byte range
+        one past the limit, so from servers that honour ranges an oversized
+        one never arrives whole).
+        Raises SourceUnavailable when a remote store cannot be reached,
+        refuses access, or keeps failing after the retries.
         """
+        if self._is_async:
+            result = self._remote_documents([key], self._limit(consolidated))[0]
+            if isinstance(result, BaseException):
+                raise result
+            return result
+        return self._read_local(key, consolidated)
+
+    def read_many(
+        self, keys: Sequence[str], consolidated: bool = False, *, return_errors: bool = False
+    ) -> list[bytes | CatalogueError | None]:
+        """``read`` for many keys at once, in order; remote stores fetch them concurrently.
+
+        At most ``concurrency`` requests are in flight; each is retried on its
+        own. The first error is raised, unless ``return_errors`` is set: then
+        a DocumentError or SourceUnavailable takes the place of that key's
+        bytes, so one bad document does not hide the others.
+        """
+        if not keys:
+            return []
+        results: list[bytes | CatalogueError | None]
+        if self._is_async:
+            results = list(self._remote_documents(list(keys), self._limit(consolidated)))
+        else:
+            results = self._local_many(list(keys), consolidated)
+        if not return_errors:
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+        return results
+
+    def _local_many(self, keys: list[str], consolidated: bool) -> list[bytes | CatalogueError | None]:
+        """Local reads go through ``read`` (one code path), one after the other.
+
+        Measured on a 1,000-array hierarchy in the page cache, a thread pool
+        made the walk twice as slow: a local read costs less than the hand-off.
+        """
+        out: list[bytes | CatalogueError | None] = []
+        for key in keys:
+            try:
+                out.append(self.read(key, consolidated=consolidated))
+            except CatalogueError as exc:
+                out.append(exc)
+        return out
+
+    def _read_local(self, key: str, consolidated: bool) -> bytes | None:
         path = self._fs_path(key)
-        limit = self.max_document_bytes * (CONSOLIDATED_FACTOR if consolidated else 1)
+        limit = self._limit(consolidated)
         info = self._call(key, self.fs.info, path)
         if info is None:
             return None
@@ -81,29 +322,27 @@ class StoreAccess:
             raise DocumentError(self.key_url(key), "is a folder, expected a JSON document", rule="document.unreadable")
         size = info.get("size")
         if size is not None and size > limit:
-            raise DocumentError(
-                self.key_url(key),
-                f"document is {size:,} bytes, larger than the limit of {limit:,} bytes "
-                "(see --max-document-size)",
-                rule="json.too-large",
-            )
+            raise self._too_large(key, limit, size)
         data = self._call(key, self.fs.cat_file, path)
         if data is None:
             return None
         if len(data) > limit:
-            raise DocumentError(
-                self.key_url(key),
-                f"document is larger than the limit of {limit:,} bytes (see --max-document-size)",
-                rule="json.too-large",
-            )
+            raise self._too_large(key, limit)
         return data
 
     def exists(self, key: str) -> bool:
-        """Whether ``key`` exists, without reading it (one metadata request)."""
+        """Whether ``key`` exists, without reading it (one request; remote: one byte)."""
+        if self._is_async:
+            result = self._remote_documents([key], 0)[0]
+            if isinstance(result, DocumentError) and result.rule == "json.too-large":
+                return True
+            if isinstance(result, BaseException):
+                raise result
+            return result is not None
         return self._call(key, self.fs.info, self._fs_path(key)) is not None
 
     def _call(self, key: str, method: Any, path: str) -> Any:
-        """Run one fsspec call: None when the key is absent, DocumentError when unreadable."""
+        """Run one local fsspec call: None when the key is absent, DocumentError when unreadable."""
         try:
             return method(path)
         except FileNotFoundError:
@@ -111,22 +350,117 @@ class StoreAccess:
         except OSError as exc:
             raise DocumentError(self.key_url(key), f"cannot read: {exc.strerror or exc}") from exc
 
+    # ------------------------------------------------------ remote machinery
+    def _run(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Run a coroutine on the filesystem's event loop (fsspec's IO thread)."""
+
+        async def main() -> T:
+            return await make()
+
+        return sync(self.fs.loop, main)  # type: ignore[attr-defined]
+
+    async def _attempt(self, key: str, request: Callable[[], Awaitable[T]]) -> T | bytes | None:
+        """One remote request with the retry policy: None when absent, b"" for 416 on empty files.
+
+        Raises SourceUnavailable (denied, gone, or transient failures outlasting
+        the retries) or DocumentError (anything else about this one key).
+        """
+        url = self.key_url(key)
+        attempts = self.retries + 1
+        last = ""
+        connect = False
+        for attempt in range(attempts):
+            try:
+                return await asyncio.wait_for(request(), self.timeout)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                kind, reason = classify(exc, self.timeout)
+                if kind is _Failure.ABSENT:
+                    return None
+                if kind is _Failure.EMPTY:
+                    return b""
+                if kind is _Failure.DENIED:
+                    raise SourceUnavailable(
+                        url, f"access denied: {reason} (check the credentials in storage_options or the URL)", denied=True
+                    ) from None
+                if kind is _Failure.GONE:
+                    raise SourceUnavailable(url, reason) from None
+                if kind is _Failure.FATAL:
+                    raise DocumentError(url, f"cannot read: {reason}", rule="document.unreadable") from None
+                last, connect = reason, kind is _Failure.CONNECT
+                if attempt + 1 < attempts:
+                    delay = self.backoff * 2**attempt
+                    log.debug("%s: %s; retrying in %.1f s", url, reason, delay)
+                    await asyncio.sleep(delay)
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        raise SourceUnavailable(url, f"unavailable after {tries}: {last}", whole_source=connect)
+
+    def _remote_documents(self, keys: list[str], limit: int) -> list[bytes | CatalogueError | None]:
+        """Fetch documents concurrently, each as bytes [0, limit] (one past the limit)."""
+        fs: Any = self.fs
+
+        def job(key: str) -> Callable[[], Awaitable[bytes]]:
+            path = self._fs_path(key)
+            return lambda: fs._cat_file(path, start=0, end=limit + 1)
+
+        results = self._gather([(k, job(k)) for k in keys])
+        out: list[bytes | CatalogueError | None] = []
+        for key, result in zip(keys, results, strict=True):
+            if isinstance(result, bytes | bytearray | memoryview) and len(result) > limit:
+                out.append(self._too_large(key, limit))
+            elif isinstance(result, bytearray | memoryview):
+                out.append(bytes(result))
+            else:
+                out.append(result)
+        return out
+
+    def _gather(self, jobs: list[tuple[str, Callable[[], Awaitable[Any]]]]) -> list[Any]:
+        """Run (key, request) jobs with the retry policy, ``concurrency`` at a time; errors returned in place."""
+
+        async def main() -> list[Any]:
+            gate = asyncio.Semaphore(self.concurrency)
+
+            async def one(key: str, request: Callable[[], Awaitable[Any]]) -> Any:
+                async with gate:
+                    try:
+                        return await self._attempt(key, request)
+                    except CatalogueError as exc:
+                        return exc
+
+            return await asyncio.gather(*(one(k, r) for k, r in jobs))
+
+        return self._run(main)
+
     # ---------------------------------------------------------------- data
     def read_ranges(self, keys: list[str], starts: list[int | None], ends: list[int | None]) -> list[bytes | None]:
         """Bytes ``[start, end)`` of each key (None for whole files; a negative start
         counts from the end); None where the key does not exist.
 
-        One fsspec call for the lot: asynchronous filesystems (http, s3) fetch
-        them concurrently, in bounded batches; local files are read in turn.
+        Remote stores fetch them concurrently (``concurrency`` at a time) with
+        the retry policy; local files are read in one fsspec call.
         No size limit applies: these are chunks, not metadata documents.
         """
         if not keys:
             return []
-        results = self.fs.cat_ranges([self._fs_path(k) for k in keys], starts, ends, on_error="return")
+        if self._is_async:
+            fs: Any = self.fs
+
+            def job(path: str, start: int | None, end: int | None) -> Callable[[], Awaitable[bytes]]:
+                # a whole file as "bytes=0-": one GET, where s3fs would HEAD first for the size
+                first = 0 if start is None and end is None else start
+                return lambda: fs._cat_file(path, start=first, end=end)
+
+            jobs = [(k, job(self._fs_path(k), s, e)) for k, s, e in zip(keys, starts, ends, strict=True)]
+            results = [_requested_span(r, s, e) for r, s, e in zip(self._gather(jobs), starts, ends, strict=True)]
+        else:
+            results = self.fs.cat_ranges([self._fs_path(k) for k in keys], starts, ends, on_error="return")
         out: list[bytes | None] = []
         for key, result in zip(keys, results, strict=True):
-            if isinstance(result, FileNotFoundError):
+            if result is None or isinstance(result, FileNotFoundError):
                 out.append(None)
+            elif isinstance(result, CatalogueError):
+                raise result
             elif isinstance(result, BaseException):
                 raise DocumentError(self.key_url(key), f"cannot read: {result}", rule="document.unreadable") from result
             else:
@@ -135,15 +469,73 @@ class StoreAccess:
 
     def list_keys(self) -> set[str] | None:
         """Every file key below the root (None when the store cannot be listed)."""
-        try:
-            found = self.fs.find(self.root)
-        except (FileNotFoundError, NotImplementedError):
+        if not self.listable:
             return None
+        if self._is_async:
+            fs: Any = self.fs
+            try:
+                found = self._run(lambda: self._attempt("", lambda: fs._find(self.root)))
+            except SourceUnavailable as exc:
+                if exc.denied:
+                    self.listable = False
+                    return None
+                raise
+            found = found or []
+        else:
+            try:
+                found = self.fs.find(self.root)
+            except (FileNotFoundError, NotImplementedError):
+                return None
         root = self.root.rstrip("/") + "/"
         return {path[len(root):] for path in found if path.startswith(root)}
 
+    # ------------------------------------------------------------- listing
     def child_folders(self, key: str) -> list[str]:
         """Names of the folders directly below ``key``, sorted; empty if it cannot be listed."""
+        return self.child_folders_many([key])[0]
+
+    def child_folders_many(self, keys: Sequence[str]) -> list[list[str]]:
+        """``child_folders`` of many keys; remote listings run concurrently.
+
+        A store that refuses a listing (S3 without list permission) is marked
+        unlistable from then on, and every key gets an empty list.
+        """
+        if not keys:
+            return []
+        if not self.listable:
+            return [[] for _ in keys]
+        if not self._is_async:
+            return [self._local_children(k) for k in keys]
+        fs: Any = self.fs
+
+        def job(path: str) -> Callable[[], Awaitable[Any]]:
+            return lambda: fs._ls(path, detail=True, refresh=True)
+
+        results = self._gather([(k, job(self._fs_path(k))) for k in keys])
+        out: list[list[str]] = []
+        for key, result in zip(keys, results, strict=True):
+            if isinstance(result, SourceUnavailable) and result.denied:
+                log.info("%s: listing refused; treating the store as unlistable", self.key_url(key))
+                self.listable = False
+                return [[] for _ in keys]
+            if isinstance(result, CatalogueError):
+                raise result
+            out.append(self._remote_children(key, result or []))
+        return out
+
+    def _remote_children(self, key: str, entries: list[dict[str, Any]]) -> list[str]:
+        names = []
+        for entry in entries:
+            name = posixpath.basename(str(entry.get("name", "")).rstrip("/"))
+            if not name or name in (".", ".."):
+                continue
+            if entry.get("type") == "directory":
+                names.append(name)
+            elif entry.get("ETag"):
+                self._etags[posixpath.join(key, name) if key else name] = str(entry["ETag"]).strip('"')
+        return sorted(set(names))
+
+    def _local_children(self, key: str) -> list[str]:
         try:
             entries = self.fs.ls(self._fs_path(key), detail=True)
         except (FileNotFoundError, NotADirectoryError):
@@ -168,6 +560,26 @@ class StoreAccess:
         return os.path.realpath(self._fs_path(key))
 
 
+def _requested_span(data: Any, start: int | None, end: int | None) -> Any:
+    """Cut ``[start, end)`` out of a whole file that a server sent instead of the range.
+
+    A server that ignores ``Range`` answers 200 with the whole body, and
+    fsspec's HTTP ``cat_file`` passes it on as if it were the range: a shard
+    index read would get the whole shard. When the length gives it away
+    (longer than the span asked for), the span is taken from it. An open
+    range from a positive start cannot be told apart; the chunk reader asks
+    for those only as whole files (start 0).
+    """
+    if not isinstance(data, bytes | bytearray | memoryview):
+        return data
+    if start is not None and start < 0 and end is None and len(data) > -start:
+        return data[start:]
+    if start is not None and start >= 0 and end is not None and end >= 0 and len(data) > end - start:
+        return data[start:end]
+    return data
+
+
+# ---------------------------------------------------------------- opening
 def _local_root(source: str) -> str:
     if source.startswith("file://"):
         parts = urlsplit(source)
@@ -177,21 +589,50 @@ def _local_root(source: str) -> str:
     return source
 
 
+def _check_limits(timeout: float, retries: int, concurrency: int) -> None:
+    if not timeout > 0:
+        raise UsageError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if retries < 0:
+        raise UsageError(f"retries must be 0 or more, not {retries!r}")
+    if concurrency < 1:
+        raise UsageError(f"concurrency must be 1 or more, not {concurrency!r}")
+
+
 def open_store(
     source: str,
     *,
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     storage_options: dict[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    retries: int = DEFAULT_RETRIES,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> StoreAccess:
-    """Open the store a harvest SOURCE names: a local path or a ``file://`` URL.
+    """Open the store a harvest SOURCE names: a local path, ``file://``, ``http(s)://`` or ``s3://`` URL.
 
     Local roots are made absolute (symlinks are *not* resolved, so the IRIs
-    are the paths the operator gave) and must be existing folders.
+    are the paths the operator gave) and must be existing folders. Remote
+    roots are not contacted here: the first read says whether they can be
+    reached (as :class:`~catalogue.errors.SourceUnavailable`).
+
+    ``storage_options`` go to fsspec unchanged (s3fs: ``endpoint_url``,
+    ``key``, ``secret``, ``anon``, ``client_kwargs``...; credentials may also
+    come from the environment), except that the time limit and the retry
+    policy of this module are filled in where the caller did not set them.
+    ``timeout`` bounds each request attempt (seconds); ``retries`` is the
+    number of retries after a transient failure; ``concurrency`` bounds the
+    requests in flight.
     """
-    if "://" in source and not source.startswith("file://"):
-        scheme = source.split("://", 1)[0]
+    _check_limits(timeout, retries, concurrency)
+    scheme = source.split("://", 1)[0].lower() if "://" in source else ""
+    limits = {"max_document_bytes": max_document_bytes, "timeout": timeout, "retries": retries,
+              "concurrency": concurrency}
+    if scheme in ("http", "https"):
+        return _open_http(source, scheme, storage_options, **limits)
+    if scheme == "s3":
+        return _open_s3(source, storage_options, **limits)
+    if scheme not in ("", "file"):
         raise UsageError(
-            f"{source}: '{scheme}://' stores are not supported yet; give a local path or file:// URL"
+            f"{source}: '{scheme}://' stores are not supported; give a local path, or a file://, http(s):// or s3:// URL"
         )
     local = os.path.abspath(os.path.expanduser(_local_root(source)))
     if not os.path.exists(local):
@@ -200,4 +641,44 @@ def open_store(
         raise SourceNotFound(f"{local}: is a file; give the folder of a Zarr hierarchy root")
     fs = fsspec.filesystem("file", **(storage_options or {}))
     url = Path(local).as_uri().rstrip("/")
-    return StoreAccess(fs=fs, root=local.rstrip("/") or "/", url=url, max_document_bytes=max_document_bytes)
+    return StoreAccess(fs=fs, root=local.rstrip("/") or "/", url=url, **limits)  # type: ignore[arg-type]
+
+
+def _open_http(source: str, scheme: str, storage_options: dict[str, Any] | None, **limits: Any) -> StoreAccess:
+    import aiohttp
+
+    parts = urlsplit(source)
+    if not parts.hostname:
+        raise UsageError(f"{source}: an http URL needs a host")
+    if parts.query or parts.fragment:
+        raise UsageError(f"{source}: a store URL cannot have a query or fragment (keys are appended to it)")
+    # a valid URI (spaces and the like escaped, existing %XX escapes kept): it is the hierarchy IRI
+    url = quote(source.rstrip("/"), safe=_URL_SAFE)
+    options = dict(storage_options or {})
+    client_kwargs = dict(options.pop("client_kwargs", None) or {})
+    client_kwargs.setdefault("timeout", aiohttp.ClientTimeout(total=limits["timeout"]))
+    options.setdefault("encoded", True)
+    fs = fsspec.filesystem(scheme, client_kwargs=client_kwargs, **options)
+    return StoreAccess(fs=fs, root=url, url=url, listable=False, **limits)
+
+
+def _open_s3(source: str, storage_options: dict[str, Any] | None, **limits: Any) -> StoreAccess:
+    bucket, _, prefix = source[len("s3://"):].strip("/").partition("/")
+    if not bucket:
+        raise UsageError(f"{source}: an s3 URL needs a bucket (s3://bucket/path/to/store.zarr)")
+    prefix = prefix.strip("/")
+    options = dict(storage_options or {})
+    config_kwargs = dict(options.pop("config_kwargs", None) or {})
+    config_kwargs.setdefault("connect_timeout", limits["timeout"])
+    config_kwargs.setdefault("read_timeout", limits["timeout"])
+    # botocore's own retries would multiply ours (and s3fs's) into minutes per unreachable key
+    config_kwargs.setdefault("retries", {"max_attempts": 1, "mode": "standard"})
+    try:
+        fs = fsspec.filesystem("s3", config_kwargs=config_kwargs, **options)
+    except ImportError as exc:  # pragma: no cover - s3fs is a dependency
+        raise UsageError(f"{source}: s3:// stores need the s3fs package ({exc})") from exc
+    fs.retries = 1  # s3fs retries some errors itself (5 times by default); ours apply instead
+    fs.invalidate_cache()  # a cached instance may hold listings from an earlier harvest
+    root = f"{bucket}/{prefix}" if prefix else bucket
+    url = f"s3://{bucket}/{quote_path(prefix)}" if prefix else f"s3://{bucket}"
+    return StoreAccess(fs=fs, root=root, url=url, **limits)

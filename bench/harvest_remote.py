@@ -1,0 +1,115 @@
+"""Harvesting over HTTP: nodes per second on a large store, and the cost of a no-change re-harvest.
+
+Usage (from the repository root; ``make bench-remote`` runs the first line)::
+
+    .venv/bin/python bench/harvest_remote.py
+    .venv/bin/python bench/harvest_remote.py --arrays 4900 --groups 100 --concurrency 16 64 --runs 3
+
+Why: operators harvest remote stores every hour. An HTTP server cannot list
+folders, and this store has no consolidated metadata, so the nodes come from
+the sources file's ``nodes`` list and each node costs its own requests: the
+figure that matters is nodes per second at a given concurrency. The second
+figure is what an hourly run costs when nothing changed (the incremental
+harvest reads and compares, but rewrites nothing), as a ratio to the first
+harvest of the same store into an empty catalogue, measured in the same run.
+
+The store (``tests/stores.big_hierarchy``: groups of float32 arrays with CF
+attributes, metadata only, written by zarr-python) is served by the tests'
+loopback server (``tests/servers.http_server``), so network latency is ~0:
+the figures measure the client, not a WAN.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import tempfile
+from typing import Any
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+for _entry in (str(REPO / "tests"), str(REPO)):
+    if _entry not in sys.path:
+        sys.path.insert(0, _entry)
+
+import servers  # noqa: E402  (tests/servers.py)
+import stores  # noqa: E402  (tests/stores.py)
+
+import catalogue  # noqa: E402
+from bench.common import environment, timed  # noqa: E402
+
+RESULTS = REPO / "bench" / "results" / "harvest_remote.json"
+
+
+def node_paths(store: pathlib.Path) -> list[str]:
+    """Every node below the root (what a sources file's ``nodes`` list would name)."""
+    return sorted(p.parent.relative_to(store).as_posix() for p in store.rglob("zarr.json") if p.parent != store)
+
+
+def bench(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {"arrays": args.arrays, "groups": args.groups, "rows": []}
+    with tempfile.TemporaryDirectory(prefix="bench-remote-") as scratch:
+        root = pathlib.Path(scratch)
+        store = stores.big_hierarchy(root / "served", n_arrays=args.arrays, n_groups=args.groups, zarr_format=3)
+        nodes = node_paths(store)
+        results["nodes"] = len(nodes) + 1
+        with servers.http_server(root / "served") as server:
+            url = f"{server.url}/{store.name}"
+            for concurrency in args.concurrency:
+                first_runs, again_runs = [], []
+                for rnd in range(args.runs):
+                    db = root / f"c{concurrency}-{rnd}.db"
+                    with catalogue.open(str(db)) as cat:
+                        def harvest(cat: Any = cat, concurrency: int = concurrency) -> Any:
+                            return cat.harvest(url, nodes=nodes, concurrency=concurrency)
+
+                        server.reset_counts()
+                        first, report = timed(harvest)
+                        requests_first = sum(server.counts.values())
+                        assert report.ok and report.groups + report.arrays == len(nodes) + 1, report.summary()
+                        server.reset_counts()
+                        again, report2 = timed(harvest)
+                        requests_again = sum(server.counts.values())
+                        assert report2.run.unchanged == len(nodes) + 1 and report2.run.changed == 0
+                    first_runs.append(first)
+                    again_runs.append(again)
+                    print(f"  concurrency {concurrency} round {rnd + 1}/{args.runs}: first {first:.2f} s "
+                          f"({requests_first} requests), no-change re-harvest {again:.2f} s ({requests_again} requests)",
+                          flush=True)
+                first_s, again_s = statistics.median(first_runs), statistics.median(again_runs)
+                results["rows"].append({
+                    "concurrency": concurrency,
+                    "first_s": first_s, "first_nodes_per_s": results["nodes"] / first_s,
+                    "again_s": again_s, "again_nodes_per_s": results["nodes"] / again_s,
+                    "again_vs_first": statistics.median(a / f for a, f in zip(again_runs, first_runs, strict=True)),
+                    "requests_first": requests_first, "requests_again": requests_again,
+                })
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--arrays", type=int, default=4900)
+    parser.add_argument("--groups", type=int, default=99)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", type=pathlib.Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    results = bench(args)
+    print(f"\nHTTP harvest of {results['nodes']:,} nodes (no consolidated metadata, nodes listed in the source); "
+          f"loopback server; median of {args.runs} rounds")
+    print(f"{'concurrency':>11} {'first s':>8} {'nodes/s':>8} {'again s':>8} {'nodes/s':>8} {'again/first':>11} {'requests':>9}")
+    for row in results["rows"]:
+        print(f"{row['concurrency']:>11} {row['first_s']:8.2f} {row['first_nodes_per_s']:8.0f} {row['again_s']:8.2f} "
+              f"{row['again_nodes_per_s']:8.0f} {row['again_vs_first']:10.2f}x {row['requests_first']:>9}")
+    results["environment"] = environment(("zarr-catalogue", "fsspec", "aiohttp", "rdflib", "sqlalchemy"))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"results: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
