@@ -232,7 +232,7 @@ def _comparable(db: str, graph: str):
     return out
 
 
-@pytest.mark.parametrize("name", ["zarr_v2_plain", "dependent_arrays", "xarray_cf_v3"])
+@pytest.mark.parametrize("name", ["zarr_v2_plain", "dependent_arrays", "zarr_v3_deep"])
 def test_incremental_reharvest_gives_the_graph_a_full_harvest_gives(tmp_path, db_url, good_stores, name):
     from rdflib.compare import graph_diff, isomorphic
 
