@@ -111,7 +111,7 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
             try:
                 report = cat.harvest(source.url, name=source.name, profile=profile,
                                      max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
-                                     **_load_options(source), **common)
+                                     **{**common, **_load_options(source)})
             except CatalogueError as exc:
                 click.echo(f"error: {source.label}: {exc}" if source.label not in str(exc) else f"error: {exc}", err=True)
                 exit_code = max(exit_code, exc.exit_code)
@@ -144,8 +144,9 @@ def _load_options(source: Any) -> dict[str, Any]:
     for key in ("include", "exclude", "nodes"):
         if getattr(source, key):
             options[key] = getattr(source, key)
-    if source.max_depth is not None:
-        options["max_depth"] = source.max_depth
+    for key in ("max_depth", "concurrency", "timeout", "retries"):
+        if getattr(source, key) is not None:
+            options[key] = getattr(source, key)
     return options
 
 

@@ -48,12 +48,16 @@ include = ["*"]
 exclude = ["scratch/*"]
 max_depth = 2
 nodes = ["/x/", "y"]
+concurrency = 8
+timeout = 5
+retries = 0
 
 [[source]]
 url = "examples/cf_sea_surface_v2.zarr"
 """)
     a, b = load_sources(path)
     assert a.url == "s3://bucket/a.zarr" and a.label == "A" and a.max_depth == 2 and a.nodes == ("x", "y")
+    assert (a.concurrency, a.timeout, a.retries) == (8, 5.0, 0) and b.timeout is None
     assert a.storage_options == {"endpoint_url": "http://127.0.0.1:9000", "anon": True, "client_kwargs": {"region_name": "eu"}}
     assert b.label == b.url and b.include == () and b.storage_options == {}
 
@@ -65,6 +69,8 @@ url = "examples/cf_sea_surface_v2.zarr"
     ("[[source]]\nurl = 'a'\ninclude = 'x'", "source[1].include: expected a list of strings"),
     ("[[source]]\nurl = 'a'\nstorage_options = 3", "source[1].storage_options: expected a table"),
     ("[[source]]\nurl = 'a'\nurls = 3", "source[1]: unknown key 'urls'"),
+    ("[[source]]\nurl = 'a'\nconcurrency = 0", "source[1].concurrency: expected a number >= 1"),
+    ("[[source]]\nurl = 'a'\ntimeout = 'x'", "source[1].timeout: expected a number >= 0.1"),
     ("[source]\nurl = 'a'", "must be [[source]] tables"),
     ("[[source]\nurl = 'a'", "not a valid TOML file"),
     ("title = 'x'\n[[source]]\nurl = 'a'", "unknown top-level key 'title'"),

@@ -10,6 +10,9 @@ A sources file lists ``[[source]]`` tables::
     exclude = ["scratch/*"]
     max_depth = 3                          # optional; the root is depth 0
     nodes = ["temperature", "wind/u"]      # optional: nodes an unlistable store cannot reveal
+    concurrency = 32                       # optional overrides of --concurrency, --timeout, --retries
+    timeout = 10.0
+    retries = 5
 
 ``storage_options`` go to fsspec unchanged, so every option of the
 filesystem (s3fs's ``endpoint_url``, ``key``, ``secret``, ``anon``,
@@ -26,7 +29,7 @@ from typing import Any
 
 from catalogue.errors import UsageError
 
-_KEYS = {"url", "name", "storage_options", "include", "exclude", "max_depth", "nodes"}
+_KEYS = {"url", "name", "storage_options", "include", "exclude", "max_depth", "nodes", "concurrency", "timeout", "retries"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,10 @@ class Source:
     exclude: tuple[str, ...] = ()
     max_depth: int | None = None
     nodes: tuple[str, ...] = ()
+    #: Per-source overrides of the command line's --concurrency, --timeout, --retries.
+    concurrency: int | None = None
+    timeout: float | None = None
+    retries: int | None = None
 
     @property
     def label(self) -> str:
@@ -81,6 +88,10 @@ def _source(entry: Any, where: str) -> Source:
     max_depth = entry.get("max_depth")
     if max_depth is not None and not (type(max_depth) is int and max_depth >= 0):
         raise UsageError(f"{where}.max_depth: expected a non-negative integer")
+    for key, kind, lowest in (("concurrency", int, 1), ("retries", int, 0), ("timeout", float, 0.1)):
+        value = entry.get(key)
+        if value is not None and not (type(value) in (int, kind) and not isinstance(value, bool) and value >= lowest):
+            raise UsageError(f"{where}.{key}: expected a number >= {lowest}")
     name = entry.get("name", "")
     if not isinstance(name, str):
         raise UsageError(f"{where}.name: expected a string")
@@ -92,6 +103,9 @@ def _source(entry: Any, where: str) -> Source:
         exclude=_strings(entry, "exclude", where),
         max_depth=max_depth,
         nodes=tuple(n.strip("/") for n in _strings(entry, "nodes", where)),
+        concurrency=entry.get("concurrency"),
+        timeout=float(entry["timeout"]) if entry.get("timeout") is not None else None,
+        retries=entry.get("retries"),
     )
 
 
