@@ -606,4 +606,4 @@ def test_servers_leave_no_threads_behind(local):
         load_hierarchy(f"{control.url}/xarray_cf_v2.zarr")  # leaves a keep-alive connection open
     with servers.s3_server() as s3:
         s3.bucket("hygiene")
-    assert _server_threads() == before
+    assert not _server_threads() - before  # nothing started here is still running (earlier tests' may end meanwhile)
