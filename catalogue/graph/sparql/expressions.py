@@ -153,18 +153,7 @@ class ExprCompiler:
     def _e_Builtin_STR(self, e: CompValue) -> Compiled:
         v = self.value(e.arg)
         ok = f"{v.kind} IN (1, {LITERAL_KIND})"
-        return (
-            "val",
-            Val(
-                kind=f"CASE WHEN {ok} THEN {LITERAL_KIND} END",
-                lex=f"CASE WHEN {ok} THEN {v.lex} END",
-                dt="NULL",
-                lang="NULL",
-                num="NULL",
-                skind=LITERAL_KIND,
-                static_dt_known=True,
-            ),
-        )
+        return _plain_term(ok, LITERAL_KIND, v.lex)
 
     def _case_map(self, e: CompValue, sqlite_fn: str, pg_fn: str) -> Compiled:
         """LCASE/UCASE: same datatype and language, mapped lexical form (an error for
@@ -204,18 +193,7 @@ class ExprCompiler:
     def _e_Builtin_LANG(self, e: CompValue) -> Compiled:
         v = self.value(e.arg)
         ok = f"{v.kind} = {LITERAL_KIND}"
-        return (
-            "val",
-            Val(
-                kind=f"CASE WHEN {ok} THEN {LITERAL_KIND} END",
-                lex=f"CASE WHEN {ok} THEN COALESCE({v.lang}, '') END",
-                dt="NULL",
-                lang="NULL",
-                num="NULL",
-                skind=LITERAL_KIND,
-                static_dt_known=True,
-            ),
-        )
+        return _plain_term(ok, LITERAL_KIND, f"COALESCE({v.lang}, '')")
 
     def _e_Builtin_DATATYPE(self, e: CompValue) -> Compiled:
         from .values import LANG_STRING, STRING
@@ -229,18 +207,7 @@ class ExprCompiler:
             f"WHEN {v.dt} IS NULL THEN {string} "
             f"ELSE (SELECT dt_.iri FROM datatypes dt_ WHERE dt_.id = {v.dt}) END) END"
         )
-        return (
-            "val",
-            Val(
-                kind=f"CASE WHEN {ok} THEN 1 END",
-                lex=lex,
-                dt="NULL",
-                lang="NULL",
-                num="NULL",
-                skind=1,
-                static_dt_known=True,
-            ),
-        )
+        return _plain_term(ok, 1, lex, lex_guarded=True)
 
     def _e_Builtin_LANGMATCHES(self, e: CompValue) -> Compiled:
         tag = self.value(e.arg1)
@@ -348,3 +315,20 @@ class ExprCompiler:
 
 
 _UNBOUND = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")
+
+
+def _plain_term(ok: str, kind: int, lex: str, *, lex_guarded: bool = False) -> Compiled:
+    """A term built by a function (STR, LANG: a simple literal; DATATYPE: an IRI), with no
+    datatype, language or number of its own: ``lex`` where ``ok`` holds, unbound elsewhere."""
+    return (
+        "val",
+        Val(
+            kind=f"CASE WHEN {ok} THEN {kind} END",
+            lex=lex if lex_guarded else f"CASE WHEN {ok} THEN {lex} END",
+            dt="NULL",
+            lang="NULL",
+            num="NULL",
+            skind=kind,
+            static_dt_known=True,
+        ),
+    )
