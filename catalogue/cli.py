@@ -541,5 +541,43 @@ def db_current(db: str | None) -> None:
         engine.dispose()
 
 
+@main.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (0.0.0.0 for all).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--base-url", default=None, metavar="URL",
+              help="Public base URL; node IRIs under it dereference by their own path (default: each request's).")
+@click.option("--query-timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Seconds a query may run before its database work is stopped.")
+@click.option("--max-results", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Rows or triples a query may return.")
+@click.option("--max-body", type=click.IntRange(min=1), default=1_000_000, show_default=True, metavar="BYTES",
+              help="Largest request body accepted.")
+@click.option("--workers", type=click.IntRange(1, 256), default=4, show_default=True,
+              help="Database connections (requests doing database work at once).")
+@click.option("--cors", "cors", multiple=True, metavar="ORIGIN", help="Allow this origin (repeat; * for any).")
+@click.option("--admin-token", envvar="CATALOGUE_ADMIN_TOKEN", default=None,
+              help="Allow SPARQL Update with 'Authorization: Bearer TOKEN' (env CATALOGUE_ADMIN_TOKEN).")
+@handle_errors
+def serve(db: str | None, host: str, port: int, base_url: str | None, query_timeout: float, max_results: int,
+          max_body: int, workers: int, cors: tuple[str, ...], admin_token: str | None) -> None:
+    """Serve the catalogue over HTTP: portal, SPARQL endpoint, /datasets, /catalog (DCAT), /export.
+
+    Read-only unless --admin-token is set. See docs/web.md.
+    """
+    import uvicorn
+
+    from catalogue.web.app import create_app
+    from catalogue.web.settings import Settings
+
+    settings = Settings(db=db, base_url=base_url.rstrip("/") if base_url else None, query_timeout=query_timeout,
+                        max_results=max_results, max_body_bytes=max_body, workers=workers,
+                        cors_origins=cors, admin_token=admin_token or None)
+    with _open(db):
+        pass  # create or migrate the database before the workers open it
+    click.echo(f"zarr-catalogue portal: http://{host}:{port}/   (SPARQL: /sparql, API: /docs)", err=True)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

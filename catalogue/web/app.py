@@ -1,0 +1,70 @@
+"""The ASGI application: routes from each endpoint module, shared state, middleware.
+
+``create_app(settings)`` builds it; ``catalogue serve`` runs it on uvicorn.
+Endpoint modules each export a ``router``; they reach the database through
+``request.app.state.pool`` (:class:`~catalogue.web.pool.CataloguePool`) and
+read limits from ``request.app.state.settings``. The OpenAPI document of the
+JSON API is at ``/openapi.json`` (interactive at ``/docs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from importlib.metadata import PackageNotFoundError, version
+
+from fastapi import FastAPI, Request
+from starlette.middleware.cors import CORSMiddleware
+
+from . import dcat, datasets, errors, export, nodes, portal, sparql
+from .limits import BodyLimit
+from .pool import CataloguePool
+from .settings import Settings
+
+
+def _version() -> str:
+    try:
+        return version("zarr-catalogue")
+    except PackageNotFoundError:
+        return "0"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The web application over the catalogue database named in ``settings``."""
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        pool = CataloguePool(settings.db, settings.workers, settings.queue_timeout)
+        pool.open()
+        app.state.pool = pool
+        try:
+            yield
+        finally:
+            pool.close()
+
+    app = FastAPI(
+        title="zarr-catalogue",
+        version=_version(),
+        summary="A linked-data catalogue of Zarr hierarchies: SPARQL, dataset discovery, DCAT, exports.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    errors.install(app)
+
+    @app.get("/health", tags=["service"], summary="Liveness and database reachability")
+    async def health(request: Request) -> dict[str, object]:
+        graphs = await request.app.state.pool.run(lambda cat: len(cat.graphs()))
+        return {"status": "ok", "graphs": graphs, "version": _version()}
+
+    for module in (sparql, datasets, nodes, dcat, export, portal):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["Accept", "Content-Type", "Authorization"],
+        )
+    return app
