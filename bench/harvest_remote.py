@@ -86,7 +86,50 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                     "again_vs_first": statistics.median(a / f for a, f in zip(again_runs, first_runs, strict=True)),
                     "requests_first": requests_first, "requests_again": requests_again,
                 })
+        results["unchanged"] = unchanged_sources(root, store, args.runs)
     return results
+
+
+def unchanged_sources(root: pathlib.Path, store: pathlib.Path, runs: int) -> list[dict[str, Any]]:
+    """First harvest and no-change re-harvest of the same store, where a change check is possible:
+    over HTTP with consolidated metadata (one read) and on S3 (one listing)."""
+    import shutil
+
+    import zarr
+
+    consolidated = root / "consolidated" / store.name
+    shutil.copytree(store, consolidated)
+    zarr.consolidate_metadata(str(consolidated))
+    rows: list[dict[str, Any]] = []
+    with servers.http_server(consolidated.parent) as server:
+        rows.append(_first_and_again("HTTP, consolidated metadata", f"{server.url}/{store.name}", {}, root, runs,
+                                     lambda: sum(server.counts.values()), server.reset_counts))
+    with servers.s3_server() as s3:
+        print("  uploading the store to the loopback S3 server ...", flush=True)
+        url = s3.upload(store, f"s3://{s3.bucket()}/{store.name}")
+        rows.append(_first_and_again("S3, listed (no consolidated metadata)", url,
+                                     {"storage_options": s3.storage_options}, root, runs, None, None))
+    return rows
+
+
+def _first_and_again(label: str, url: str, options: dict[str, Any], root: pathlib.Path, runs: int,
+                     count: Any, reset: Any) -> dict[str, Any]:
+    first_runs, again_runs, requests = [], [], None
+    for rnd in range(runs):
+        with catalogue.open(str(root / f"{label[:4]}-{rnd}.db")) as cat:
+            first, report = timed(lambda cat=cat: cat.harvest(url, **options))
+            assert report.ok, report.summary()
+            if reset:
+                reset()
+            again, report2 = timed(lambda cat=cat: cat.harvest(url, **options))
+            assert report2.unchanged, report2.summary()
+            requests = count() if count else None
+        first_runs.append(first)
+        again_runs.append(again)
+        print(f"  {label} round {rnd + 1}/{runs}: first {first:.2f} s, no-change re-harvest {again:.3f} s", flush=True)
+    return {"source": label, "first_s": statistics.median(first_runs), "again_s": statistics.median(again_runs),
+            "again_vs_first": statistics.median(a / f for a, f in zip(again_runs, first_runs, strict=True)),
+            "requests_again": requests}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     for row in results["rows"]:
         print(f"{row['concurrency']:>11} {row['first_s']:8.2f} {row['first_nodes_per_s']:8.0f} {row['again_s']:8.2f} "
               f"{row['again_nodes_per_s']:8.0f} {row['again_vs_first']:10.2f}x {row['requests_first']:>9}")
+    print("\nNo-change re-harvest where the source's state can be checked (same store, same rounds)")
+    print(f"{'source':>40} {'first s':>8} {'again s':>8} {'again/first':>11} {'requests':>9}")
+    for row in results["unchanged"]:
+        requests = "1 listing" if row["requests_again"] is None else str(row["requests_again"])
+        print(f"{row['source']:>40} {row['first_s']:8.2f} {row['again_s']:8.3f} {row['again_vs_first']:10.3f}x {requests:>9}")
     results["environment"] = environment(("zarr-catalogue", "fsspec", "aiohttp", "rdflib", "sqlalchemy"))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -10,21 +10,22 @@ import hashlib
 import logging
 import pathlib
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from rdflib import PROV, SH, BNode, Dataset, Graph, Literal, URIRef
+from rdflib import PROV, RDF, SH, BNode, Dataset, Graph, Literal, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import CatalogueError, DocumentError, UsageError
 from catalogue.graph.database import database_url
 from catalogue.graph.store import SQLStore
-from catalogue.harvest import load_hierarchy
+from catalogue.harvest import SourceReader, load_hierarchy
 from catalogue.model.nodes import Hierarchy, Node
 from catalogue.rdf.convert import Triple, hierarchy_triples, json_text
 from catalogue.rdf.provenance import now as provenance_now
+from catalogue.rdf.provenance import software_release
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
 from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
@@ -60,6 +61,10 @@ class HarvestReport:
     run: Any = None
     #: What could not be discovered (groups of unlistable stores without consolidated metadata).
     undiscovered: list[str] = field(default_factory=list)
+    #: The source was found as it was last harvested: nothing was read beyond the check.
+    unchanged: bool = False
+    #: Invalid nodes as the graph records them (unchanged runs, which validate nothing).
+    invalid_nodes: int = 0
 
     @property
     def ok(self) -> bool:
@@ -70,10 +75,13 @@ class HarvestReport:
     def invalid(self) -> int:
         """Catalogued (readable) nodes with validation errors."""
         if self.validation is None:
-            return 0
+            return self.invalid_nodes
         return len(self.validation.invalid_paths() - set(self.failed_paths))
 
     def summary(self) -> str:
+        if self.unchanged:
+            return (f"unchanged {self.source}: {self.groups} groups, {self.arrays} arrays in graph <{self.graph}> "
+                    f"(source state as last harvested; use --full to read it all the same)")
         text = (
             f"harvested {self.source}: {self.groups} groups, {self.arrays} arrays, "
             f"{self.triples} triples into graph <{self.graph}>"
@@ -174,6 +182,8 @@ class Catalogue:
         validate: bool = True,
         profile: str = DEFAULT_PROFILE,
         name: str = "",
+        full: bool = False,
+        progress: Callable[[int], None] | None = None,
         **load_options: Any,
     ) -> HarvestReport:
         """Harvest the hierarchy at ``source`` into its own named graph, atomically.
@@ -190,14 +200,28 @@ class Catalogue:
         fingerprint is compared with the previous version's, and the run is
         recorded as PROV-O (``catalogue.rdf.provenance``) with the counts of
         nodes added, changed, unchanged, removed and failed. ``load_options``
-        go to :func:`catalogue.harvest.load_hierarchy` (storage options,
+        go to :class:`catalogue.harvest.SourceReader` (storage options,
         include/exclude globs, depth, explicit nodes, concurrency, timeouts).
+
+        First the source's state is taken with one listing or one consolidated
+        read (:mod:`catalogue.harvest.change`). When it equals the state the
+        current graph was harvested from (same options, same software), nothing
+        else is read or written: the run is recorded as ``unchanged``. ``full``
+        skips that check. ``progress`` is called with the number of nodes read
+        as the reading goes.
         """
         from catalogue.rdf.provenance import HARVESTS_GRAPH, Run
 
         run = Run(source=source_url(source), label=name)
         try:
-            hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes, **load_options)
+            reader = SourceReader(source, max_document_bytes=max_document_bytes, **load_options)
+            previous = None if full else self._current_state(URIRef(reader.url))
+            state = None if full else reader.state(previous)
+            if state is not None:
+                state = f"{state}|{profile if validate else 'unvalidated'}|{software_release()}"
+                if state == previous:
+                    return self._unchanged(source, reader.url, run, state)
+            hierarchy = reader.load(progress)
         except CatalogueError as exc:
             run.outcome = "failed"
             run.errors.append(str(exc))
@@ -227,6 +251,8 @@ class Catalogue:
         run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
         if hierarchy.failed:
             run.outcome = "partial"
+        elif not kept_paths:
+            run.state = state  # every node read: a later run may compare against this state
         extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
         if validate:
             from catalogue.rdf.shacl import report_triples
@@ -299,6 +325,31 @@ class Catalogue:
         new += [(URIRef(iri), ZARR.fingerprint, Literal(new_fp[iri])) for iri in sorted(rewrite)]
         self.store.addN((s, p, o, graph_id) for s, p, o in new + extra)
         return len(old)
+
+    def _current_state(self, graph_id: URIRef) -> str | None:
+        """The source state recorded by the run that generated the graph's current version."""
+        from catalogue.rdf.provenance import HARVESTS_GRAPH
+
+        generated_by = Graph(store=self.store, identifier=graph_id).value(graph_id, PROV.wasGeneratedBy)
+        if generated_by is None:
+            return None
+        state = Graph(store=self.store, identifier=HARVESTS_GRAPH).value(generated_by, ZARR.sourceState)
+        return str(state) if state is not None else None
+
+    def _unchanged(self, source: str, graph: str, run: Any, state: str) -> HarvestReport:
+        """Record a run that found the source as it was: counts from the graph, nothing rewritten."""
+        graph_id = URIRef(graph)
+        current = Graph(store=self.store, identifier=graph_id)
+        run.graph = run.source = graph
+        run.outcome = "unchanged"
+        run.state = state
+        run.unchanged = sum(1 for _ in current.subject_objects(ZARR.fingerprint))
+        self._record(run)
+        report = HarvestReport(source=source, graph=graph, run=run, unchanged=True)
+        report.arrays = sum(1 for _ in current.subjects(RDF.type, ZARR.Array))
+        report.groups = sum(1 for _ in current.subjects(RDF.type, ZARR.Group))
+        report.invalid_nodes = sum(1 for _ in current.subjects(ZARR.valid, Literal(False)))
+        return report
 
     def _record(self, run: Any) -> None:
         """Record a run that changed no hierarchy graph, in a transaction of its own."""

@@ -80,10 +80,12 @@ def main(verbose: int) -> None:
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None, help="Metadata documents fetched at once (default 16).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None, help="Seconds per request (default 30).")
 @click.option("--retries", type=click.IntRange(min=0), default=None, help="Retries of transient errors, with backoff (default 3).")
+@click.option("--full", is_flag=True,
+              help="Read every source whole, even one whose listing or consolidated metadata is as last harvested.")
 @handle_errors
 def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_document_size: int | None,
             as_json: bool, profile: str, strict: bool, wait: bool, concurrency: int | None,
-            timeout: float | None, retries: int | None) -> None:
+            timeout: float | None, retries: int | None, full: bool) -> None:
     """Harvest Zarr hierarchies (folders, file://, http(s)://, s3:// URLs) into the catalogue.
 
     Each source goes into its own graph, replaced atomically; a source that
@@ -91,8 +93,11 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     metadata cannot be read keeps its previously catalogued version. Every
     node is validated (findings go into the graph; errors and warnings are
     printed as warnings) and every run is recorded (catalogue harvests).
-    One harvest at a time per catalogue. Exit code: 0 if every source was
-    harvested fully, 1 if any source or node failed, 2 on usage errors.
+    One harvest at a time per catalogue. A source whose listing (S3) or
+    consolidated metadata is as it was last harvested costs that one request
+    and is recorded as unchanged (--full reads it all the same).
+    Exit code: 0 if every source was harvested fully, 1 if any source or node
+    failed, 2 on usage errors.
     """
     from catalogue.graph.lock import harvest_lock
     from catalogue.harvest.sources import Source, load_sources
@@ -106,12 +111,17 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     results: list[dict[str, Any]] = []
     exit_code = 0
     with _open(db) as cat, harvest_lock(cat.store.engine, wait=wait):
-        progress = _progress(len(entries)) if interactive and len(entries) > 1 else None
-        for source in entries:
+        for number, source in enumerate(entries, 1):
+            bar = _progress(source.label, number, len(entries)) if interactive else None
             try:
-                report = cat.harvest(source.url, name=source.name, profile=profile,
-                                     max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
-                                     **{**common, **_load_options(source)})
+                try:
+                    report = cat.harvest(source.url, name=source.name, profile=profile, full=full,
+                                         max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
+                                         progress=bar.update if bar is not None else None,
+                                         **{**common, **_load_options(source)})
+                finally:
+                    if bar is not None:
+                        bar.close()  # before any message, so lines do not interleave with the bar
             except CatalogueError as exc:
                 click.echo(f"error: {source.label}: {exc}" if source.label not in str(exc) else f"error: {exc}", err=True)
                 exit_code = max(exit_code, exc.exit_code)
@@ -123,10 +133,6 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
                 results.append(_report_json(report))
                 if len(entries) == 1 and not as_json:
                     click.echo(report.summary(), err=not report.ok)
-            if progress is not None:
-                progress.update(1)
-        if progress is not None:
-            progress.close()
     if as_json:
         click.echo(json.dumps({"ok": exit_code == 0, "sources": results,
                                "failed_sources": sum(r["outcome"] == "failed" for r in results)}, indent=2))
@@ -150,10 +156,14 @@ def _load_options(source: Any) -> dict[str, Any]:
     return options
 
 
-def _progress(total: int) -> Any:
+def _progress(label: str, number: int, total: int) -> Any:
+    """A bar counting the nodes read from one source, with nodes per second (TTY only)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="source", file=sys.stderr, dynamic_ncols=True)
+    desc = f"[{number}/{total}] {label}" if total > 1 else label
+    if len(desc) > 48:
+        desc = "…" + desc[-47:]
+    return tqdm(desc=desc, unit=" nodes", file=sys.stderr, dynamic_ncols=True, leave=False, mininterval=0.2)
 
 
 def _print_report(report: Any) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
-from catalogue.harvest.reader import canonical_fingerprint, read_hierarchy
+from catalogue.harvest.change import source_state
+from catalogue.harvest.reader import Progress, canonical_fingerprint, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
 from catalogue.model.nodes import Hierarchy
 from catalogue.storage.store import (
@@ -13,47 +16,92 @@ from catalogue.storage.store import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
+    StoreAccess,
     open_store,
 )
 
 
-def load_hierarchy(
-    source: str,
-    *,
-    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
-    storage_options: dict[str, Any] | None = None,
-    include: Iterable[str] = (),
-    exclude: Iterable[str] = (),
-    max_depth: int | None = None,
-    nodes: Iterable[str] = (),
-    concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float = DEFAULT_TIMEOUT,
-    retries: int = DEFAULT_RETRIES,
-) -> Hierarchy:
-    """Read the hierarchy at ``source`` (path, file://, http(s)://, s3://) and expand its dependent arrays.
+class SourceReader:
+    """One source opened for harvesting: its state (the cheap change check), then its hierarchy.
 
     ``storage_options`` go to fsspec (s3fs credentials and endpoint, http
     client options). ``include``/``exclude``/``max_depth`` choose the nodes
     read; ``nodes`` names node paths to read where the store cannot be listed
     (see :mod:`catalogue.harvest.reader`). ``concurrency``, ``timeout`` and
     ``retries`` bound remote requests (see :func:`catalogue.storage.store.open_store`).
-    Raises SourceUnavailable when a remote source cannot be reached.
+    Opening contacts nothing; the first request says whether the source can be reached.
     """
-    store = open_store(
-        source,
-        max_document_bytes=max_document_bytes,
-        storage_options=storage_options,
-        timeout=timeout,
-        retries=retries,
-        concurrency=concurrency,
-    )
-    hierarchy = read_hierarchy(store, nodes=nodes, include=include, exclude=exclude, max_depth=max_depth)
-    expand_dependent_arrays(hierarchy)
-    for node in hierarchy.nodes.values():
-        node.members.sort()
-        if not node.fingerprint:  # dependent arrays: documents derived from their primary
-            node.fingerprint = canonical_fingerprint(node)
-    return hierarchy
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+        storage_options: dict[str, Any] | None = None,
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+        max_depth: int | None = None,
+        nodes: Iterable[str] = (),
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+    ) -> None:
+        self.store: StoreAccess = open_store(
+            source,
+            max_document_bytes=max_document_bytes,
+            storage_options=storage_options,
+            timeout=timeout,
+            retries=retries,
+            concurrency=concurrency,
+        )
+        self.choice = {"include": list(include), "exclude": list(exclude), "max_depth": max_depth,
+                       "nodes": list(nodes), "max_document_bytes": max_document_bytes}
+        self._prefetched: dict[str, bytes | None] = {}
+
+    @property
+    def url(self) -> str:
+        """The hierarchy's IRI (and its graph's name)."""
+        return self.store.url
+
+    def state(self, previous: str | None = None) -> str | None:
+        """The source's state (see :mod:`catalogue.harvest.change`) with the node choice, or None.
+
+        Costs one listing or one consolidated read; what was read is reused by
+        :meth:`load`. ``previous`` (the state recorded last time) lets an
+        unchanged v3 source cost a single request.
+        """
+        token, self._prefetched = source_state(self.store, previous)
+        if token is None:
+            return None
+        choice = hashlib.blake2b(json.dumps(self.choice, sort_keys=True).encode(), digest_size=8).hexdigest()
+        return f"{token}|{choice}"
+
+    def load(self, progress: Progress | None = None) -> Hierarchy:
+        """Read the hierarchy and expand its dependent arrays.
+
+        Raises SourceUnavailable when a remote source cannot be reached.
+        """
+        prefetched, self._prefetched = self._prefetched, {}
+        hierarchy = read_hierarchy(
+            self.store,
+            nodes=self.choice["nodes"],
+            include=self.choice["include"],
+            exclude=self.choice["exclude"],
+            max_depth=self.choice["max_depth"],
+            prefetched=prefetched,
+            progress=progress,
+        )
+        expand_dependent_arrays(hierarchy)
+        for node in hierarchy.nodes.values():
+            node.members.sort()
+            if not node.fingerprint:  # dependent arrays: documents derived from their primary
+                node.fingerprint = canonical_fingerprint(node)
+        return hierarchy
 
 
-__all__ = ["load_hierarchy"]
+def load_hierarchy(source: str, *, progress: Progress | None = None, **options: Any) -> Hierarchy:
+    """Read the hierarchy at ``source`` (path, file://, http(s)://, s3://); see :class:`SourceReader`."""
+    return SourceReader(source, **options).load(progress)
+
+
+__all__ = ["SourceReader", "load_hierarchy"]

@@ -36,7 +36,7 @@ import hashlib
 import json
 import logging
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
@@ -147,6 +147,11 @@ class Selection:
 
 
 # -------------------------------------------------------------------- entry
+#: Called with the number of nodes read each time some are (a level of a walk, or all of
+#: a consolidated hierarchy), so a progress bar can show nodes per second.
+Progress = Callable[[int], None]
+
+
 def read_hierarchy(
     store: StoreAccess,
     *,
@@ -154,25 +159,32 @@ def read_hierarchy(
     include: Iterable[str] = (),
     exclude: Iterable[str] = (),
     max_depth: int | None = None,
+    prefetched: dict[str, bytes | None] | None = None,
+    progress: Progress | None = None,
 ) -> Hierarchy:
-    """Read every selected node's metadata below the store root (each document once)."""
+    """Read every selected node's metadata below the store root (each document once).
+
+    ``prefetched`` holds root documents already read (by the change check of
+    :mod:`catalogue.harvest.change`), by key, None for absent ones: they are
+    not read again.
+    """
     if max_depth is not None and max_depth < 0:
         raise UsageError(f"max_depth must be 0 or more, not {max_depth}")
     selection = Selection(tuple(include), tuple(exclude), max_depth)
     explicit = _explicit_nodes(nodes)
-    probe = _RootProbe(store)
+    probe = _RootProbe(store, prefetched)
     root = probe.read(V3_DOCUMENT, consolidated=True)
     if root is not None:
         if probe.has_v2_metadata():
             log.warning("%s holds both zarr.json and v2 metadata; reading it as Zarr v3", store.url)
-        reader: _Walker = _V3Reader(store, selection, explicit)
+        reader: _Walker = _V3Reader(store, selection, explicit, progress)
         return reader.read(root)
     consolidated = probe.read(V2_CONSOLIDATED, consolidated=True)
     if consolidated is not None:
-        return _V2Reader(store, selection, explicit).read_consolidated(consolidated)
+        return _V2Reader(store, selection, explicit, progress).read_consolidated(consolidated)
     documents = probe.read_many(V2_DOCUMENTS)
     if documents[V2_ARRAY] is not None or documents[V2_GROUP] is not None:
-        reader = _V2Reader(store, selection, explicit)
+        reader = _V2Reader(store, selection, explicit, progress)
         reader.cache.update(documents)
         reader.walk()
         return reader.finish()
@@ -205,11 +217,14 @@ class _RootProbe:
     at all can be read is the refusal the answer.
     """
 
-    def __init__(self, store: StoreAccess) -> None:
+    def __init__(self, store: StoreAccess, prefetched: dict[str, bytes | None] | None = None) -> None:
         self.store = store
         self.denied: SourceUnavailable | None = None
+        self.prefetched = dict(prefetched or {})
 
     def read(self, key: str, *, consolidated: bool = False) -> bytes | None:
+        if key in self.prefetched:
+            return self.prefetched.pop(key)
         try:
             return self.store.read(key, consolidated=consolidated)
         except SourceUnavailable as exc:
@@ -255,8 +270,10 @@ class _Walker:
 
     zarr_format: int
 
-    def __init__(self, store: StoreAccess, selection: Selection, explicit: tuple[str, ...]) -> None:
+    def __init__(self, store: StoreAccess, selection: Selection, explicit: tuple[str, ...],
+                 progress: Progress | None = None) -> None:
         self.store = store
+        self.progress = progress
         self.selection = selection
         self.explicit = explicit
         self.h = Hierarchy(url=store.url, zarr_format=self.zarr_format)  # type: ignore[arg-type]
@@ -310,6 +327,8 @@ class _Walker:
         seen: set[str] = {""}
         while level:
             results = self.read_level([path for path, _ in level])
+            if self.progress is not None:
+                self.progress(sum(1 for r in results.values() if r is not None))
             descend: list[tuple[str, tuple[str, ...]]] = []
             for path, ancestors in level:
                 result = results[path]
@@ -354,6 +373,8 @@ class _Walker:
 
     def finish(self) -> Hierarchy:
         """Apply ``include``, drop dangling members, fingerprint, report missing explicit nodes."""
+        if self.h.consolidated and self.progress is not None:
+            self.progress(len(self.h.nodes) + len(self.h.failed))
         self.selection.prune(self.h)
         present = set(self.h.nodes) | set(self.h.failed)
         for node in self.h.nodes.values():

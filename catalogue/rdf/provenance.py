@@ -8,7 +8,12 @@ Each harvest of a source is one ``zarr:HarvestRun`` (a ``prov:Activity``)::
         prov:wasAssociatedWith <https://w3id.org/zarr-catalogue/software/0.1.0> ;
         rdfs:label "ERA5" ; zarr:outcome "succeeded" ;
         zarr:nodesAdded 3 ; zarr:nodesChanged 1 ; zarr:nodesUnchanged 996 ;
-        zarr:nodesRemoved 0 ; zarr:nodesFailed 0 ; zarr:error "…" .
+        zarr:nodesRemoved 0 ; zarr:nodesFailed 0 ; zarr:error "…" ;
+        zarr:sourceState "listing:…|…" .
+
+A run that finds the source in the state its current graph was harvested from
+(``zarr:sourceState``) reads and writes nothing: its outcome is ``unchanged``
+and it generates no graph.
 
 The records live in ``<urn:zarr-catalogue:harvests>``, which no harvest
 replaces, so the history survives re-harvests and failed runs (which
@@ -31,12 +36,16 @@ from catalogue.rdf.vocabulary import ZARR
 HARVESTS_GRAPH = URIRef("urn:zarr-catalogue:harvests")
 
 
-def _software() -> URIRef:
+def software_release() -> str:
+    """This software's release (validation and conversion rules change with it)."""
     try:
-        release = version("zarr-catalogue")
+        return version("zarr-catalogue")
     except PackageNotFoundError:
-        release = "unknown"
-    return URIRef(f"https://w3id.org/zarr-catalogue/software/{release}")
+        return "unknown"
+
+
+def _software() -> URIRef:
+    return URIRef(f"https://w3id.org/zarr-catalogue/software/{software_release()}")
 
 
 def now() -> datetime:
@@ -64,6 +73,9 @@ class Run:
     removed: int = 0
     failed: int = 0
     errors: list[str] = field(default_factory=list)
+    #: The source's state (catalogue.harvest.change) when it can be recorded: the run read
+    #: every node. A later run finding the same state is "unchanged" and reads nothing.
+    state: str | None = None
     iri: URIRef = field(default_factory=lambda: URIRef(f"urn:uuid:{uuid.uuid4()}"))
 
     def triples(self) -> list[Triple]:
@@ -84,8 +96,10 @@ class Run:
         ]
         if self.label:
             out.append((run, RDFS.label, Literal(self.label)))
-        if self.graph is not None and self.outcome != "failed":
+        if self.graph is not None and self.outcome not in ("failed", "unchanged"):
             out.append((run, PROV.generated, URIRef(self.graph)))
+        if self.state is not None:
+            out.append((run, ZARR.sourceState, Literal(self.state)))
         out += [(run, ZARR.error, Literal(message)) for message in self.errors]
         return out
 

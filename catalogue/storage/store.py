@@ -489,6 +489,39 @@ class StoreAccess:
         root = self.root.rstrip("/") + "/"
         return {path[len(root):] for path in found if path.startswith(root)}
 
+    def metadata_listing(self, names: Sequence[str]) -> dict[str, str] | None:
+        """Key -> version token of every file below the root whose name is in ``names``, from
+        one recursive listing (S3: ListObjectsV2, 1,000 keys per page); None when the store
+        cannot be listed that way (HTTP, refused listing, local folders).
+
+        The token is the ETag the listing reports (S3 gives one for every object, so no
+        document needs to be read to know whether it changed), else size and modification
+        time. This is what makes a no-change re-harvest of a listable store cost one listing.
+        """
+        if not (self._is_async and self.listable and not self._http):
+            return None
+        fs: Any = self.fs
+        try:
+            found = self._run(lambda: self._attempt("", lambda: fs._find(self.root, detail=True)))
+        except SourceUnavailable as exc:
+            if exc.denied:
+                return None
+            raise
+        wanted = set(names)
+        root = self.root.rstrip("/") + "/"
+        out: dict[str, str] = {}
+        for path, info in (found or {}).items():
+            if not path.startswith(root) or posixpath.basename(path) not in wanted:
+                continue
+            key = path[len(root):]
+            etag = info.get("ETag") or info.get("etag")
+            if etag:
+                out[key] = "etag:" + str(etag).strip('"')
+                self._etags[key] = str(etag).strip('"')
+            else:
+                out[key] = f"size:{info.get('size')}:{info.get('LastModified') or info.get('mtime')}"
+        return out
+
     # ------------------------------------------------------------- listing
     def child_folders(self, key: str) -> list[str]:
         """Names of the folders directly below ``key``, sorted; empty if it cannot be listed."""
