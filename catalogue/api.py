@@ -513,30 +513,34 @@ class Catalogue:
         base_url = str(primary) if primary is not None else iri
         return layout_from_documents(rebuild_documents(graph, iri), iri, base_url)
 
-    def _chunk_store(self, layout: ArrayLayout) -> StoreAccess:
+    def _chunk_store(self, layout: ArrayLayout, storage_options: dict[str, Any] | None = None) -> StoreAccess:
         from catalogue.storage.store import open_store
 
-        return open_store(layout.base_url)
+        return open_store(layout.base_url, storage_options=storage_options)
 
-    def resolve(self, iri: str, selection: str | None = None, *, stream: bool = False) -> dict[str, Any]:
+    def resolve(self, iri: str, selection: str | None = None, *, stream: bool = False,
+                storage_options: dict[str, Any] | None = None) -> dict[str, Any]:
         """Where every chunk a selection touches lives: keys, URLs, shard byte ranges, fill chunks.
 
         ``selection`` is NumPy basic indexing as text (``"0:10, 5, ..."``). With
         ``stream``, ``chunks`` is an iterator and ``fill_chunks`` is left out.
+        ``storage_options`` go to fsspec (s3 endpoint and credentials; the
+        graph holds none: without them they come from the environment).
         """
         from catalogue.chunks.resolve import describe, describe_streaming, resolve_selection
 
         layout = self.layout(iri)
         resolution = resolve_selection(layout, selection)
-        store = self._chunk_store(layout)
+        store = self._chunk_store(layout, storage_options)
         return describe_streaming(resolution, store, selection) if stream else describe(resolution, store, selection)
 
-    def read(self, iri: str, selection: str | tuple[object, ...] | None = None) -> np.ndarray:
-        """The selected data of a catalogued array, read from its store and decoded."""
+    def read(self, iri: str, selection: str | tuple[object, ...] | None = None, *,
+             storage_options: dict[str, Any] | None = None) -> np.ndarray:
+        """The selected data of a catalogued array, read from its store and decoded (see :meth:`resolve`)."""
         from catalogue.chunks.read import read_selection
 
         layout = self.layout(iri)
-        return read_selection(layout, self._chunk_store(layout), selection)
+        return read_selection(layout, self._chunk_store(layout, storage_options), selection)
 
     def tensorstore_spec(self, iri: str, *, assume_metadata: bool = False) -> dict[str, Any]:
         """A TensorStore spec opening the array (``assume_metadata``: metadata from the catalogue)."""

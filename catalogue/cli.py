@@ -275,9 +275,11 @@ def validate(target: str, db: str | None, profile: str, fmt: str, from_store: bo
 @click.option("--selection", default=None, metavar="SEL",
               help='NumPy basic indexing, e.g. "0:10,5,:" or "...,-1" (default: the whole array).')
 @click.option("--indent", type=int, default=None, help="JSON indentation (default: one line).")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, metavar="SOURCES.TOML",
+              help="Take storage options (endpoint, credentials) from the source holding ARRAY_IRI.")
 @db_option
 @handle_errors
-def resolve(iri: str, selection: str | None, indent: int | None, db: str | None) -> None:
+def resolve(iri: str, selection: str | None, indent: int | None, config: str | None, db: str | None) -> None:
     """Print where every chunk of a selection of ARRAY_IRI lives, as JSON.
 
     For each chunk: grid index, key, URL and, for sharded arrays, the shard
@@ -285,9 +287,18 @@ def resolve(iri: str, selection: str | None, indent: int | None, db: str | None)
     are listed with "fill": true: they read as the fill value.
     """
     with _open(db) as cat:
-        result = cat.resolve(iri, selection, stream=True)
+        result = cat.resolve(iri, selection, stream=True, storage_options=_chunk_options(cat, iri, config))
         chunks = result.pop("chunks")
         _write_resolution(result, chunks, indent)
+
+
+def _chunk_options(cat: Any, iri: str, config: str | None) -> dict[str, Any] | None:
+    """Storage options for reading ARRAY_IRI's chunks: those of its source in the sources file."""
+    if config is None:
+        return None
+    from catalogue.harvest.sources import load_sources, storage_options_for
+
+    return storage_options_for(load_sources(config), cat.layout(iri).base_url)
 
 
 def _write_resolution(header: dict[str, Any], chunks: Any, indent: int | None) -> None:
@@ -308,16 +319,18 @@ def _write_resolution(header: dict[str, Any], chunks: Any, indent: int | None) -
 @click.option("--selection", default=None, metavar="SEL", help="NumPy basic indexing (default: the whole array).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="The .npy file to write.")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, metavar="SOURCES.TOML",
+              help="Take storage options (endpoint, credentials) from the source holding ARRAY_IRI.")
 @db_option
 @handle_errors
-def read(iri: str, selection: str | None, output: str, db: str | None) -> None:
+def read(iri: str, selection: str | None, output: str, config: str | None, db: str | None) -> None:
     """Read a selection of ARRAY_IRI from its store (only the chunks needed) into a .npy file."""
     import os
 
     import numpy as np
 
     with _open(db) as cat:
-        data = cat.read(iri, selection)
+        data = cat.read(iri, selection, storage_options=_chunk_options(cat, iri, config))
     tmp = f"{output}.part"
     with open(tmp, "wb") as fh:
         np.save(fh, data, allow_pickle=data.dtype.kind == "O")

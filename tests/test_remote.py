@@ -607,3 +607,39 @@ def test_servers_leave_no_threads_behind(local):
     with servers.s3_server() as s3:
         s3.bucket("hygiene")
     assert not _server_threads() - before  # nothing started here is still running (earlier tests' may end meanwhile)
+
+
+def test_s3_read_and_resolve_take_storage_options_from_the_sources_file(local, s3, tmp_path, monkeypatch):
+    """No credentials in the environment: harvest and chunk reads both use the sources file's options."""
+    from catalogue.cli import main
+
+    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    url = s3.upload(local["xarray_cf_v2"], f"s3://{s3.bucket()}/cf.zarr")
+    config = tmp_path / "sources.toml"
+    opts = s3.storage_options
+    config.write_text(
+        f'[[source]]\nurl = "{url}"\nstorage_options = {{ endpoint_url = "{opts["endpoint_url"]}", '
+        f'key = "{opts["key"]}", secret = "{opts["secret"]}", client_kwargs = {{ region_name = "{s3.region}" }} }}\n'
+    )
+    db = str(tmp_path / "c.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["harvest", "--config", str(config), "--db", db]).exit_code == 0
+    out = tmp_path / "air.npy"
+    result = runner.invoke(main, ["read", f"{url}/air", "--selection", "0:2", "-o", str(out),
+                                                "--config", str(config), "--db", db])
+    assert result.exit_code == 0, result.output
+    np.testing.assert_array_equal(np.load(out), zarr.open_array(local["xarray_cf_v2"] / "air", mode="r")[0:2])
+    result = runner.invoke(main, ["resolve", f"{url}/air", "--selection", "0", "--config", str(config),
+                                                "--db", db])
+    assert result.exit_code == 0 and '"fill": false' in result.stdout
+
+
+def test_storage_options_for_picks_the_longest_containing_source():
+    from catalogue.harvest.sources import Source, storage_options_for
+
+    sources = [Source(url="s3://b/", storage_options={"a": 1}), Source(url="s3://b/x.zarr", storage_options={"a": 2}),
+               Source(url="s3://b/x.zarr2", storage_options={"a": 3})]
+    assert storage_options_for(sources, "s3://b/x.zarr/air") == {"a": 2}
+    assert storage_options_for(sources, "s3://b/y.zarr") == {"a": 1}
+    assert storage_options_for(sources, "s3://c/y.zarr") is None

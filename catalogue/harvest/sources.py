@@ -114,3 +114,19 @@ def _strings(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         raise UsageError(f"{where}.{key}: expected a list of strings")
     return tuple(value)
+
+
+def storage_options_for(sources: list[Source], url: str) -> dict[str, Any] | None:
+    """The storage options of the source whose URL contains ``url`` (the longest such), if any.
+
+    Chunk reads (``catalogue read``/``resolve``) use them, so an operator's
+    sources file gives the same endpoint and credentials to reading as to
+    harvesting; credentials never go into the graph.
+    """
+    best: Source | None = None
+    for source in sources:
+        root = source.url.rstrip("/")
+        if (url == root or url.startswith(root + "/")) and (best is None or len(root) > len(best.url.rstrip("/"))):
+            best = source
+    return dict(best.storage_options) if best is not None and best.storage_options else None
+
