@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks clean
+.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks bench-web serve serve-background stop clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -40,6 +40,29 @@ demo: install
 	@echo "..."
 	@echo
 	@echo "Catalogue: ./catalogue.db  (try: $(BIN)/catalogue --help)"
+	@$(MAKE) --no-print-directory serve-background
+
+# The portal and APIs over ./catalogue.db, in the background (make stop ends it; make serve runs it in the foreground).
+DEMO_PORT ?= 8080
+serve-background: install
+	@$(MAKE) --no-print-directory stop >/dev/null
+	@nohup $(BIN)/catalogue serve --port $(DEMO_PORT) > .demo-server.log 2>&1 & echo $$! > .demo-server.pid
+	@for i in $$(seq 1 100); do \
+	  kill -0 $$(cat .demo-server.pid) 2>/dev/null || { cat .demo-server.log >&2; echo "the portal did not start (port $(DEMO_PORT) taken? make demo DEMO_PORT=8081)" >&2; exit 1; }; \
+	  $(BIN)/python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$(DEMO_PORT)/health', timeout=1)" 2>/dev/null && break; \
+	  sleep 0.3; \
+	done
+	@$(BIN)/python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$(DEMO_PORT)/health', timeout=5)" 2>/dev/null \
+	  || { echo "the portal does not answer on port $(DEMO_PORT): see .demo-server.log" >&2; exit 1; }
+	@echo
+	@echo "Portal: http://127.0.0.1:$(DEMO_PORT)/   SPARQL: http://127.0.0.1:$(DEMO_PORT)/sparql   API: http://127.0.0.1:$(DEMO_PORT)/docs"
+	@echo "(running in the background, log in .demo-server.log; make stop ends it)"
+
+serve: install
+	$(BIN)/catalogue serve --port $(DEMO_PORT)
+
+stop:
+	@if [ -f .demo-server.pid ]; then kill $$(cat .demo-server.pid) 2>/dev/null || true; rm -f .demo-server.pid; fi
 
 # PostgreSQL tests run whenever a server answers on 127.0.0.1:5432 (CI requires one: .ci/run).
 test: dev
@@ -76,8 +99,13 @@ CHUNKS_ARGS ?=
 bench-chunks: dev
 	$(BIN)/python bench/chunks.py $(CHUNKS_ARGS)
 
-clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-*
+# Load test of the web server: 50 clients for 20 s on 500 synthetic datasets (bench/web_load.py).
+WEB_ARGS ?=
+bench-web: dev
+	$(BIN)/python -m bench.web_load $(WEB_ARGS)
+
+clean: stop
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-* .demo-server.log
 
 # HTTP harvest of a 5,000-node store on a loopback server, and a no-change re-harvest (bench/README.md).
 bench-remote: dev

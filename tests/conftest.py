@@ -117,3 +117,34 @@ def pytest_collection_modifyitems(config, items) -> None:
         raise pytest.UsageError(
             f"CATALOGUE_TEST_REQUIRE_POSTGRES=1 but {POSTGRES_URL_ENV} is not set"
         )
+
+
+#: Where tests keep artefacts (screenshots, measurements); git-ignored.
+ARTIFACTS = pathlib.Path(os.environ.get("CATALOGUE_TEST_ARTIFACTS",
+                                        pathlib.Path(__file__).resolve().parent.parent / "build" / "test-artifacts"))
+_MEASUREMENTS = "measurements-*.txt"
+
+
+def report_measurement(line: str) -> None:
+    """Show ``line`` in the run's terminal summary (pytest hides a passing test's output).
+
+    Written to a file per process, because under pytest-xdist the test runs in
+    a worker while the summary is printed by the controller.
+    """
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / f"measurements-{os.getpid()}.txt", "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+def pytest_sessionstart(session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
+        for old in ARTIFACTS.glob(_MEASUREMENTS):
+            old.unlink()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    lines = [line for path in sorted(ARTIFACTS.glob(_MEASUREMENTS)) for line in path.read_text().splitlines()]
+    if lines:
+        terminalreporter.section("measurements")
+        for line in lines:
+            terminalreporter.write_line(line)
