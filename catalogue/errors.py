@@ -89,3 +89,16 @@ class DocumentError(CatalogueError):
 
 class HierarchyError(CatalogueError):
     """The hierarchy as a whole cannot be harvested (no metadata, a symlink loop)."""
+
+
+class QueryTimeout(CatalogueError):
+    """A query ran past its time limit and its work was stopped.
+
+    Raised by :func:`catalogue.graph.deadline.query_deadline`. The store's
+    transaction has been rolled back by then (a cancelled PostgreSQL statement
+    aborts it), so the store is ready for the next query.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"the query ran longer than its time limit of {seconds:g} s and was stopped")

@@ -70,6 +70,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from .database import begin_write_transaction, database_url, ensure_schema, make_engine
+from .deadline import check_deadline
 from .schema import datatypes, graphs, metadata, namespaces, quads, terms
 from .sparql import store_query
 from .terms import LITERAL, TermCollisionError, comparable_value, decode, encode
@@ -1127,6 +1128,7 @@ class SQLStore(Store):
             triple: _Triple | None = None
             contexts: list[Graph] = []
             for row in rows:
+                check_deadline()  # rdflib's own evaluation pulls rows here (query time limit)
                 row_key = (row[0], row[1], row[2])
                 if row_key != key:
                     if triple is not None:
@@ -1153,6 +1155,7 @@ class SQLStore(Store):
         decode_row = self._row_decoder(pattern, offset=3)
         try:
             for row in rows:
+                check_deadline()
                 triple = decode_row(row)
                 if with_contexts:
                     yield triple, self._triple_contexts(row[0], row[1], row[2])

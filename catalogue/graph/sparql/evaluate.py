@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -33,6 +32,7 @@ from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
+from ..deadline import check_deadline
 from .compiler import ALGEBRA, Compiler, GraphScope, Statement, iter_parts
 from .sql import Unsupported
 
@@ -195,6 +195,7 @@ def _describe(store: Any, ctx: QueryContext, query: CompValue) -> dict[str, Any]
         log.append(ExplainEntry(sql, {}))
     decode = store.decode_term
     for row in store.connection.execute(text(sql)):
+        check_deadline()
         result.add(
             (
                 decode(row[0], row[1], row[2], row[3]),
@@ -228,6 +229,7 @@ def _default_graph(graph: ConjunctiveGraph) -> Graph:
 
 def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
     """The ``CUSTOM_EVALS`` hook: SQL for ``part`` or ``NotImplementedError``."""
+    check_deadline()  # rdflib passes every algebra node it evaluates through here
     name = getattr(part, "name", None)
     if name not in _COMPILED and name != "DescribeQuery":
         raise NotImplementedError
@@ -271,7 +273,6 @@ def _rows(
     if stmt.functions:
         _register_functions(conn, stmt.functions)
     if store.dialect_name == "postgresql":
-        _tune_postgres(conn)
         sql = text(stmt.sql).execution_options(stream_results=True, max_row_buffer=_FETCH)
         result = conn.execute(sql, stmt.params)
         batches: Iterator[Any] = result.partitions(_FETCH)
@@ -290,6 +291,7 @@ def _rows(
     try:
         for batch in batches:
             for row in batch:
+                check_deadline()
                 solution = _Solution(bound) if plain else dict(bound)
                 for var, off, sdt, static in columns:
                     kind = row[off]
@@ -305,26 +307,6 @@ def _rows(
         # the transaction (and with it a server-side cursor) has already ended.
         with contextlib.suppress(Exception):
             close()
-
-
-_TUNED: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def _tune_postgres(conn: Any) -> None:
-    """Let PostgreSQL's planner reorder all of a compiled query's joins.
-
-    A basic graph pattern of n triple patterns is an n-way self-join written with
-    explicit JOINs; PostgreSQL only reorders up to ``join_collapse_limit`` (8) of them
-    and follows the written order beyond that, which turned a ten-pattern RDF list
-    query into 20 s.  Set once per database session.
-    """
-    raw = conn.connection.driver_connection
-    if raw in _TUNED:
-        return
-    conn.exec_driver_sql(
-        "SET join_collapse_limit = 24; SET from_collapse_limit = 24; SET geqo_threshold = 26"
-    )
-    _TUNED.add(raw)
 
 
 # Rows fetched per round trip (and buffered from PostgreSQL's server-side cursor).
