@@ -1,5 +1,295 @@
-"""(being written)"""
+"""``GET /datasets``: dataset search for portals (free text, filters, facets, paging, sort).
 
-from fastapi import APIRouter
+The work is done by the in-memory index of :mod:`catalogue.web.discovery`
+(semantics, index design and refresh are documented there and in
+``docs/web.md``). This module validates the parameters, runs the search on
+the event loop (it takes tens of microseconds; in a worker thread for very
+large catalogues) and writes the JSON. Each hit's JSON is serialised once per
+index and reused, so a response costs little more than joining strings.
+
+Every bad parameter is a 400 with one line: unknown sort, limit outside
+1..200, offset outside 0..10,000, a value that is too long or repeated too
+often, a date that is not ISO 8601, or a query string that is not valid UTF-8
+once percent-decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal
+from urllib.parse import quote, unquote_to_bytes
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from .discovery import (
+    FACETS,
+    INLINE_LIMIT,
+    DatasetIndex,
+    DatasetSummary,
+    QueryError,
+    SearchQuery,
+    current_index,
+    tokenize,
+)
+from .errors import HTTPError
 
 router = APIRouter()
+
+#: Largest page.
+MAX_LIMIT = 200
+#: Deepest offset (deep paging is a crawler's job: use /catalog or /sparql).
+MAX_OFFSET = 10_000
+#: Characters of ``q``.
+MAX_Q_CHARS = 500
+#: Values one filter may repeat, and characters per value.
+MAX_VALUES = 50
+MAX_VALUE_CHARS = 200
+#: Bytes of the raw query string.
+MAX_QUERY_STRING = 16_384
+#: C0 controls and DEL: no search text or filter value has them.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+# ------------------------------------------------------------------ response models (OpenAPI)
+class VariableOut(BaseModel):
+    """One array of the dataset."""
+
+    iri: str = Field(description="The array's IRI (dereferenceable through /node?iri=).")
+    path: str = Field(description="Path of the array in its hierarchy.")
+    name: str = Field(description="Last path segment.")
+    long_name: str | None = Field(description="CF long_name attribute.")
+    standard_name: str | None = Field(description="CF standard_name attribute.")
+    units: str | None = Field(description="CF units attribute.")
+    dtype: str | None = Field(description="Data type in the Zarr v3 vocabulary (v2 '<f4' is 'float32').")
+    native_dtype: str | None = Field(description="Data type as the metadata writes it.")
+    shape: list[int] | None
+    dimensions: list[str] = Field(description="Dimension names ('' for an unnamed one).")
+    chunks: list[int] | None = Field(description="Chunk shape (the shard shape for sharded arrays).")
+    codecs: list[str] = Field(description="Codec names in chain order; a sharding codec's inner codecs follow it.")
+    valid: bool | None = Field(description="zarr:valid of the array (None: not validated).")
+
+
+class LinksOut(BaseModel):
+    node: str = Field(description="The root node, content-negotiated.")
+    portal: str = Field(description="The dataset's portal page.")
+    metadata: str = Field(description="The root's rebuilt Zarr metadata (JSON).")
+    turtle: str = Field(description="The root node as Turtle.")
+
+
+class HitOut(BaseModel):
+    iri: str = Field(description="The dataset's IRI: its root node, also the name of its graph.")
+    title: str
+    summary: str | None
+    keywords: list[str]
+    zarr_format: int | None
+    harvested: datetime | None = Field(description="End of the harvest run that generated the current version.")
+    valid: bool | None = Field(description="False when any node is invalid; None when nothing was validated.")
+    groups: int
+    arrays: int
+    rules: list[str] = Field(description="Rule ids of the error and warning findings in the hierarchy.")
+    variables: list[VariableOut]
+    links: LinksOut
+
+
+class FacetValueOut(BaseModel):
+    value: str
+    count: int = Field(description="Datasets with this value, under every other filter (disjunctive).")
+
+
+class DatasetsPage(BaseModel):
+    total: int = Field(description="Datasets matching the query and every filter.")
+    limit: int
+    offset: int
+    sort: str = Field(description="The order applied (relevance falls back to title without q).")
+    hits: list[HitOut]
+    facets: dict[str, list[FacetValueOut]] = Field(
+        description="Facet name (dtype, dimension, standard_name, units, zarr_format, codec, valid) "
+                    "-> values by count (descending) then value."
+    )
+
+
+class ErrorOut(BaseModel):
+    error: str
+    status: int
+
+
+# ------------------------------------------------------------------ helpers
+def _check_query_string(request: Request) -> None:
+    """Refuse a query string that is too long or not UTF-8 once percent-decoded.
+
+    Starlette decodes parameters with replacement characters, which would
+    silently search for U+FFFD; a client sending broken bytes should hear so.
+    """
+    raw: bytes = request.scope.get("query_string", b"")
+    if len(raw) > MAX_QUERY_STRING:
+        raise HTTPError(400, f"query string longer than {MAX_QUERY_STRING:,} bytes")
+    try:
+        text = unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        raise HTTPError(400, "query string is not valid UTF-8 after percent-decoding") from None
+    if _CONTROL.search(text):
+        raise HTTPError(400, "query parameters must not contain control characters")
+
+
+def _values(name: str, values: list[str]) -> list[str]:
+    if len(values) > MAX_VALUES:
+        raise HTTPError(400, f"{name}: at most {MAX_VALUES} values")
+    for value in values:
+        if len(value) > MAX_VALUE_CHARS:
+            raise HTTPError(400, f"{name}: values must be at most {MAX_VALUE_CHARS} characters")
+    return list(dict.fromkeys(values))
+
+
+def parse_since(text: str) -> datetime:
+    """An ISO 8601 date (midnight UTC) or date-time (UTC when no offset is given)."""
+    text = text.strip()
+    if len(text) > 64:
+        raise ValueError(text)
+    if len(text) == 10:
+        day = date.fromisoformat(text)
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+    moment = datetime.fromisoformat(text)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a Z; milliseconds when that is all there is (harvest times)."""
+    if moment is None:
+        return None
+    moment = moment.astimezone(UTC)
+    spec = "milliseconds" if moment.microsecond % 1000 == 0 else "auto"
+    return moment.isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def hit_json(d: DatasetSummary) -> dict[str, Any]:
+    """The JSON object of one hit (see :class:`HitOut`)."""
+    iri = quote(d.iri, safe="")
+    return {
+        "iri": d.iri, "title": d.title, "summary": d.summary, "keywords": d.keywords,
+        "zarr_format": d.zarr_format, "harvested": _iso(d.harvested), "valid": d.valid,
+        "groups": d.groups, "arrays": d.arrays, "rules": d.rules,
+        "variables": [
+            {"iri": v.iri, "path": v.path, "name": v.name, "long_name": v.long_name,
+             "standard_name": v.standard_name, "units": v.units, "dtype": v.dtype, "native_dtype": v.native_dtype,
+             "shape": v.shape, "dimensions": v.dimensions, "chunks": v.chunks, "codecs": v.codecs, "valid": v.valid}
+            for v in d.variables
+        ],
+        "links": {
+            "node": f"/node?iri={iri}", "portal": f"/browse?iri={iri}",
+            "metadata": f"/node?iri={iri}&format=json", "turtle": f"/node?iri={iri}&format=turtle",
+        },
+    }
+
+
+def _hit_bytes(index: DatasetIndex, d: DatasetSummary) -> bytes:
+    """The serialised hit, UTF-8, cached on the index (a rebuilt index starts afresh).
+
+    Bytes, not text: re-encoding 60 KB of non-ASCII JSON per response cost as much as
+    the search itself.
+    """
+    cache: dict[str, bytes] = index.cache.setdefault("hit_json", {})
+    data = cache.get(d.iri)
+    if data is None:
+        data = cache[d.iri] = json.dumps(hit_json(d), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return data
+
+
+def _facets_bytes(index: DatasetIndex, facets: dict[str, list[tuple[str, int]]]) -> bytes:
+    """``{"name": [{"value": ..., "count": n}, ...], ...}`` from cached value fragments."""
+    quoted: dict[str, str] = index.cache.setdefault("facet_value_json", {})
+    parts = []
+    for name in FACETS:
+        items = []
+        for value, count in facets[name]:
+            text = quoted.get(value)
+            if text is None:
+                text = json.dumps(value, ensure_ascii=False)
+                if len(quoted) < 100_000:  # selected values come from clients: keep the cache bounded
+                    quoted[value] = text
+            items.append(f'{{"value":{text},"count":{count}}}')
+        parts.append(f'"{name}":[{",".join(items)}]')
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
+def _search(index: DatasetIndex, query: SearchQuery) -> bytes:
+    """Run the search and write the response body."""
+    try:
+        result = index.search(query)
+    except QueryError as exc:
+        raise HTTPError(400, str(exc)) from None
+    sort = query.sort if query.sort != "relevance" or tokenize(query.q) else "title"
+    head = json.dumps({"total": result.total, "limit": query.limit, "offset": query.offset, "sort": sort},
+                      separators=(",", ":"))
+    return b"".join((head[:-1].encode(), b',"hits":[', b",".join(_hit_bytes(index, d) for d in result.hits),
+                     b'],"facets":', _facets_bytes(index, result.facets), b"}"))
+
+
+# ------------------------------------------------------------------ the route
+def _multi(description: str) -> Any:
+    return Query(description=description + " Repeat for several values (OR).")
+
+
+@router.get(
+    "/datasets",
+    tags=["discovery"],
+    summary="Search datasets: free text, filters, facet counts, paging, sort",
+    response_model=DatasetsPage,
+    responses={400: {"model": ErrorOut, "description": "A parameter is invalid (one line says which)."},
+               503: {"model": ErrorOut, "description": "The server is busy (first index build queued)."}},
+)
+async def datasets(
+    request: Request,
+    q: Annotated[str, Query(description="Free text over titles, keywords, variable names, long names and "
+                                        "standard names, and summaries. Case- and accent-insensitive; every "
+                                        "term must match; the last one matches as a prefix.",
+                            max_length=MAX_Q_CHARS)] = "",
+    dtype: Annotated[list[str], _multi("Data type of some array, in the Zarr v3 vocabulary (float32, int16, "
+                                       "bool, ...); v2 names are translated ('<f4' is float32).")] = [],  # noqa: B006 - FastAPI copies
+    dimension: Annotated[list[str], _multi("Dimension name of some array (time, lat, ...).")] = [],  # noqa: B006
+    standard_name: Annotated[list[str], _multi("CF standard_name of some array.")] = [],  # noqa: B006
+    units: Annotated[list[str], _multi("units attribute of some array, exactly as written.")] = [],  # noqa: B006
+    zarr_format: Annotated[list[int], _multi("Zarr format of the root: 2 or 3.")] = [],  # noqa: B006
+    codec: Annotated[list[str], _multi("Codec used by some array (v3 codec names and v2 compressor/filter "
+                                       "ids, lower case: blosc, zstd, gzip, zlib, bytes, sharding_indexed, "
+                                       "...).")] = [],  # noqa: B006
+    valid: Annotated[Literal["true", "false"] | None,
+                     Query(description="true: no node of the dataset is invalid; false: some node is.")] = None,
+    harvested_since: Annotated[str | None, Query(
+        description="ISO 8601 date (2024-05-01, midnight UTC) or date-time (2024-05-01T12:00:00Z): "
+                    "datasets whose current version was harvested at or after it.", max_length=64)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Hits to skip.")] = 0,
+    sort: Annotated[Literal["relevance", "title", "harvested", "-harvested"], Query(
+        description="relevance (title > keywords > variables > summary; title order without q), title, "
+                    "harvested (oldest first) or -harvested (newest first).")] = "relevance",
+) -> Response:
+    """Datasets (harvested hierarchies) matching a free-text query and filters, with facet counts.
+
+    Several values of one filter are OR'd, different filters AND'd. Facet counts
+    are disjunctive: each facet is counted under every filter except its own.
+    """
+    _check_query_string(request)
+    if any(v not in (2, 3) for v in zarr_format):
+        raise HTTPError(400, "zarr_format must be 2 or 3")
+    try:
+        since = parse_since(harvested_since) if harvested_since is not None else None
+    except ValueError:
+        raise HTTPError(400, "harvested_since must be an ISO 8601 date or date-time") from None
+    query = SearchQuery(
+        q=q, dtype=_values("dtype", dtype), dimension=_values("dimension", dimension),
+        standard_name=_values("standard_name", standard_name), units=_values("units", units),
+        zarr_format=list(dict.fromkeys(zarr_format)), codec=_values("codec", codec),
+        valid=None if valid is None else valid == "true", harvested_since=since,
+        limit=limit, offset=offset, sort=sort,
+    )
+    index = await current_index(request)
+    if index.size <= INLINE_LIMIT:
+        body = _search(index, query)
+    else:
+        body = await run_in_threadpool(_search, index, query)
+    return Response(content=body, media_type="application/json")
