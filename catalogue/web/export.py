@@ -1,5 +1,86 @@
-"""(being written)"""
+"""``/export``: the catalogue's RDF, one graph or all, streamed.
 
-from fastapi import APIRouter
+``GET /export?graph=<IRI>&format=turtle|ntriples|nquads|trig|jsonld`` (or the
+same by ``Accept``: ``text/turtle``, ``application/n-triples``,
+``application/n-quads``, ``application/trig``, ``application/ld+json``).
+Without ``graph`` every graph is exported, the harvest provenance graph
+included. The body is produced by :func:`catalogue.rdf.export.stream` on a
+pooled connection and sent as it is made (chunked transfer), so a large
+catalogue is never one string in memory: N-Quads and N-Triples a batch of rows
+at a time, Turtle and TriG graph by graph, JSON-LD as one document whose
+``@graph`` array gets one compacted named graph at a time. Turtle of several
+graphs is their union (Turtle has no graph names); N-Quads, TriG and JSON-LD
+keep the names.
+"""
 
-router = APIRouter()
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import unquote, urlsplit
+
+from fastapi import APIRouter, Query, Request
+from starlette.responses import StreamingResponse
+
+from catalogue.api import Catalogue
+from catalogue.rdf import export as rdf_export
+
+from .errors import HTTPError
+from .nodes import Representation, check_iri, first_then_rest, negotiate
+
+router = APIRouter(tags=["export"])
+
+#: Representation -> the rdf.export format name.
+EXPORT_FORMATS: tuple[Representation, ...] = (
+    Representation("turtle", "text/turtle", ("ttl",)),
+    Representation("nquads", "application/n-quads", ("nq", "n-quads")),
+    Representation("trig", "application/trig"),
+    Representation("jsonld", "application/ld+json", ("json-ld",)),
+    Representation("ntriples", "application/n-triples", ("nt", "n-triples")),
+)
+_RDF_FORMAT = {"turtle": "turtle", "nquads": "nquads", "trig": "trig", "jsonld": "json-ld", "ntriples": "nt"}
+
+
+def filename(graph: str | None, rep: Representation) -> str:
+    """A safe download name: the graph's last path segment (``store.zarr.ttl``) or ``catalogue.<ext>``."""
+    _, ext = rdf_export.STREAM_FORMATS[_RDF_FORMAT[rep.name]]
+    stem = "catalogue"
+    if graph:
+        parts = urlsplit(graph)
+        segment = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1]) or parts.netloc or "graph"
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", segment).strip("._") or "graph"
+    return f"{stem[:100]}.{ext}"
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    summary="The catalogue (or one graph) as Turtle, N-Quads, TriG, JSON-LD or N-Triples, streamed",
+    responses={
+        200: {"content": {r.media_type: {} for r in EXPORT_FORMATS}},
+        400: {"description": "Malformed graph IRI or unknown format"},
+        404: {"description": "No such graph"},
+        406: {"description": "No acceptable format"},
+    },
+)
+async def export(
+    request: Request,
+    graph: str | None = Query(None, description="A graph IRI (a hierarchy root); default: every graph"),
+    format: str | None = Query(None, description="Overrides Accept: turtle, nquads, trig, jsonld, ntriples"),
+) -> StreamingResponse:
+    if graph is not None:
+        check_iri(graph, "graph")
+    rep = negotiate(request, EXPORT_FORMATS)
+    fmt = _RDF_FORMAT[rep.name]
+
+    def work(cat: Catalogue) -> Iterator[str]:
+        if graph is not None and graph not in {str(g) for g in cat.store.graph_ids()}:
+            raise HTTPError(404, f"no graph <{graph}> in the catalogue")
+        return rdf_export.stream(cat, fmt, graph)
+
+    body = await first_then_rest(request.app.state.pool.stream(work))
+    headers = {
+        "Vary": "Accept",
+        "Content-Disposition": f'attachment; filename="{filename(graph, rep)}"',
+    }
+    return StreamingResponse(body, media_type=rep.media_type, headers=headers)
