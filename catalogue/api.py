@@ -161,6 +161,10 @@ class Catalogue:
         for prefix, ns in PREFIXES.items():
             if self.store.namespace(prefix) != URIRef(str(ns)):
                 self.store.bind(prefix, ns, override=True)
+        # Every new rdflib Graph on the store binds rdflib's default prefixes where they are
+        # missing (DESCRIBE makes one). Bound once here, so that reads never write: a read
+        # that writes would hold SQLite's write lock until its transaction ends.
+        Graph(store=self.store).namespace_manager  # noqa: B018 - binding is the side effect
         self.store.commit()
 
     # ----------------------------------------------------------- lifecycle

@@ -16,7 +16,8 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
 
-from . import dcat, datasets, errors, export, nodes, portal, sparql
+from . import datasets, dcat, errors, export, nodes, portal, sparql
+from .discovery import index_for as datasets_index
 from .limits import BodyLimit
 from .pool import CataloguePool
 from .settings import Settings
@@ -38,6 +39,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         pool = CataloguePool(settings.db, settings.workers, settings.queue_timeout)
         pool.open()
         app.state.pool = pool
+        # Build the discovery index before serving, so the first portal visitor does not wait for it.
+        await datasets_index(app)
         try:
             yield
         finally:
@@ -54,11 +57,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/health", tags=["service"], summary="Liveness and database reachability")
     async def health(request: Request) -> dict[str, object]:
-        graphs = await request.app.state.pool.run(lambda cat: len(cat.graphs()))
+        # graph ids only: counting each graph's triples would cost a scan of the catalogue
+        graphs = await request.app.state.pool.run(lambda cat: len(cat.store.graph_ids()))
         return {"status": "ok", "graphs": graphs, "version": _version()}
 
     for module in (sparql, datasets, nodes, dcat, export, portal):
         app.include_router(module.router)
+    # Last, so that it never shadows a route above: node IRIs under the server's base
+    # dereference by their own path.
+    app.include_router(nodes.fallback_router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if settings.cors_origins:
         app.add_middleware(

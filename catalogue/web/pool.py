@@ -96,11 +96,18 @@ class CataloguePool:
         try:
             with self._borrow() as cat:
                 items = await run_in_threadpool(lambda: iter(work(cat)))
-                sentinel = object()
-                while True:
-                    item = await run_in_threadpool(next, items, sentinel)
-                    if item is sentinel:
-                        break
-                    yield item  # type: ignore[misc]
+                try:
+                    sentinel = object()
+                    while True:
+                        item = await run_in_threadpool(next, items, sentinel)
+                        if item is sentinel:
+                            break
+                        yield item  # type: ignore[misc]
+                finally:
+                    # A stream cut short (the client went away) must release its cursor
+                    # before the connection goes back to the pool.
+                    close = getattr(items, "close", None)
+                    if close is not None:
+                        await run_in_threadpool(close)
         finally:
             self._gate.release()
