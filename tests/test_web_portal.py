@@ -630,10 +630,12 @@ def _artifact(name: str) -> pathlib.Path:
     return ARTIFACTS / name
 
 
+#: The browser tests run once, on the SQLite catalogue (the pages' database access is tested on both above).
+sqlite_only = pytest.mark.parametrize("module_db_url", ["sqlite"], indirect=True)
+
+
 @pytest.fixture(scope="module")
 def browser(catalogue_db):
-    if "postgresql" in catalogue_db:
-        pytest.skip("the browser tests run once, on the SQLite catalogue")
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing (Debian package chromium), so the browser tests are skipped")
     try:
@@ -684,6 +686,7 @@ def watched(browser, base) -> Iterator[Any]:
         w.close()
 
 
+@sqlite_only
 def test_browser_search_open_dataset_and_copy(watched, base, sources):
     w = watched()
     page = w.page
@@ -720,6 +723,7 @@ def test_browser_search_open_dataset_and_copy(watched, base, sources):
     w.shot("portal-array.png")
 
 
+@sqlite_only
 def test_browser_facet_filters(watched, base):
     w = watched()
     page = w.page
@@ -751,6 +755,7 @@ def test_browser_facet_filters(watched, base):
     assert page.locator("#sort").input_value() == "-harvested"
 
 
+@sqlite_only
 def test_browser_sharded_page_and_tree(watched, base, sources):
     w = watched()
     page = w.page
@@ -767,6 +772,7 @@ def test_browser_sharded_page_and_tree(watched, base, sources):
     w.shot("portal-sharded.png")
 
 
+@sqlite_only
 def test_browser_invalid_and_hostile_pages(watched, base, sources):
     w = watched()
     page = w.page
@@ -780,6 +786,7 @@ def test_browser_invalid_and_hostile_pages(watched, base, sources):
     w.shot("portal-hostile.png")
 
 
+@sqlite_only
 def test_browser_phone_dark_mode(watched, base, sources):
     w = watched(viewport={"width": 390, "height": 844}, color_scheme="dark", is_mobile=True, has_touch=True)
     page = w.page
@@ -794,6 +801,7 @@ def test_browser_phone_dark_mode(watched, base, sources):
         w.shot(name)
 
 
+@sqlite_only
 def test_browser_works_without_javascript(browser, base, sources):
     context = browser.new_context(java_script_enabled=False)
     try:
