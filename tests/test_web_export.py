@@ -8,7 +8,6 @@ N-Quads arrive in many body chunks).
 from __future__ import annotations
 
 import io
-import json
 import pathlib
 from collections.abc import Iterator
 from urllib.parse import quote
@@ -16,7 +15,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 import stores
-from rdflib import RDF, BNode, Dataset, Graph, Literal
+from graphs import canonical_json_literals
+from rdflib import BNode, Dataset, Graph, Literal
 from rdflib.compare import isomorphic
 from webserver import serve
 
@@ -73,16 +73,6 @@ def by_value(graph: Graph) -> Graph:
     return out
 
 
-def canonical(graph: Graph) -> Graph:
-    """rdf:JSON literals with a canonical lexical form (JSON-LD re-serialises @json values)."""
-    out = Graph()
-    for s, p, o in graph:
-        if isinstance(o, Literal) and o.datatype == RDF.JSON:
-            o = Literal(json.dumps(json.loads(str(o)), sort_keys=True, separators=(",", ":")), datatype=RDF.JSON)
-        out.add((s, p, o))
-    return out
-
-
 def same(got: Graph, expected: Graph, *, json_literals: bool = False) -> bool:
     """Isomorphic for small graphs; for big ones the same size and the same triples without blank nodes.
 
@@ -91,7 +81,7 @@ def same(got: Graph, expected: Graph, *, json_literals: bool = False) -> bool:
     """
     got, expected = by_value(got), by_value(expected)
     if json_literals:
-        got, expected = canonical(got), canonical(expected)
+        got, expected = canonical_json_literals(got), canonical_json_literals(expected)
     if len(expected) <= 3000:
         return isomorphic(got, expected)
 

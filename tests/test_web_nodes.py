@@ -8,14 +8,11 @@ with the files on disk.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import pathlib
 import re
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +21,12 @@ from urllib.parse import quote, urlsplit
 import httpx
 import pytest
 import stores
-import uvicorn
+from graphs import canonical_json_literals
 from jsonvalues import assert_json_equal
-from rdflib import RDF, SH, Graph, Literal, URIRef
+from rdflib import SH, Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 from servers import http_server
+from webserver import serve
 
 import catalogue
 from catalogue.api import node_closure
@@ -36,34 +34,10 @@ from catalogue.errors import display_location
 from catalogue.harvest import load_hierarchy
 from catalogue.model.nodes import V3_DOCUMENT
 from catalogue.web import nodes
-from catalogue.web.app import create_app
 from catalogue.web.settings import Settings
 
 EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.zarr"))
 RDF_TYPES = {"text/turtle": "turtle", "application/n-triples": "nt", "application/ld+json": "json-ld"}
-
-
-@contextlib.contextmanager
-def serve(settings: Settings) -> Iterator[str]:
-    """tests/webserver.serve, with the by-path ``fallback_router`` included last if app.py does not yet."""
-    app = create_app(settings)
-    if not any(getattr(r, "path", None) == "/{path:path}" for r in app.routes):
-        app.include_router(nodes.fallback_router)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                           lifespan="on", access_log=False))
-    thread = threading.Thread(target=server.run, name="catalogue-web-test", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test web server did not start")
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
 
 
 @dataclass
@@ -130,16 +104,6 @@ def expected_description(c: catalogue.api.Catalogue, iri: str) -> Graph:
             out.add((report, SH.result, result))
         for t in graph.triples((result, None, None)):
             out.add(t)
-    return out
-
-
-def canonical_json_literals(graph: Graph) -> Graph:
-    """rdf:JSON literals with a canonical lexical form: JSON-LD's @json round trip re-serialises them."""
-    out = Graph()
-    for s, p, o in graph:
-        if isinstance(o, Literal) and o.datatype == RDF.JSON:
-            o = Literal(json.dumps(json.loads(str(o)), sort_keys=True, separators=(",", ":")), datatype=RDF.JSON)
-        out.add((s, p, o))
     return out
 
 
