@@ -54,6 +54,7 @@ from catalogue.rdf.rebuild import NodeNotFound, node_kind, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
 
 from .errors import HTTPError
+from .negotiation import negotiate as negotiate_media_type
 
 router = APIRouter(tags=["nodes"])
 fallback_router = APIRouter()
@@ -112,50 +113,6 @@ class Representation:
     aliases: tuple[str, ...] = ()
 
 
-def parse_accept(header: str) -> list[tuple[str, str, float]]:
-    """``Accept`` as ``(type, subtype, q)`` ranges; malformed ranges and q-values are skipped.
-
-    Media-type parameters other than ``q`` are ignored for matching (lenient:
-    ``application/ld+json;profile=…`` still gets JSON-LD). At most 64 ranges
-    are read, so a hostile header costs little.
-    """
-    out: list[tuple[str, str, float]] = []
-    for part in header.split(",")[:64]:
-        fields = [f.strip() for f in part.split(";")]
-        kind, _, sub = fields[0].lower().partition("/")
-        if not kind or not sub:
-            continue
-        q = 1.0
-        for param in fields[1:]:
-            name, _, value = param.partition("=")
-            if name.strip().lower() == "q":
-                try:
-                    q = float(value.strip())
-                except ValueError:
-                    q = -1.0
-        if 0.0 <= q <= 1.0:
-            out.append((kind, sub, q))
-    return out
-
-
-def _quality(media_type: str, ranges: list[tuple[str, str, float]]) -> float:
-    """The q of the most specific range matching ``media_type`` (0 if none does)."""
-    kind, _, sub = media_type.partition("/")
-    best, best_q = -1, 0.0
-    for rkind, rsub, q in ranges:
-        if rkind == kind and rsub == sub:
-            specificity = 2
-        elif rkind == kind and rsub == "*":
-            specificity = 1
-        elif rkind == "*" and rsub == "*":
-            specificity = 0
-        else:
-            continue
-        if specificity > best:
-            best, best_q = specificity, q
-    return best_q
-
-
 def negotiate(request: Request, offers: Sequence[Representation]) -> Representation:
     """The representation to answer with: ``format=`` if given, else the best for ``Accept``.
 
@@ -171,15 +128,8 @@ def negotiate(request: Request, offers: Sequence[Representation]) -> Representat
                 return offer
         names = ", ".join(o.name for o in offers)
         raise HTTPError(400, f"unknown format {fmt[:40]!r}; choose from {names}")
-    header = request.headers.get("accept", "").strip()
-    if not header:
-        return offers[0]
-    ranges = parse_accept(header)
-    best, best_q = None, 0.0
-    for offer in offers:
-        q = _quality(offer.media_type, ranges)
-        if q > best_q:
-            best, best_q = offer, q
+    media_type = negotiate_media_type(request.headers.get("accept"), [o.media_type for o in offers])
+    best = next((o for o in offers if o.media_type == media_type), None)
     if best is None:
         types = ", ".join(o.media_type for o in offers)
         raise HTTPError(406, f"none of the acceptable media types is available; available: {types}", {"Vary": "Accept"})

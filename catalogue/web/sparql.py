@@ -70,6 +70,7 @@ from catalogue.rdf.export import bind_prefixes
 from catalogue.rdf.vocabulary import PREFIXES
 
 from .errors import HTTPError
+from .negotiation import negotiate, parse_accept
 from .settings import Settings
 
 __all__ = ["negotiate", "parse_accept", "router"]
@@ -151,70 +152,6 @@ _GRAPH_PARAMS = ("default-graph-uri", "named-graph-uri")
 
 
 # ------------------------------------------------------------------ negotiation
-
-_MediaRange = tuple[str, str, float, int]  # type, subtype, q, specificity bonus
-
-
-def parse_accept(header: str | None) -> list[_MediaRange]:
-    """The media ranges of an ``Accept`` header; malformed ranges are skipped (RFC 9110 §12.5.1)."""
-    ranges: list[_MediaRange] = []
-    for item in (header or "").split(","):
-        media, *params = item.split(";")
-        media = media.strip().lower()
-        type_, slash, subtype = media.partition("/")
-        if not slash or not type_ or not subtype or "/" in subtype:
-            continue
-        if type_ == "*" and subtype != "*":
-            continue
-        q: float | None = 1.0
-        extra = 0
-        for param in params:
-            name, _, value = param.strip().partition("=")
-            if name.strip().lower() != "q":
-                extra += 1
-                continue
-            try:
-                q = float(value.strip())
-            except ValueError:
-                q = None
-            if q is not None and not 0.0 <= q <= 1.0:  # also rejects NaN
-                q = None
-            break  # what follows q are accept-extensions
-        if q is not None:
-            ranges.append((type_, subtype, q, extra))
-    return ranges
-
-
-def negotiate(header: str | None, offers: Sequence[str]) -> str | None:
-    """The offer the client prefers: highest q from the most specific matching
-    range, ties to the earliest offer; ``None`` if nothing is acceptable.
-
-    No ``Accept`` header (or one with no valid range) accepts anything: the first
-    offer is the default.
-    """
-    ranges = parse_accept(header)
-    if not ranges:
-        return offers[0] if offers else None
-    best: str | None = None
-    best_q = 0.0
-    for offer in offers:
-        type_, _, subtype = offer.partition("/")
-        match: tuple[int, float] | None = None
-        for r_type, r_sub, q, extra in ranges:
-            if r_type == type_ and r_sub == subtype:
-                rank = 2 + extra
-            elif r_type == type_ and r_sub == "*":
-                rank = 1
-            elif r_type == "*":
-                rank = 0
-            else:
-                continue
-            if match is None or rank > match[0] or (rank == match[0] and q > match[1]):
-                match = (rank, q)
-        if match is not None and match[1] > best_q:
-            best, best_q = offer, match[1]
-    return best
-
 
 def _choose(
     what: str,
