@@ -127,3 +127,23 @@ def test_overload_is_shed_with_503_not_queued_forever(tmp_path):
         assert httpx.get(f"{base}/datasets", params={"q": "air"}, timeout=30).status_code == 200  # no DB needed
         hog.join(30)
         assert httpx.get(f"{base}/health", timeout=30).status_code == 200  # recovered
+
+
+def test_cors_is_off_by_default_and_configurable(tmp_path):
+    db = str(tmp_path / "c.db")
+    catalogue.open(db).close()
+    origin = {"Origin": "https://portal.example.org"}
+    preflight = {**origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    with serve(Settings(db=db)) as base:
+        response = httpx.get(f"{base}/datasets", headers=origin)
+        assert response.status_code == 200 and "access-control-allow-origin" not in response.headers
+    with serve(Settings(db=db, cors_origins=("https://portal.example.org",))) as base:
+        response = httpx.get(f"{base}/datasets", headers=origin)
+        assert response.headers["access-control-allow-origin"] == "https://portal.example.org"
+        allowed = httpx.options(f"{base}/sparql", headers=preflight)
+        assert allowed.status_code == 200 and "POST" in allowed.headers["access-control-allow-methods"]
+        other = httpx.get(f"{base}/datasets", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in other.headers
+    with serve(Settings(db=db, cors_origins=("*",))) as base:
+        response = httpx.get(f"{base}/sparql", params={"query": "ASK {}"}, headers=origin)
+        assert response.headers["access-control-allow-origin"] == "*"
