@@ -578,12 +578,14 @@ def db_current(db: str | None) -> None:
               help="Largest request body accepted.")
 @click.option("--workers", type=click.IntRange(1, 256), default=4, show_default=True,
               help="Database connections (requests doing database work at once).")
+@click.option("--processes", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Server processes (each with --workers connections and its own search index).")
 @click.option("--cors", "cors", multiple=True, metavar="ORIGIN", help="Allow this origin (repeat; * for any).")
 @click.option("--admin-token", envvar="CATALOGUE_ADMIN_TOKEN", default=None,
               help="Allow SPARQL Update with 'Authorization: Bearer TOKEN' (env CATALOGUE_ADMIN_TOKEN).")
 @handle_errors
 def serve(db: str | None, host: str, port: int, base_url: str | None, query_timeout: float, max_results: int,
-          max_body: int, workers: int, cors: tuple[str, ...], admin_token: str | None) -> None:
+          max_body: int, workers: int, processes: int, cors: tuple[str, ...], admin_token: str | None) -> None:
     """Serve the catalogue over HTTP: portal, SPARQL endpoint, /datasets, /catalog (DCAT), /export.
 
     Read-only unless --admin-token is set. See docs/web.md.
@@ -599,7 +601,16 @@ def serve(db: str | None, host: str, port: int, base_url: str | None, query_time
     with _open(db):
         pass  # create or migrate the database before the workers open it
     click.echo(f"zarr-catalogue portal: http://{host}:{port}/   (SPARQL: /sparql, API: /docs)", err=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+    if processes == 1:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+        return
+    import os
+
+    from catalogue.web.app import SETTINGS_ENV, settings_to_environment
+
+    os.environ[SETTINGS_ENV] = settings_to_environment(settings)
+    uvicorn.run("catalogue.web.app:app_from_environment", factory=True, workers=processes, host=host, port=port,
+                log_level="info", access_log=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

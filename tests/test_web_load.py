@@ -41,3 +41,20 @@ def test_fifty_clients_for_twenty_seconds_without_errors(tmp_path):
     (ARTIFACTS / "web_load.json").write_text(json.dumps(results, indent=2))
     for line in web_load.report(results).splitlines():
         report_measurement(f"load test (500 datasets): {line}")
+
+
+def test_serve_with_several_processes(tmp_path):
+    """``catalogue serve --processes 2``: worker processes get the settings and answer."""
+    import httpx
+
+    import catalogue
+
+    db = tmp_path / "c.db"
+    with catalogue.open(str(db)) as cat:
+        cat.harvest(str(REPO / "examples" / "cf_sea_surface_v2.zarr"))
+    with web_load.server_process(db, extra=["--processes", "2", "--max-results", "3"]) as base:
+        for _ in range(10):
+            assert httpx.get(f"{base}/datasets", params={"q": "sea"}, timeout=30).json()["total"] == 1
+        # the settings reached the workers: the result cap of 3 rows applies
+        too_many = httpx.get(f"{base}/sparql", params={"query": "SELECT * WHERE { ?s ?p ?o }"}, timeout=30)
+        assert too_many.status_code == 413, too_many.text

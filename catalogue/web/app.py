@@ -10,6 +10,9 @@ JSON API is at ``/openapi.json`` (interactive at ``/docs``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
+import os
 from collections.abc import AsyncIterator
 from importlib.metadata import PackageNotFoundError, version
 
@@ -75,3 +78,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_headers=["Accept", "Content-Type", "Authorization"],
         )
     return app
+
+
+#: Environment variable carrying the settings to worker processes (``catalogue serve --processes``).
+SETTINGS_ENV = "CATALOGUE_SERVE_SETTINGS"
+
+
+def settings_to_environment(settings: Settings) -> str:
+    """The settings as JSON, for :func:`app_from_environment` in another process."""
+    return json.dumps(dataclasses.asdict(settings))
+
+
+def app_from_environment() -> FastAPI:
+    """The app for the settings in ``$CATALOGUE_SERVE_SETTINGS``: uvicorn's factory for worker processes.
+
+    Each process has its own connections and its own discovery index; they
+    share the database, so a harvest shows in all of them.
+    """
+    raw = json.loads(os.environ[SETTINGS_ENV])
+    raw["cors_origins"] = tuple(raw.get("cors_origins") or ())
+    return create_app(Settings(**raw))
