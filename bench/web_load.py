@@ -227,16 +227,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", type=int, default=500)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--workers", type=int, default=4, help="database connections of the server")
+    parser.add_argument("--workers", type=int, default=4, help="database connections per server process")
+    parser.add_argument("--processes", type=int, default=1, help="server processes (catalogue serve --processes)")
     parser.add_argument("--json", type=pathlib.Path, default=RESULTS)
     args = parser.parse_args(argv)
     db = build_database(args.datasets)
-    with server_process(db, workers=args.workers) as base:
+    with server_process(db, workers=args.workers, extra=["--processes", str(args.processes)]) as base:
         reference = run_load(base, 1, min(5.0, args.seconds))
         print("reference: " + report(reference), flush=True)
         results = run_load(base, args.clients, args.seconds)
     print(f"\n{args.datasets} datasets; " + report(results, reference))
-    results.update(datasets=args.datasets, workers=args.workers, reference=reference,
+    results.update(datasets=args.datasets, workers=args.workers, processes=args.processes, reference=reference,
                    environment=environment(("zarr-catalogue", "fastapi", "uvicorn", "httpx", "rdflib", "sqlalchemy")))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
