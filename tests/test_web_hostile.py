@@ -147,3 +147,41 @@ def test_cors_is_off_by_default_and_configurable(tmp_path):
     with serve(Settings(db=db, cors_origins=("*",))) as base:
         response = httpx.get(f"{base}/sparql", params={"query": "ASK {}"}, headers=origin)
         assert response.headers["access-control-allow-origin"] == "*"
+
+
+def _answers_within(seconds: float, call) -> object:
+    """``call()`` on a thread; fails (instead of hanging the run) if it takes longer than ``seconds``."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"no answer within {seconds} s"
+    return out[0]
+
+
+@pytest.mark.parametrize("pattern", ["^(a+)+$", "(a|aa)+$", ".*.*.*.*x"])
+def test_catastrophic_regular_expressions_cannot_freeze_the_server(server, pattern):
+    """REGEX runs on RE2 (linear time): Python's backtracking re would take hours on these."""
+    text = "a" * 5000 + "!"
+    query = f'ASK {{ FILTER(REGEX("{text}", "{pattern}")) }}'
+    response = _answers_within(10, lambda: httpx.get(f"{server}/sparql", params={"query": query}, timeout=60))
+    assert response.status_code == 200 and response.json()["boolean"] is False
+    select = ('SELECT ?t WHERE { ?d dct:title ?t FILTER(REGEX(CONCAT(?t, "' + text + '"), "' + pattern + '")) }')
+    response = _answers_within(10, lambda: httpx.get(f"{server}/sparql", params={"query": select}, timeout=60))
+    assert response.status_code == 200 and response.json()["results"]["bindings"] == []
+
+
+def test_backreferences_are_an_error_like_an_invalid_pattern(server):
+    """RE2 has no backreferences: such a pattern never matches, as an invalid one never does."""
+    for pattern in ("(a)\\\\1", "(a"):
+        query = f'SELECT ?d WHERE {{ ?d dct:title ?t FILTER(REGEX(?t, "{pattern}")) }}'
+        response = httpx.get(f"{server}/sparql", params={"query": query}, timeout=30)
+        assert response.status_code == 200 and response.json()["results"]["bindings"] == [], response.text
+
+
+def test_an_unterminated_string_full_of_escapes_is_refused_quickly(server):
+    """The bracket-depth scan is linear (it was quadratic in the regular expression it replaced)."""
+    body = ('"\\' * 50_000).encode()
+    response = _answers_within(10, lambda: httpx.post(
+        f"{server}/sparql", content=body, headers={"Content-Type": "application/sparql-query"}, timeout=60))
+    assert response.status_code == 400

@@ -258,28 +258,57 @@ def _single(params: list[tuple[str, str]], name: str) -> str | None:
     return values[0] if values else None
 
 
-_TOKEN = re.compile(
-    r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|$)'
-    r"|'''(?:[^'\\]|\\.|'(?!''))*(?:'''|$)"
-    r'|"(?:[^"\\\n\r]|\\.)*(?:"|$)'
-    r"|'(?:[^'\\\n\r]|\\.)*(?:'|$)"
-    r"|<[^\x00-\x20<>\"{}|^`\\]*>"
-    r"|#[^\n\r]*"
-    r"|[{(\[]|[})\]]",
-    re.DOTALL,
-)
+_IRIREF = re.compile(r"<[^\x00-\x20<>\"{}|^`\\]*>")
+
+
+def _string_end(text: str, start: int, quote: str) -> int:
+    """Where the string literal opened at ``start`` ends (one past its closing quote, or the end).
+
+    One pass, so the cost is linear in the text whatever it holds (a regular
+    expression with an alternative per literal form went quadratic on an
+    unterminated string full of escapes).
+    """
+    n = len(text)
+    if text.startswith(quote * 3, start):
+        i = start + 3
+        while i < n:
+            if text[i] == "\\":
+                i += 2
+            elif text.startswith(quote * 3, i):
+                return i + 3
+            else:
+                i += 1
+        return n
+    i = start + 1
+    while i < n and text[i] not in (quote, "\n", "\r"):
+        i += 2 if text[i] == "\\" else 1
+    return min(i + 1, n)
 
 
 def nesting_depth(text: str) -> int:
-    """The deepest nesting of ``{ ( [`` in a query, outside strings, IRIs and comments."""
+    """The deepest nesting of ``{ ( [`` in a query, outside strings, IRIs and comments (linear time)."""
     depth = deepest = 0
-    for match in _TOKEN.finditer(text):
-        token = match.group()
-        if token in "{([":
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char in "\"'":
+            i = _string_end(text, i, char)
+            continue
+        if char == "<":
+            iri = _IRIREF.match(text, i)
+            if iri is not None:
+                i = iri.end()
+                continue
+        elif char == "#":
+            newline = min((k for k in (text.find("\n", i), text.find("\r", i)) if k >= 0), default=n)
+            i = newline
+            continue
+        elif char in "{([":
             depth += 1
             deepest = max(deepest, depth)
-        elif token in "})]":
+        elif char in "})]":
             depth = max(0, depth - 1)
+        i += 1
     return deepest
 
 
@@ -399,7 +428,7 @@ async def _answer(request: Request, op: Operation) -> Response:
     settings: Settings = request.app.state.settings
     if op.kind == "update":
         return await _update(request, op, settings)
-    _check_text(op, settings)
+    await run_in_threadpool(_check_text, op, settings)  # a scan of up to max_query_chars: off the event loop
     accept = request.headers.get("accept")
     answer: Answer = await request.app.state.pool.run(
         lambda cat: run_query(cat, op, settings, accept)
@@ -781,7 +810,7 @@ async def _update(request: Request, op: Operation, settings: Settings) -> Respon
             "updates by starting it with an admin token)",
         )
     _authorise(request, token)
-    _check_text(op, settings)
+    await run_in_threadpool(_check_text, op, settings)
 
     def work(cat: Catalogue) -> None:
         def apply() -> None:

@@ -34,6 +34,7 @@ from sqlalchemy import text
 
 from ..deadline import check_deadline
 from .compiler import ALGEBRA, Compiler, GraphScope, Statement, iter_parts
+from .regex import compile_pattern
 from .sql import Unsupported
 
 __all__ = ["ExplainEntry", "compile_part", "evaluate_part", "install"]
@@ -332,26 +333,14 @@ def _static_term(kind: int, lex: str, sdt: str | None, lang: str | None) -> Node
 
 # ------------------------------------------------------------------ SQLite regex
 
-_FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE, "x": re.VERBOSE}
-
-
-@lru_cache(maxsize=256)
-def _compiled_regex(pattern: str, flags: str) -> re.Pattern[str] | None:
-    value = 0
-    for f in flags:
-        value |= _FLAGS.get(f, 0)
-    try:
-        return re.compile(pattern, value)
-    except re.error:
-        return None
-
 
 def sparql_regex(text_: str | None, pattern: str | None, flags: str | None) -> int | None:
-    """XPath ``fn:matches`` for SQLite (NULL, i.e. a SPARQL error, for a bad pattern)."""
+    """XPath ``fn:matches`` for SQLite, in linear time (RE2; NULL, i.e. a SPARQL error, for a bad pattern)."""
     if text_ is None or pattern is None:
         return None
-    rx = _compiled_regex(pattern, flags or "")
-    if rx is None:
+    try:
+        rx = compile_pattern(pattern, flags or "")
+    except re.error:
         return None
     return 1 if rx.search(text_) else 0
 
