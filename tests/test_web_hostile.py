@@ -185,3 +185,20 @@ def test_an_unterminated_string_full_of_escapes_is_refused_quickly(server):
     response = _answers_within(10, lambda: httpx.post(
         f"{server}/sparql", content=body, headers={"Content-Type": "application/sparql-query"}, timeout=60))
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize("path", ["/sparql", "/datasets", "/catalog", "/health", "/", "/openapi.json",
+                                  "/export?format=nquads"])
+def test_head_answers_like_get_without_a_body(server, path):
+    with httpx.Client(base_url=server, timeout=30) as http:
+        got, head = http.get(path), http.head(path)
+        assert head.status_code == got.status_code == 200, (path, head.status_code)
+        assert head.headers["content-type"] == got.headers["content-type"] and head.content == b""
+
+
+def test_host_header_never_builds_redirects_or_links(server):
+    iri = (EXAMPLES / "cf_air_temperature_v3.zarr").as_uri() + "/tas"
+    response = httpx.get(f"{server}/node", params={"iri": iri}, timeout=30,
+                         headers={"Host": "evil.example", "Accept": "text/html"})
+    assert response.status_code == 303
+    assert "evil.example" not in response.headers["location"] and "evil.example" not in response.headers["link"]

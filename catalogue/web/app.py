@@ -21,6 +21,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from . import datasets, dcat, errors, export, nodes, portal, sparql
 from .discovery import index_for as datasets_index
+from .head import HeadAsGet
 from .limits import BodyLimit
 from .pool import CataloguePool
 from .settings import Settings
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # dereference by their own path.
     app.include_router(nodes.fallback_router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(HeadAsGet)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -98,6 +98,15 @@ def iri_to_uri(iri: str) -> str:
     return quote(iri, safe="/:?#[]@!$&'()*+,;=%~")
 
 
+def link_base(request: Request) -> str:
+    """The prefix of links in headers: ``Settings.base_url``, else none (relative links).
+
+    Never the request's ``Host``: a redirect or ``Link`` built from it would
+    let a client point other clients elsewhere through a shared cache.
+    """
+    return (request.app.state.settings.base_url or "").rstrip("/")
+
+
 def public_base(request: Request) -> str:
     """The server's public base URL without a trailing slash: ``Settings.base_url`` or the request's."""
     configured = request.app.state.settings.base_url
@@ -298,7 +307,7 @@ async def answer_node(request: Request, iri: str) -> Response:
         answer = await pool.run(lambda cat: load_node(cat, iri, rep))
     except NodeNotFound:
         raise HTTPError(404, f"no node {iri} in the catalogue", {"Vary": "Accept"}) from None
-    base = public_base(request)
+    base = link_base(request)
     headers = {"Vary": "Accept", "Link": node_links(base, answer, rep)}
     if rep is _HTML:
         return RedirectResponse(f"{base}/browse?iri={quote(iri, safe='')}", status_code=303, headers=headers)
@@ -357,7 +366,7 @@ async def tensorstore(
 ) -> Response:
     await _array(request, iri)
     spec = await request.app.state.pool.run(lambda cat: cat.tensorstore_spec(iri, assume_metadata=assume_metadata))
-    link = f'<{public_base(request)}/node?iri={quote(iri, safe="")}>; rel="describes"'
+    link = f'<{link_base(request)}/node?iri={quote(iri, safe="")}>; rel="describes"'
     body = json.dumps(spec, ensure_ascii=False, indent=2, allow_nan=True).encode() + b"\n"
     return Response(body, media_type="application/json", headers={"Link": link})
 
