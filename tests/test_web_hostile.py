@@ -202,3 +202,53 @@ def test_host_header_never_builds_redirects_or_links(server):
                          headers={"Host": "evil.example", "Accept": "text/html"})
     assert response.status_code == 303
     assert "evil.example" not in response.headers["location"] and "evil.example" not in response.headers["link"]
+
+
+def test_chunk_listings_are_capped(tmp_path):
+    """A selection of more chunks than max_results is a 413 before any key is built or the store listed."""
+    import json as jsonlib
+
+    store = tmp_path / "big.zarr"
+    store.mkdir()
+    (store / "zarr.json").write_text(jsonlib.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [3000, 3000], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 1]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}))
+    db = str(tmp_path / "c.db")
+    with catalogue.open(db) as cat:
+        cat.harvest(str(store))
+        cat.harvest(str(EXAMPLES / "cf_air_temperature_v3.zarr"))
+    with serve(Settings(db=db, workers=1, stream_workers=1, queue_timeout=0.5, max_results=1000)) as base:
+        capped = _answers_within(10, lambda: httpx.get(f"{base}/node/chunks", params={"iri": store.as_uri()},
+                                                        timeout=30))
+        assert capped.status_code == 413 and "9,000,000 chunks" in capped.json()["error"]
+        small = httpx.get(f"{base}/node/chunks", params={"iri": store.as_uri(), "selection": "0,0:10"}, timeout=30)
+        assert small.status_code == 200 and small.json()["chunk_count"] == 10
+        assert httpx.get(f"{base}/export", params={"format": "nquads"}, timeout=30).status_code == 200
+
+
+def test_a_stream_held_open_does_not_take_connections_from_requests(tmp_path):
+    """The pool's two lanes: a stream whose reader stopped holds a stream connection only."""
+    import asyncio
+
+    from catalogue.web.pool import CataloguePool, Overloaded
+
+    db = str(tmp_path / "c.db")
+    with catalogue.open(db) as cat:
+        cat.harvest(str(EXAMPLES / "cf_air_temperature_v3.zarr"))
+
+    async def scenario() -> None:
+        pool = CataloguePool(db, size=1, queue_timeout=0.2, stream_size=1)
+        pool.open()
+        try:
+            held = pool.stream(lambda cat: iter(range(3)))
+            assert await held.__anext__() == 0  # the reader stops here, holding the stream lane
+            assert await pool.run(lambda cat: len(cat.graphs())) == 1  # requests go on
+            with pytest.raises(Overloaded):
+                await pool.stream(lambda cat: iter(range(3))).__anext__()
+            await held.aclose()  # the client went away: the connection comes back
+            assert [x async for x in pool.stream(lambda cat: iter(range(3)))] == [0, 1, 2]
+        finally:
+            pool.close()
+
+    asyncio.run(scenario())

@@ -40,7 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        pool = CataloguePool(settings.db, settings.workers, settings.queue_timeout)
+        pool = CataloguePool(settings.db, settings.workers, settings.queue_timeout, settings.stream_workers)
         pool.open()
         app.state.pool = pool
         # Build the discovery index before serving, so the first portal visitor does not wait for it.

@@ -400,9 +400,13 @@ async def chunks(
     if selection is not None and "\ufffd" in selection:
         raise HTTPError(400, "selection is not valid UTF-8 (bad percent-encoding?)")
     await _array(request, iri)
+    cap = request.app.state.settings.max_results
 
     def work(cat: Catalogue) -> Iterator[str]:
         result = cat.resolve(iri, selection, stream=True)  # a bad selection raises here, before any output
+        if result["chunk_count"] > cap:  # known before any key is built or the store is listed
+            raise HTTPError(413, f"the selection touches {result['chunk_count']:,} chunks, more than this "
+                                 f"server's limit of {cap:,} (max_results); select fewer, e.g. selection=0:10")
         entries = result.pop("chunks")
         return resolution_pieces(result, entries)
 

@@ -1,11 +1,16 @@
-"""A fixed set of catalogue connections shared by the server's requests.
+"""Catalogue connections shared by the server's requests, in two lanes.
 
 A :class:`~catalogue.api.Catalogue` holds one database connection and must not
-be shared between threads, so the server keeps ``workers`` of them and lends
+be shared between threads, so the server keeps a fixed set of them and lends
 one to each request that touches the database, on a worker thread (the event
 loop never blocks on SQL). A request that cannot get one within
 ``queue_timeout`` gets HTTP 503 with ``Retry-After``: under overload the
 server sheds requests instead of queueing without bound.
+
+Requests and streamed responses use separate lanes. A stream (an export, a
+chunk listing) holds its connection for as long as the client takes to read
+it, and a client can read as slowly as it likes; in a lane of their own,
+slow readers can only delay other streams, never queries and pages.
 
 Before each use the connection's transaction is ended, so every request sees
 what harvests committed since the previous one (SQLite and PostgreSQL
@@ -15,11 +20,11 @@ connections otherwise keep reading their old snapshot).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import queue
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TypeVar
 
+import anyio
 from starlette.concurrency import run_in_threadpool
 
 from catalogue.api import Catalogue
@@ -31,83 +36,110 @@ class Overloaded(Exception):
     """No connection became free in time (HTTP 503)."""
 
 
-class CataloguePool:
-    """``size`` Catalogue connections to one database, lent one request at a time."""
+def _fresh(cat: Catalogue) -> None:
+    """End the connection's transaction: the next statement sees everything committed."""
+    cat.store.rollback()
 
-    def __init__(self, db: str | None, size: int, queue_timeout: float) -> None:
+
+class _Lane:
+    """``size`` connections and the semaphore that admits one borrower per connection."""
+
+    def __init__(self, db: str | None, size: int) -> None:
         self.db = db
         self.size = size
-        self.queue_timeout = queue_timeout
-        self._idle: queue.LifoQueue[Catalogue] = queue.LifoQueue()
-        self._all: list[Catalogue] = []
-        self._gate = asyncio.Semaphore(size)
+        self.idle: queue.LifoQueue[Catalogue] = queue.LifoQueue()
+        self.every: list[Catalogue] = []
+        self.gate = asyncio.Semaphore(size)
 
     def open(self) -> None:
         for _ in range(self.size):
             cat = Catalogue(self.db)
-            self._all.append(cat)
-            self._idle.put(cat)
+            self.every.append(cat)
+            self.idle.put(cat)
 
     def close(self) -> None:
-        for cat in self._all:
+        for cat in self.every:
             cat.close()
-        self._all.clear()
+        self.every.clear()
 
-    @contextlib.contextmanager
-    def _borrow(self) -> Iterator[Catalogue]:
-        cat = self._idle.get_nowait()  # the semaphore guarantees one is idle
+    async def acquire(self, queue_timeout: float) -> Catalogue:
         try:
-            cat.store.rollback()  # a fresh snapshot: see what was committed meanwhile
-            yield cat
-        finally:
+            await asyncio.wait_for(self.gate.acquire(), queue_timeout)
+        except TimeoutError:
+            raise Overloaded("the server is busy; try again shortly") from None
+        return self.idle.get_nowait()  # the semaphore guarantees one is idle
+
+    async def release(self, cat: Catalogue) -> None:
+        """Give the connection back, its transaction ended on a worker thread, even when cancelled."""
+        with anyio.CancelScope(shield=True):
             try:
-                cat.store.rollback()
+                await run_in_threadpool(_fresh, cat)
             finally:
-                self._idle.put(cat)
+                self.idle.put(cat)
+                self.gate.release()
+
+
+class CataloguePool:
+    """Connections to one database: ``size`` for requests, ``stream_size`` for streamed responses."""
+
+    def __init__(self, db: str | None, size: int, queue_timeout: float, stream_size: int = 2) -> None:
+        self.db = db
+        self.queue_timeout = queue_timeout
+        self._requests = _Lane(db, size)
+        self._streams = _Lane(db, stream_size)
+
+    @property
+    def size(self) -> int:
+        return self._requests.size
+
+    def open(self) -> None:
+        self._requests.open()
+        self._streams.open()
+
+    def close(self) -> None:
+        self._requests.close()
+        self._streams.close()
 
     async def run(self, work: Callable[[Catalogue], T]) -> T:
-        """Run ``work(catalogue)`` on a worker thread with a connection of the pool.
+        """Run ``work(catalogue)`` on a worker thread with a connection of the request lane.
 
         Raises :class:`Overloaded` when no connection is free within ``queue_timeout``.
         """
-        try:
-            await asyncio.wait_for(self._gate.acquire(), self.queue_timeout)
-        except TimeoutError:
-            raise Overloaded("the server is busy; try again shortly") from None
+        cat = await self._requests.acquire(self.queue_timeout)
         try:
             def call() -> T:
-                with self._borrow() as cat:
-                    return work(cat)
+                _fresh(cat)  # a fresh snapshot: see what was committed meanwhile
+                return work(cat)
 
             return await run_in_threadpool(call)
         finally:
-            self._gate.release()
+            await self._requests.release(cat)
 
     async def stream(self, work: Callable[[Catalogue], Iterator[T]]) -> AsyncIterator[T]:
-        """Iterate ``work(catalogue)`` on worker threads, holding one connection until it ends.
+        """Iterate ``work(catalogue)`` on worker threads, holding a stream-lane connection until it ends.
 
-        For streamed responses (exports): the connection is lent for the whole
-        stream and returned when the stream ends, fails or the client goes away.
+        The connection is returned when the stream ends, fails or the client
+        goes away, and only after the iterator was closed (releasing its
+        cursor) on a worker thread.
         """
+        cat = await self._streams.acquire(self.queue_timeout)
         try:
-            await asyncio.wait_for(self._gate.acquire(), self.queue_timeout)
-        except TimeoutError:
-            raise Overloaded("the server is busy; try again shortly") from None
-        try:
-            with self._borrow() as cat:
-                items = await run_in_threadpool(lambda: iter(work(cat)))
-                try:
-                    sentinel = object()
-                    while True:
-                        item = await run_in_threadpool(next, items, sentinel)
-                        if item is sentinel:
-                            break
-                        yield item  # type: ignore[misc]
-                finally:
-                    # A stream cut short (the client went away) must release its cursor
-                    # before the connection goes back to the pool.
-                    close = getattr(items, "close", None)
-                    if close is not None:
+            def start() -> Iterator[T]:
+                _fresh(cat)
+                return iter(work(cat))
+
+            items = await run_in_threadpool(start)
+            try:
+                sentinel = object()
+                while True:
+                    item = await run_in_threadpool(next, items, sentinel)
+                    if item is sentinel:
+                        break
+                    yield item  # type: ignore[misc]
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    with anyio.CancelScope(shield=True):
                         await run_in_threadpool(close)
         finally:
-            self._gate.release()
+            await self._streams.release(cat)

@@ -29,6 +29,9 @@ class Settings:
     max_query_chars: int = 100_000
     #: Database connections (hence requests doing database work at once).
     workers: int = 4
+    #: Connections for streamed responses (exports, chunk listings), apart from ``workers``:
+    #: slow readers of streams cannot take connections away from queries and pages.
+    stream_workers: int = 2
     #: Seconds a request waits for a free connection before HTTP 503 (bounded queueing
     #: keeps latency and memory bounded under load instead of piling requests up).
     queue_timeout: float = 10.0
