@@ -465,11 +465,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _translate(text: str) -> Query:
-    from rdflib.plugins.sparql.algebra import translateQuery
-    from rdflib.plugins.sparql.parser import parseQuery
+    from catalogue.graph.sparql.evaluate import parse_query as parse_locked
 
     try:
-        return translateQuery(parseQuery(text), None, dict(PREFIXES))
+        return parse_locked(text, None, dict(PREFIXES))
     except RecursionError:
         raise BadQuery("the query is nested too deeply for the SPARQL parser") from None
     except Exception as exc:  # pyparsing's ParseException, rdflib's plain Exceptions (unknown prefix)
@@ -732,11 +731,10 @@ def _authorise(request: Request, token: str) -> None:
 
 
 def _translate_update(text: str) -> Any:
-    from rdflib.plugins.sparql.algebra import translateUpdate
-    from rdflib.plugins.sparql.parser import parseUpdate
+    from catalogue.graph.sparql.evaluate import parse_update
 
     try:
-        return translateUpdate(parseUpdate(text), None, dict(PREFIXES))
+        return parse_update(text, None, dict(PREFIXES))
     except RecursionError:
         raise BadQuery("the update is nested too deeply for the SPARQL parser") from None
     except Exception as exc:

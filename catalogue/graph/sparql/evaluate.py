@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -373,15 +374,58 @@ def _register_functions(conn: Any, names: frozenset[str]) -> None:
 
 _PARSE_CACHE_SIZE = 256
 
+#: rdflib's SPARQL grammar (pyparsing) keeps parse state in shared objects: two threads
+#: parsing at once fail ("postParse2() missing 1 required positional argument"), as the
+#: web server's load test showed. Every parse goes through this lock, rdflib's own too
+#: (:func:`install_parse_lock`). Reentrant, because our wrappers call rdflib's.
+PARSE_LOCK = threading.RLock()
+
+
+def install_parse_lock() -> None:
+    """Make rdflib's ``parseQuery``/``parseUpdate`` (and the processor's references) hold PARSE_LOCK."""
+    from rdflib.plugins.sparql import parser, processor
+
+    def locked(fn: Any) -> Any:
+        if getattr(fn, "_catalogue_locked", False):
+            return fn
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with PARSE_LOCK:
+                return fn(*args, **kwargs)
+
+        call._catalogue_locked = True  # type: ignore[attr-defined]
+        call.__doc__ = fn.__doc__
+        return call
+
+    parser.parseQuery = locked(parser.parseQuery)
+    parser.parseUpdate = locked(parser.parseUpdate)
+    processor.parseQuery = parser.parseQuery  # type: ignore[attr-defined]
+    processor.parseUpdate = parser.parseUpdate  # type: ignore[attr-defined]
+
+
+def parse_query(query: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
+    """rdflib's parse and algebra translation of a query, one thread at a time."""
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    with PARSE_LOCK:
+        return translateQuery(parseQuery(query), base, namespaces or {})
+
+
+def parse_update(update: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
+    """rdflib's parse and algebra translation of an update, one thread at a time."""
+    from rdflib.plugins.sparql.algebra import translateUpdate
+    from rdflib.plugins.sparql.parser import parseUpdate
+
+    with PARSE_LOCK:
+        return translateUpdate(parseUpdate(update), base, namespaces or {})
+
 
 @lru_cache(maxsize=_PARSE_CACHE_SIZE)
 def _prepared(query: str, base: str | None, namespaces: tuple[tuple[str, str], ...]) -> Any:
     """Parse and translate a query once: rdflib's pyparsing grammar costs milliseconds
     per query, more than running a typical compiled catalogue query."""
-    from rdflib.plugins.sparql.algebra import translateQuery
-    from rdflib.plugins.sparql.parser import parseQuery
-
-    return translateQuery(parseQuery(query), base, dict(namespaces))
+    return parse_query(query, base, dict(namespaces))
 
 
 def store_query(
