@@ -207,3 +207,13 @@ def test_cli_reports_unchanged_and_progress_counts_nodes(local, tmp_path):
         seen.clear()
         report = cat.harvest(str(local["xarray_cf_v2"]), progress=seen.append)
         assert seen == [report.groups + report.arrays]  # consolidated: all at once
+
+
+def test_s3_fingerprints_do_not_depend_on_the_change_check(local, s3, tmp_path):
+    """A --full run (no state check) finds the same fingerprints as a checked one: nothing 'changed'."""
+    url = s3.upload(local["zarr_v3_deep"], f"s3://{s3.bucket()}/deep.zarr")
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        first = cat.harvest(url, storage_options=s3.storage_options)
+        cat.harvest(url, storage_options=s3.storage_options, full=True)
+        run = latest_run(cat)
+        assert (run["outcome"], run["changed"], run["unchanged"]) == ("succeeded", 0, first.groups + first.arrays)

@@ -467,20 +467,27 @@ class StoreAccess:
                 out.append(bytes(result))
         return out
 
+    def _remote_find(self) -> dict[str, dict[str, Any]] | None:
+        """One recursive listing of the root (path -> info) with the retry policy; None when refused
+        (the store is then unlistable from here on)."""
+        fs: Any = self.fs
+        try:
+            found = self._run(lambda: self._attempt("", lambda: fs._find(self.root, detail=True)))
+        except SourceUnavailable as exc:
+            if exc.denied:
+                self.listable = False
+                return None
+            raise
+        return found or {}
+
     def list_keys(self) -> set[str] | None:
         """Every file key below the root (None when the store cannot be listed)."""
         if not self.listable:
             return None
         if self._is_async:
-            fs: Any = self.fs
-            try:
-                found = self._run(lambda: self._attempt("", lambda: fs._find(self.root)))
-            except SourceUnavailable as exc:
-                if exc.denied:
-                    self.listable = False
-                    return None
-                raise
-            found = found or []
+            found = self._remote_find()
+            if found is None:
+                return None
         else:
             try:
                 found = self.fs.find(self.root)
@@ -500,24 +507,21 @@ class StoreAccess:
         """
         if not (self._is_async and self.listable and not self._http):
             return None
-        fs: Any = self.fs
-        try:
-            found = self._run(lambda: self._attempt("", lambda: fs._find(self.root, detail=True)))
-        except SourceUnavailable as exc:
-            if exc.denied:
-                return None
-            raise
+        found = self._remote_find()
+        if found is None:
+            return None
         wanted = set(names)
         root = self.root.rstrip("/") + "/"
         out: dict[str, str] = {}
-        for path, info in (found or {}).items():
+        for path, info in found.items():
             if not path.startswith(root) or posixpath.basename(path) not in wanted:
                 continue
             key = path[len(root):]
+            # Not remembered for fingerprints: those must not depend on whether this check ran
+            # (harvest --full skips it), or every node would look changed.
             etag = info.get("ETag") or info.get("etag")
             if etag:
                 out[key] = "etag:" + str(etag).strip('"')
-                self._etags[key] = str(etag).strip('"')
             else:
                 out[key] = f"size:{info.get('size')}:{info.get('LastModified') or info.get('mtime')}"
         return out
