@@ -6,7 +6,6 @@ done from Python with the same semantics (transactions, errors, outputs).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import pathlib
 import posixpath
@@ -22,8 +21,9 @@ from catalogue.errors import CatalogueError, DocumentError, UsageError
 from catalogue.graph.database import database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import SourceReader, load_hierarchy
+from catalogue.harvest.reader import canonical_fingerprint
 from catalogue.model.nodes import Hierarchy, Node
-from catalogue.rdf.convert import Triple, hierarchy_triples, json_text
+from catalogue.rdf.convert import Triple, hierarchy_triples
 from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.provenance import software_release
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
@@ -105,12 +105,9 @@ def source_url(source: str) -> str:
 
 
 def node_fingerprint(node: Node) -> str:
-    """What the node's metadata is: the store's fingerprint (ETag ...) if it gave one, else a content hash."""
-    given = getattr(node, "fingerprint", "")
-    if given:
-        return given
-    text = json_text({name: node.documents[name] for name in sorted(node.documents)})
-    return "blake2b:" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    """What the node's metadata is: the fingerprint the reader gave it (ETags or a content hash),
+    or, for a node built some other way, the same canonical content hash the reader uses."""
+    return node.fingerprint or canonical_fingerprint(node)
 
 
 def _own_subjects(graph: Graph, iri: URIRef) -> list[RDFNode]:
@@ -388,15 +385,21 @@ class Catalogue:
             OPTIONAL {{ ?run rdfs:label ?label }} OPTIONAL {{ ?run prov:generated ?graph }} }} }}
         ORDER BY DESC(?started) {f"LIMIT {int(limit)}" if limit else ""}
         """
+        found = list(self.query(runs))
+        errors: dict[str, list[str]] = {str(r.run): [] for r in found}
+        if errors:  # every listed run's errors in one query, not one query per run
+            values = " ".join(f"<{run}>" for run in errors)
+            for e in self.query(f"SELECT ?run ?e WHERE {{ VALUES ?run {{ {values} }} "
+                                f"GRAPH <{HARVESTS_GRAPH}> {{ ?run zarr:error ?e }} }}"):
+                errors[str(e.run)].append(str(e.e))
         rows = []
-        for r in self.query(runs):
-            errors = self.query(f"SELECT ?e WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ <{r.run}> zarr:error ?e }} }}")
+        for r in found:
             rows.append({
                 "run": str(r.run), "source": str(r.source), "name": str(r.label) if r.label else "",
                 "graph": str(r.graph) if r.graph else None, "outcome": str(r.outcome),
                 "started": str(r.started), "ended": str(r.ended),
                 **{k: int(r[k]) for k in ("added", "changed", "unchanged", "removed", "failed")},
-                "errors": sorted(str(e.e) for e in errors),
+                "errors": sorted(errors[str(r.run)]),
             })
         return rows
 
