@@ -118,7 +118,7 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
                     report = cat.harvest(source.url, name=source.name, profile=profile, full=full,
                                          max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
                                          progress=bar.update if bar is not None else None,
-                                         **{**common, **_load_options(source)})
+                                         **{**common, **source.load_options()})
                 finally:
                     if bar is not None:
                         bar.close()  # before any message, so lines do not interleave with the bar
@@ -140,20 +140,6 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
         click.echo(_run_summary(results), err=exit_code != 0)
     if exit_code:
         sys.exit(exit_code)
-
-
-def _load_options(source: Any) -> dict[str, Any]:
-    """The non-default loading options of one source (storage options, globs, depth, nodes)."""
-    options: dict[str, Any] = {}
-    if source.storage_options:
-        options["storage_options"] = source.storage_options
-    for key in ("include", "exclude", "nodes"):
-        if getattr(source, key):
-            options[key] = getattr(source, key)
-    for key in ("max_depth", "concurrency", "timeout", "retries"):
-        if getattr(source, key) is not None:
-            options[key] = getattr(source, key)
-    return options
 
 
 def _progress(label: str, number: int, total: int) -> Any:

@@ -52,6 +52,20 @@ class Source:
     def label(self) -> str:
         return self.name or self.url
 
+    def load_options(self) -> dict[str, Any]:
+        """The options this entry sets, as keyword arguments of ``Catalogue.harvest``
+        (unset ones are left out, so the command line's values apply)."""
+        options: dict[str, Any] = {}
+        if self.storage_options:
+            options["storage_options"] = self.storage_options
+        for key in ("include", "exclude", "nodes"):
+            if getattr(self, key):
+                options[key] = getattr(self, key)
+        for key in ("max_depth", "concurrency", "timeout", "retries"):
+            if getattr(self, key) is not None:
+                options[key] = getattr(self, key)
+        return options
+
 
 def load_sources(path: str | Path) -> list[Source]:
     """The sources of a TOML sources file, checked entry by entry."""
