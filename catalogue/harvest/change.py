@@ -25,22 +25,19 @@ metadata; ``catalogue harvest --full`` reads everything regardless.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from catalogue.errors import CatalogueError, SourceUnavailable
+from catalogue.harvest.reader import fingerprint_documents
 from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V2_CONSOLIDATED, V2_GROUP, V3_DOCUMENT
 from catalogue.storage.store import StoreAccess
 
 METADATA_NAMES = (V3_DOCUMENT, V2_ARRAY, V2_GROUP, V2_ATTRS, V2_CONSOLIDATED)
 
 
-def _digest(kind: str, *parts: bytes) -> str:
-    digest = hashlib.blake2b(kind.encode(), digest_size=16)
-    for part in parts:
-        digest.update(len(part).to_bytes(8, "big"))
-        digest.update(part)
-    return f"{kind}:{digest.hexdigest()}"
+def _digest(kind: str, data: bytes) -> str:
+    """``kind:`` and the node fingerprints' digest of ``data`` (one hashing scheme for both)."""
+    return f"{kind}:{fingerprint_documents({kind: data})}"
 
 
 def _is_consolidated_v3(data: bytes) -> bool:
