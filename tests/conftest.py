@@ -148,3 +148,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.section("measurements")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """A moto S3 server on loopback for the module's tests (tests/servers.py)."""
+    import servers
+
+    with servers.s3_server() as control:
+        yield control
+

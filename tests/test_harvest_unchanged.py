@@ -33,12 +33,6 @@ def served(local) -> Iterator[servers.HTTPServerControl]:
         yield control
 
 
-@pytest.fixture(scope="module")
-def s3() -> Iterator[servers.S3ServerControl]:
-    with servers.s3_server() as control:
-        yield control
-
-
 def graph_quads(cat: catalogue.Catalogue, graph: str) -> set[tuple]:
     return {q[:3] for q in cat.quads(graph)}
 

@@ -63,12 +63,6 @@ def faulty(local) -> Iterator[servers.HTTPServerControl]:
         yield control
 
 
-@pytest.fixture(scope="module")
-def s3() -> Iterator[servers.S3ServerControl]:
-    with servers.s3_server() as control:
-        yield control
-
-
 def assert_same(remote: Hierarchy, here: Hierarchy, *, fingerprints: bool = True) -> None:
     """Two harvests of one store agree node by node (documents, kinds, members, fingerprints)."""
     assert sorted(remote.nodes) == sorted(here.nodes)
