@@ -465,28 +465,44 @@ class Catalogue:
         finally:
             store.sql_log = None
 
-    def graphs(self) -> list[tuple[str, int]]:
-        """Named graphs, one per harvested hierarchy, with their triple counts.
+    def graphs(self, *, provenance: bool = False) -> list[tuple[str, int]]:
+        """Named graphs, one per harvested hierarchy, with their triple counts, sorted by IRI.
 
-        The provenance graph of harvest runs is not one of them (see :meth:`harvests`).
+        The provenance graph of harvest runs is not one of them (see :meth:`harvests`)
+        unless ``provenance`` is true (the SPARQL service description lists every
+        graph). All graphs are counted by one ``GROUP BY`` query; empty graphs count 0.
         """
+        from sqlalchemy import func, select
+
+        from catalogue.graph.schema import quads
         from catalogue.rdf.provenance import HARVESTS_GRAPH
 
-        return [(str(g), len(Graph(store=self.store, identifier=g)))
-                for g in self.store.graph_ids() if g != HARVESTS_GRAPH]
+        names = self.store.graph_name_ids()
+        counts = dict(self.store.connection.execute(select(quads.c.g, func.count()).group_by(quads.c.g)).all())
+        sizes = [(str(name), int(counts.get(gid, 0))) for gid, name in names.items()
+                 if provenance or name != HARVESTS_GRAPH]
+        return sorted(sizes, key=lambda size: size[0])
 
     def has_node(self, iri: str) -> bool:
         """Whether a catalogued node has this IRI."""
         return (URIRef(iri), ZARR.path, None) in self.dataset
 
     def node_graph(self, iri: str) -> Graph:
-        """The named graph holding node ``iri`` (the most specific one if several do)."""
-        node = URIRef(iri)
-        holders = [g for g in self.store.graph_ids() if (node, None, None) in Graph(store=self.store, identifier=g)]
+        """The named graph holding node ``iri`` (the most specific one if several do), in one query.
+
+        A graph holds the node when it has the node's ``zarr:path`` (as :meth:`has_node`
+        asks). Among several, the one whose IRI is the longest prefix of ``iri`` wins,
+        then the longest IRI, then the least. Raises ``NodeNotFound`` when none does.
+        """
+        holders = {
+            context.identifier
+            for _, contexts in self.store.triples((URIRef(iri), ZARR.path, None), None)
+            for context in contexts
+        }
         if not holders:
             raise NodeNotFound(f"no node {iri} in the catalogue")
-        holders.sort(key=lambda g: (not iri.startswith(str(g)), -len(str(g))))
-        return Graph(store=self.store, identifier=holders[0])
+        best = min(holders, key=lambda g: (not iri.startswith(str(g)), -len(str(g)), str(g)))
+        return Graph(store=self.store, identifier=best)
 
     def validate(self, iri: str, *, profile: str = DEFAULT_PROFILE) -> Report:
         """Validate a catalogued node and everything below it, from the graph alone.

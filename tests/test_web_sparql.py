@@ -521,7 +521,8 @@ def test_unknown_graphs_are_empty_and_never_fetched(client) -> None:
 @pytest.mark.parametrize(
     "iri",
     ["not an iri", "<http://example.org/g>", "http://exa mple.org/", "../../etc/passwd",
-     "%2e%2e%2f", "http://example.org/{x}", "", "file:///work/\x00"],
+     "%2e%2e%2f", "http://example.org/{x}", "", "file:///work/\x00",
+     "http://example.org/\ufffd", "http://example.org/\x85", "http://example.org/" + "a" * 5000],
 )
 @pytest.mark.parametrize("param", ["default-graph-uri", "named-graph-uri"])
 def test_malformed_graph_iris_are_400(client, param: str, iri: str) -> None:

@@ -49,7 +49,7 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 from catalogue.api import Catalogue, node_closure
 from catalogue.rdf.convert import Triple
-from catalogue.rdf.export import bind_prefixes, compact_nquads, triple_line
+from catalogue.rdf.export import compact_nquads, to_graph, triple_line
 from catalogue.rdf.rebuild import NodeNotFound, node_kind, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
 
@@ -72,8 +72,8 @@ _NOT_IN_IRIS = frozenset(' <>"{}|\\^`\ufffd')
 
 
 # ----------------------------------------------------------------- shared helpers
-def check_iri(value: str, what: str = "iri") -> str:
-    """``value`` if it is a plausible absolute IRI, else HTTP 400 with one line saying why.
+def iri_problem(value: str, what: str = "iri") -> str | None:
+    """Why ``value`` is not a plausible absolute IRI (one line naming ``what``), or None if it is.
 
     Refused: over :data:`MAX_IRI_BYTES`, no scheme, spaces, control characters,
     the characters RFC 3987 excludes (``<>"{}|\\^```), lone surrogates, and
@@ -81,15 +81,24 @@ def check_iri(value: str, what: str = "iri") -> str:
     can then be written between ``<…>`` in SPARQL or N-Triples safely.
     """
     if len(value.encode("utf-8", "surrogatepass")) > MAX_IRI_BYTES:
-        raise HTTPError(400, f"{what} is longer than {MAX_IRI_BYTES} bytes")
+        return f"{what} is longer than {MAX_IRI_BYTES} bytes"
     if "\ufffd" in value:
-        raise HTTPError(400, f"{what} is not valid UTF-8 (bad percent-encoding?)")
+        return f"{what} is not valid UTF-8 (bad percent-encoding?)"
     for ch in value:
         code = ord(ch)
         if code < 0x21 or code == 0x7F or 0x80 <= code < 0xA0 or 0xD800 <= code < 0xE000 or ch in _NOT_IN_IRIS:
-            raise HTTPError(400, f"{what} contains {ch!r}, which an IRI cannot contain")
+            return f"{what} contains {ch!r}, which an IRI cannot contain"
     if not _SCHEME.match(value):
-        raise HTTPError(400, f"{what} must be an absolute IRI (scheme:…), got {value[:80]!r}")
+        return f"{what} must be an absolute IRI (scheme:…), got {value[:80]!r}"
+    return None
+
+
+def check_iri(value: str, what: str = "iri") -> str:
+    """``value`` if it is a plausible absolute IRI (see :func:`iri_problem`), else HTTP 400
+    with one line saying why."""
+    problem = iri_problem(value, what)
+    if problem is not None:
+        raise HTTPError(400, problem)
     return value
 
 
@@ -193,22 +202,6 @@ NODE_FORMATS: tuple[Representation, ...] = (
 _HTML = NODE_FORMATS[-1]
 
 
-def node_holder(cat: Catalogue, iri: str) -> Graph:
-    """The hierarchy graph holding node ``iri`` in one query (``Catalogue.node_graph`` asks each graph).
-
-    The most specific holder wins, as in ``node_graph``. Raises ``NodeNotFound``.
-    """
-    holders = {
-        c.identifier
-        for _, contexts in cat.store.triples((URIRef(iri), ZARR.path, None), None)
-        for c in contexts
-    }
-    if not holders:
-        raise NodeNotFound(f"no node {iri} in the catalogue")
-    best = sorted(holders, key=lambda g: (not iri.startswith(str(g)), -len(str(g)), str(g)))[0]
-    return Graph(store=cat.store, identifier=best)
-
-
 def node_description(graph: Graph, iri: str) -> list[Triple]:
     """The node's closure plus the validation results about it (and the report's link to them)."""
     node = URIRef(iri)
@@ -247,23 +240,25 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()
 
 
-def render_triples(triples: list[Triple], rep: Representation) -> bytes:
-    """Turtle, N-Triples or compacted JSON-LD of ``triples``."""
+def render_triples(triples: list[Triple], rep: Representation, lines: list[str] | None = None) -> bytes:
+    """Turtle, N-Triples or compacted JSON-LD of ``triples``.
+
+    ``lines`` are the triples' N-Triples lines in the same order, when the caller
+    has them already (:func:`load_node` needs them for the ETag).
+    """
+    if rep.name not in ("ntriples", "jsonld"):  # Turtle groups by subject: built in memory
+        return to_graph((s, p, o, None) for s, p, o in triples).serialize(format="turtle").encode()
+    if lines is None:
+        lines = [triple_line(*t) for t in triples]
     if rep.name == "ntriples":
-        return "".join(sorted(triple_line(*t) for t in triples)).encode()
-    if rep.name == "jsonld":
-        doc = compact_nquads("".join(triple_line(*t) for t in triples))
-        return json.dumps(doc, ensure_ascii=False, indent=2).encode() + b"\n"
-    graph = Graph()
-    bind_prefixes(graph)
-    for t in triples:
-        graph.add(t)
-    return graph.serialize(format="turtle").encode()
+        return "".join(sorted(lines)).encode()
+    doc = compact_nquads("".join(lines))
+    return json.dumps(doc, ensure_ascii=False, indent=2).encode() + b"\n"
 
 
 def load_node(cat: Catalogue, iri: str, rep: Representation) -> NodeAnswer:
     """Find node ``iri`` and build its representation ``rep`` (on a worker thread)."""
-    graph = node_holder(cat, iri)
+    graph = cat.node_graph(iri)
     kind = node_kind(graph, iri)
     fingerprint = graph.value(URIRef(iri), ZARR.fingerprint)
     if rep.name == "json":
@@ -275,9 +270,9 @@ def load_node(cat: Catalogue, iri: str, rep: Representation) -> NodeAnswer:
         body, tag = b"", ""
     else:
         triples = node_description(graph, iri)
-        lines = sorted(triple_line(*t) for t in triples)
-        tag = _digest(rep.name, str(fingerprint or ""), *lines)
-        body = render_triples(triples, rep)
+        lines = [triple_line(*t) for t in triples]
+        tag = _digest(rep.name, str(fingerprint or ""), *sorted(lines))
+        body = render_triples(triples, rep, lines)
     return NodeAnswer(iri, str(graph.identifier), kind, body, f'"{tag}"')
 
 
@@ -345,7 +340,7 @@ async def _array(request: Request, iri: str) -> str:
     check_iri(iri)
 
     def kind(cat: Catalogue) -> str:
-        return node_kind(node_holder(cat, iri), iri)
+        return node_kind(cat.node_graph(iri), iri)
 
     try:
         found = await request.app.state.pool.run(kind)
@@ -440,7 +435,7 @@ async def by_path(request: Request, path: str) -> Response:
     candidates = []
     for form in (raw_path, request.url.path):
         iri = base + form
-        if iri not in candidates and not any(ord(c) < 0x21 or c in _NOT_IN_IRIS for c in iri):
+        if iri not in candidates and iri_problem(iri) is None:
             candidates.append(iri)
 
     def find(cat: Catalogue) -> str | None:

@@ -57,20 +57,19 @@ from rdflib.plugins.sparql.processor import SPARQLResult
 from rdflib.plugins.sparql.sparql import Query, QueryContext
 from rdflib.query import Result
 from rdflib.term import Node, Variable
-from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from catalogue.api import Catalogue
 from catalogue.errors import QueryTimeout
 from catalogue.graph.deadline import check_deadline, run_with_deadline
-from catalogue.graph.schema import quads
 from catalogue.query_output import render_tsv
 from catalogue.rdf.export import bind_prefixes
 from catalogue.rdf.vocabulary import PREFIXES
 
 from .errors import HTTPError
 from .negotiation import negotiate, parse_accept
+from .nodes import check_iri
 from .settings import Settings
 
 __all__ = ["negotiate", "parse_accept", "router"]
@@ -221,15 +220,12 @@ def parse_params(raw: bytes, where: str) -> list[tuple[str, str]]:
     return pairs
 
 
-_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\x00-\x20<>\"{}|^`\\\x7f]*")
-
-
 def _graph_iris(params: list[tuple[str, str]], name: str) -> list[str]:
+    """The distinct values of parameter ``name``, each checked as the node endpoint checks
+    an IRI (:func:`catalogue.web.nodes.check_iri`): HTTP 400 naming the parameter if not."""
     iris = [value for key, value in params if key == name]
     for iri in iris:
-        if not _IRI.fullmatch(iri):
-            shown = iri[:200].encode("unicode_escape").decode("ascii")
-            raise HTTPError(400, f"{name}: not an absolute IRI: {shown!r}")
+        check_iri(iri, name)
     return list(dict.fromkeys(iris))
 
 
@@ -844,14 +840,6 @@ def endpoint_url(request: Request, settings: Settings) -> str:
     return base.rstrip("/") + "/sparql"
 
 
-def _graph_sizes(cat: Catalogue) -> list[tuple[str, int]]:
-    names = cat.store.graph_name_ids()
-    counts = dict(
-        cat.store.connection.execute(select(quads.c.g, func.count()).group_by(quads.c.g)).all()
-    )
-    return sorted((str(name), int(counts.get(gid, 0))) for gid, name in names.items())
-
-
 def service_description(endpoint: str, graphs: Iterable[tuple[str, int]], settings: Settings) -> Graph:
     """The SPARQL 1.1 Service Description of this endpoint."""
     g = Graph()
@@ -902,7 +890,7 @@ async def _service_description(request: Request, params: list[tuple[str, str]]) 
 
     def sizes(cat: Catalogue) -> list[tuple[str, int]]:
         try:
-            return run_with_deadline(cat.store, settings.query_timeout, lambda: _graph_sizes(cat))
+            return run_with_deadline(cat.store, settings.query_timeout, lambda: cat.graphs(provenance=True))
         except QueryTimeout as exc:
             raise HTTPError(503, _timeout_message(exc)) from None
 
