@@ -433,6 +433,91 @@ def test_huge_hierarchy_shows_the_path_and_counts_the_rest(client, cat, sources,
         pages._cache.clear()
 
 
+def _v3_array(data_type: object, codecs: list) -> dict:
+    return {"zarr.json": {
+        "zarr_format": 3, "node_type": "array", "shape": [4, 6], "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs,
+    }}
+
+
+def test_array_sizes_follow_the_validator():
+    """Only data types validation accepts are sized: bfloat16 is not a Zarr v3 type."""
+    info = pages.NodeInfo(iri="file:///a.zarr/x", path="x", kind="array")
+    expected = [("float32", 96), ("complex128", 384), ("bool", 24), ("r16", 48), ({"name": "int16"}, 48),
+                ("bfloat16", None), ("r12", None), ("string", None)]
+    for dtype, nbytes in expected:
+        assert pages.array_view(info, _v3_array(dtype, [{"name": "bytes"}])).nbytes == nbytes, dtype
+    v2 = {".zarray": {"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<f8", "compressor": None,
+                      "fill_value": 0, "order": "C", "filters": None}}
+    assert pages.array_view(info, v2).nbytes == 192
+    v2[".zarray"]["dtype"] = "|O"
+    assert pages.array_view(info, v2).nbytes is None
+
+
+def test_codec_kinds_follow_the_validator():
+    """Each codec is labelled with the kind the validator gives it (unknown codecs: no label)."""
+    info = pages.NodeInfo(iri="file:///a.zarr/x", path="x", kind="array")
+    codecs = [{"name": "numcodecs.delta", "configuration": {"dtype": "<f4"}},
+              {"name": "numcodecs.fixedscaleoffset", "configuration": {"offset": 0, "scale": 10, "dtype": "<f4"}},
+              "transpose", {"name": "numcodecs.pcodec"}, {"name": "zstd"}, {"name": "numcodecs.zlib"},
+              {"name": "private.codec"}]
+    view = pages.array_view(info, _v3_array("float32", codecs))
+    assert [(c.name, c.role) for c in view.codecs] == [
+        ("numcodecs.delta", "array → array"), ("numcodecs.fixedscaleoffset", "array → array"),
+        ("transpose", "array → array"), ("numcodecs.pcodec", "array → bytes"), ("zstd", "bytes → bytes"),
+        ("numcodecs.zlib", "bytes → bytes"), ("private.codec", "")]
+    zfp = pages.array_view(info, _v3_array("float32", [{"name": "numcodecs.zfpy"}]))
+    assert zfp.codecs[0].role == "array → bytes"
+
+
+def test_untitled_dataset_has_one_name_everywhere(tmp_path):
+    """A dataset without a title is named by its store's last path segment, percent-decoded, the same
+    in /datasets, on its portal page, in the DCAT catalogue and in its export's file name."""
+    store = tmp_path / "sea surface (v3).zarr"
+    store.mkdir()
+    (store / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    db = f"sqlite:///{tmp_path / 'names.db'}"
+    with catalogue.open(db) as c:
+        iri = c.harvest(str(store)).graph
+    assert "%20" in iri
+    name = "sea surface (v3).zarr"
+    with serve(Settings(db=db)) as url:
+        [hit] = httpx.get(url + "/datasets").json()["hits"]
+        assert hit["iri"] == iri and hit["title"] == name
+        page = check_markup(httpx.get(url + "/browse", params={"iri": iri}).text)
+        assert page.h1() == [name]
+        from rdflib import DCTERMS, Graph, URIRef
+
+        dcat = Graph().parse(data=httpx.get(url + "/catalog", headers={"Accept": "text/turtle"}).text,
+                             format="turtle")
+        assert [str(t) for t in dcat.objects(URIRef(iri), DCTERMS.title)] == [name]
+        export = httpx.get(url + "/export", params={"graph": iri, "format": "turtle"})
+        assert export.status_code == 200
+        assert 'filename="sea_surface_v3_.zarr.ttl"' in export.headers["content-disposition"]
+
+
+def test_cached_digest_sees_a_load_after_the_recheck_interval(tmp_path):
+    """The page cache is keyed by graph and harvest run; a load into the graph (no new run) changes
+    its size, which is counted again once the recheck interval has passed (never on every view)."""
+    store = tmp_path / "plain.zarr"
+    store.mkdir()
+    (store / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    extra = tmp_path / "extra.ttl"
+    extra.write_text(f"<{store.absolute().as_uri()}> <http://www.w3.org/ns/dcat#keyword> \"added\" .\n")
+    with catalogue.open(f"sqlite:///{tmp_path / 'recheck.db'}") as c:
+        iri = c.harvest(str(store)).graph
+        pages._cache.clear()
+        try:
+            first = pages.node_page(c, iri, base="", recheck=3600)
+            assert first.keywords == [] and first.counts == {"groups": 1, "arrays": 0}
+            c.load(str(extra), graph=iri)
+            assert pages.node_page(c, iri, base="", recheck=3600).keywords == []  # trusted within the interval
+            assert pages.node_page(c, iri, base="", recheck=0).keywords == ["added"]
+        finally:
+            pages._cache.clear()
+
+
 BROKEN_TTL = """
 @prefix zarr: <https://w3id.org/zarr-catalogue/vocab#> .
 @prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .
@@ -598,6 +683,18 @@ def test_browse_non_node_iri_is_404(client, sources):
 ])
 def test_search_errors_are_html(client, query):
     _error_page(client.get("/?" + query), 400)
+
+
+@pytest.mark.parametrize("query", [
+    "q=%00%01", "units=%0A", "q=a%7Fb", "q=a&other=" + "x" * 17_000, "&".join(["codec=c"] * 51),
+    "q=" + "+".join(f"w{i}" for i in range(33)),
+])
+def test_search_page_refuses_what_the_api_refuses(client, query):
+    """The search page parses its parameters with /datasets's own rules (control characters,
+    query strings over 16,384 bytes, too many values or terms): both answer 400."""
+    _error_page(client.get("/?" + query), 400)
+    api = client.get("/datasets?" + query)
+    assert api.status_code == 400 and api.json()["status"] == 400, api.text[:300]
 
 
 @pytest.mark.parametrize("path", [

@@ -176,10 +176,16 @@ class CatalogLinks:
         return URIRef(f"{self.base}/sparql")
 
 
-def _fallback_title(iri: str) -> str:
+def iri_name(iri: str) -> str:
+    """The name of a dataset (or node) that has no title: its IRI's last path segment, percent-decoded.
+
+    ``https://host/data/sea%20surface.zarr/`` is ``sea surface.zarr``; an IRI
+    without a path gives its authority (``s3://bucket`` is ``bucket``), and one
+    with neither is its own name. The one rule for ``/datasets``, the portal,
+    ``/catalog`` and ``/export`` download names, so a dataset is called the same everywhere.
+    """
     parts = urlsplit(iri)
-    name = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1]) or parts.netloc or iri
-    return name
+    return unquote(parts.path.rstrip("/").rsplit("/", 1)[-1]) or parts.netloc or iri
 
 
 def _imt(graph: Graph, media_type: str, label: str) -> BNode:
@@ -196,7 +202,7 @@ def add_dataset(graph: Graph, rec: DatasetRecord, links: CatalogLinks) -> URIRef
     ds = URIRef(rec.iri)
     version = f"Zarr v{rec.zarr_format}" if rec.zarr_format else "Zarr"
     graph.add((ds, RDF.type, DCAT.Dataset))
-    graph.add((ds, DCTERMS.title, Literal(rec.title or _fallback_title(rec.iri))))
+    graph.add((ds, DCTERMS.title, Literal(rec.title or iri_name(rec.iri))))
     graph.add((ds, DCTERMS.description, Literal(
         rec.description or f"A {version} {rec.kind} catalogued from {rec.iri}."
     )))

@@ -9,14 +9,18 @@ index and reused, so a response costs little more than joining strings.
 
 Every bad parameter is a 400 with one line: unknown sort, limit outside
 1..200, offset outside 0..10,000, a value that is too long or repeated too
-often, a date that is not ISO 8601, or a query string that is not valid UTF-8
-once percent-decoded.
+often, a date that is not ISO 8601, or a query string that is longer than
+16,384 bytes, not valid UTF-8 once percent-decoded or holds control
+characters. The portal's search page parses its parameters with the same
+functions (:func:`check_query_string`, :func:`search_query`), so both accept
+and refuse the same searches.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, unquote_to_bytes
@@ -29,6 +33,7 @@ from starlette.responses import Response
 from .discovery import (
     FACETS,
     INLINE_LIMIT,
+    SORTS,
     DatasetIndex,
     DatasetSummary,
     QueryError,
@@ -40,7 +45,8 @@ from .errors import HTTPError
 
 router = APIRouter()
 
-#: Largest page.
+#: Page size when none is asked for, and the largest page.
+DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
 #: Deepest offset (deep paging is a crawler's job: use /catalog or /sparql).
 MAX_OFFSET = 10_000
@@ -118,14 +124,14 @@ class ErrorOut(BaseModel):
     status: int
 
 
-# ------------------------------------------------------------------ helpers
-def _check_query_string(request: Request) -> None:
-    """Refuse a query string that is too long or not UTF-8 once percent-decoded.
+# ------------------------------------------------------------------ parameters (shared with the portal)
+def check_query_string(raw: bytes) -> None:
+    """Refuse a query string that is too long, not UTF-8 once percent-decoded, or has control characters.
 
     Starlette decodes parameters with replacement characters, which would
     silently search for U+FFFD; a client sending broken bytes should hear so.
+    The portal's pages apply the same rules (:func:`catalogue.web.pages.parse_query_string`).
     """
-    raw: bytes = request.scope.get("query_string", b"")
     if len(raw) > MAX_QUERY_STRING:
         raise HTTPError(400, f"query string longer than {MAX_QUERY_STRING:,} bytes")
     try:
@@ -136,13 +142,66 @@ def _check_query_string(request: Request) -> None:
         raise HTTPError(400, "query parameters must not contain control characters")
 
 
-def _values(name: str, values: list[str]) -> list[str]:
+def _values(name: str, values: Sequence[str]) -> list[str]:
     if len(values) > MAX_VALUES:
         raise HTTPError(400, f"{name}: at most {MAX_VALUES} values")
     for value in values:
         if len(value) > MAX_VALUE_CHARS:
             raise HTTPError(400, f"{name}: values must be at most {MAX_VALUE_CHARS} characters")
     return list(dict.fromkeys(values))
+
+
+def _whole(name: str, value: int | str | None, default: int, high: int, low: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise HTTPError(400, f"{name} must be a whole number") from None
+    if not low <= value <= high:
+        raise HTTPError(400, f"{name} must be between {low:,} and {high:,}")
+    return value
+
+
+def search_query(
+    *, q: str = "", dtype: Sequence[str] = (), dimension: Sequence[str] = (), standard_name: Sequence[str] = (),
+    units: Sequence[str] = (), zarr_format: Sequence[int | str] = (), codec: Sequence[str] = (),
+    valid: str | None = None, harvested_since: str | None = None, limit: int | str | None = None,
+    offset: int | str | None = None, sort: str | None = None,
+) -> SearchQuery:
+    """The :class:`SearchQuery` of ``/datasets`` and the portal's search page, checked.
+
+    Takes the parameters as the query string gives them (None or empty
+    sequences when absent; ``limit``, ``offset`` and ``zarr_format`` as text or
+    already-converted integers) and raises :class:`HTTPError` 400 with one
+    line saying which one is wrong and why. The query string itself is
+    checked by :func:`check_query_string`.
+    """
+    if len(q) > MAX_Q_CHARS:
+        raise HTTPError(400, f"q must be at most {MAX_Q_CHARS} characters")
+    formats: list[int] = []
+    for value in _values("zarr_format", [str(v).strip() for v in zarr_format]):
+        if value not in ("2", "3"):
+            raise HTTPError(400, "zarr_format must be 2 or 3")
+        formats.append(int(value))
+    if valid not in (None, "true", "false"):
+        raise HTTPError(400, "valid must be true or false")
+    try:
+        since = parse_since(harvested_since) if harvested_since is not None else None
+    except ValueError:
+        raise HTTPError(400, "harvested_since must be an ISO 8601 date or date-time") from None
+    sort = "relevance" if sort is None else sort
+    if sort not in SORTS:
+        raise HTTPError(400, f"sort must be one of {', '.join(SORTS)}")
+    return SearchQuery(
+        q=q, dtype=_values("dtype", dtype), dimension=_values("dimension", dimension),
+        standard_name=_values("standard_name", standard_name), units=_values("units", units),
+        zarr_format=formats, codec=_values("codec", codec),
+        valid=None if valid is None else valid == "true", harvested_since=since,
+        limit=_whole("limit", limit, DEFAULT_LIMIT, MAX_LIMIT, 1), offset=_whole("offset", offset, 0, MAX_OFFSET, 0),
+        sort=sort,
+    )
 
 
 def parse_since(text: str) -> datetime:
@@ -262,7 +321,7 @@ async def datasets(
     harvested_since: Annotated[str | None, Query(
         description="ISO 8601 date (2024-05-01, midnight UTC) or date-time (2024-05-01T12:00:00Z): "
                     "datasets whose current version was harvested at or after it.", max_length=64)] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")] = 20,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")] = DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Hits to skip.")] = 0,
     sort: Annotated[Literal["relevance", "title", "harvested", "-harvested"], Query(
         description="relevance (title > keywords > variables > summary; title order without q), title, "
@@ -273,19 +332,10 @@ async def datasets(
     Several values of one filter are OR'd, different filters AND'd. Facet counts
     are disjunctive: each facet is counted under every filter except its own.
     """
-    _check_query_string(request)
-    if any(v not in (2, 3) for v in zarr_format):
-        raise HTTPError(400, "zarr_format must be 2 or 3")
-    try:
-        since = parse_since(harvested_since) if harvested_since is not None else None
-    except ValueError:
-        raise HTTPError(400, "harvested_since must be an ISO 8601 date or date-time") from None
-    query = SearchQuery(
-        q=q, dtype=_values("dtype", dtype), dimension=_values("dimension", dimension),
-        standard_name=_values("standard_name", standard_name), units=_values("units", units),
-        zarr_format=list(dict.fromkeys(zarr_format)), codec=_values("codec", codec),
-        valid=None if valid is None else valid == "true", harvested_since=since,
-        limit=limit, offset=offset, sort=sort,
+    check_query_string(request.scope.get("query_string", b""))
+    query = search_query(
+        q=q, dtype=dtype, dimension=dimension, standard_name=standard_name, units=units, zarr_format=zarr_format,
+        codec=codec, valid=valid, harvested_since=harvested_since, limit=limit, offset=offset, sort=sort,
     )
     index = await current_index(request)
     if index.size <= INLINE_LIMIT:

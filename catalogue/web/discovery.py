@@ -104,7 +104,9 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, Literal, URIRef
 
+from catalogue.rdf.dcat import iri_name
 from catalogue.rdf.provenance import HARVESTS_GRAPH
+from catalogue.validate.codecs import codec_name
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
@@ -270,24 +272,30 @@ def normalise_codec(name: str) -> str:
     return name.removeprefix("numcodecs.")
 
 
-def _inner_codecs(configuration: str | None, depth: int = 0) -> list[str]:
-    """Names of the codecs inside a sharding configuration (recursively), not its index codecs."""
-    if not configuration or depth > 8:
-        return []
-    try:
-        conf = json.loads(configuration)
-    except ValueError:
+def _inner_codecs(configuration: Any, depth: int = 0) -> list[str]:
+    """Names of the codecs inside a parsed sharding configuration (recursively), not its index codecs."""
+    if not isinstance(configuration, dict) or depth > 8:
         return []
     out: list[str] = []
-    codecs = conf.get("codecs") if isinstance(conf, dict) else None
+    codecs = configuration.get("codecs")
     for codec in codecs if isinstance(codecs, list) else []:
-        name = codec if isinstance(codec, str) else codec.get("name") if isinstance(codec, dict) else None
-        if not isinstance(name, str):
+        name = codec_name(codec)
+        if name is None:
             continue
         out.append(normalise_codec(name))
         if name == "sharding_indexed" and isinstance(codec, dict):
-            out += _inner_codecs(json.dumps(codec.get("configuration")), depth + 1)
+            out += _inner_codecs(codec.get("configuration"), depth + 1)
     return out
+
+
+def _json_value(text: str | None) -> Any:
+    """``text`` parsed as JSON (None when absent or malformed)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def parse_time(text: str) -> datetime | None:
@@ -425,17 +433,18 @@ def build_index(cat: Catalogue) -> DatasetIndex:
         items = None if head is None else lists.items(graph, head)
         out: list[str] = []
         for item in items or []:
-            name = names.get((graph, item))
-            if name is None:
+            found = names.get((graph, item))
+            name: str | None = str(found) if isinstance(found, Literal) else None
+            if found is None:
                 value = _json_or_text(item)
-                name = value.get("name") if isinstance(value, dict) else value if isinstance(value, str) else None
-                if name is None and isinstance(value, dict):
-                    name = value.get("id")
-            if not isinstance(name, str | Literal):
+                name = codec_name(value)
+                if name is None and isinstance(value, dict) and isinstance(value.get("id"), str):
+                    name = value["id"]  # a v2 compressor or filter
+            if name is None:
                 continue
-            out.append(normalise_codec(str(name)))
-            if str(name) == "sharding_indexed":
-                out += _inner_codecs(sharding.get((graph, item)))
+            out.append(normalise_codec(name))
+            if name == "sharding_indexed":
+                out += _inner_codecs(_json_value(sharding.get((graph, item))))
         return list(dict.fromkeys(out))
 
     variables: dict[str, list[Variable]] = {}
@@ -473,7 +482,7 @@ def build_index(cat: Catalogue) -> DatasetIndex:
         found = flags.get(graph, [])
         datasets.append(DatasetSummary(
             iri=graph,
-            title=_text(title.get(key)) or graph.rstrip("/").rsplit("/", 1)[-1] or graph,
+            title=_text(title.get(key)) or iri_name(graph),
             summary=_text(description.get(key)),
             keywords=sorted(keywords.get(graph, ()), key=lambda k: (fold(k), k)),
             zarr_format=fmt_value if type(fmt_value) is int else None,

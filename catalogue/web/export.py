@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from urllib.parse import unquote, urlsplit
 
 from fastapi import APIRouter, Query, Request
 from starlette.responses import StreamingResponse
 
 from catalogue.api import Catalogue
+from catalogue.errors import UsageError
 from catalogue.rdf import export as rdf_export
+from catalogue.rdf.dcat import iri_name
 
 from .errors import HTTPError
 from .nodes import Representation, check_iri, first_then_rest, negotiate
@@ -46,9 +47,7 @@ def filename(graph: str | None, rep: Representation) -> str:
     _, ext = rdf_export.STREAM_FORMATS[_RDF_FORMAT[rep.name]]
     stem = "catalogue"
     if graph:
-        parts = urlsplit(graph)
-        segment = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1]) or parts.netloc or "graph"
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", segment).strip("._") or "graph"
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", iri_name(graph)).strip("._") or "graph"
     return f"{stem[:100]}.{ext}"
 
 
@@ -74,9 +73,10 @@ async def export(
     fmt = _RDF_FORMAT[rep.name]
 
     def work(cat: Catalogue) -> Iterator[str]:
-        if graph is not None and graph not in {str(g) for g in cat.store.graph_ids()}:
-            raise HTTPError(404, f"no graph <{graph}> in the catalogue")
-        return rdf_export.stream(cat, fmt, graph)
+        try:  # checks the graph (and the format) before producing anything: a 404 before any body
+            return rdf_export.stream(cat, fmt, graph)
+        except UsageError as exc:  # the format is one of ours, so it is the graph that is missing
+            raise HTTPError(404, str(exc)) from None
 
     body = await first_then_rest(request.app.state.pool.stream(work))
     headers = {

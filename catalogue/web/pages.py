@@ -8,10 +8,12 @@ triple patterns, each bound to the named graph and one predicate, so a page
 costs a handful of indexed SQL queries whatever the catalogue's size, and a
 user-supplied IRI is only ever a bound parameter, never SPARQL text.
 
-Each graph is digested once (its nodes, titles, findings; the tree's shape)
-and kept in a small cache keyed by the graph, its generating harvest run and
-its triple count, so a re-harvest or a reload is seen on the next request
-while repeated page views cost a few sub-millisecond queries. Small graphs (up
+Each graph is digested once (its nodes, titles, findings, counts; the tree's
+shape) and kept in a small cache keyed by the graph and its generating harvest
+run, so a re-harvest is seen on the next request while repeated page views
+cost a few sub-millisecond queries; the graph's triple count (a COUNT over the
+graph) is checked again at most once per dataset-index refresh interval, so a
+load into an existing graph is seen within that time. Small graphs (up
 to :data:`FULL_LOAD_LIMIT` triples, every ordinary dataset) are read whole in
 one scan and every node's documents rebuilt at once; larger hierarchies are
 scanned one predicate at a time and documents are rebuilt node by node when a
@@ -20,7 +22,8 @@ page needs them (then kept), so a group page of a huge hierarchy lists at most
 :data:`MAX_TREE` nodes around the current one.
 
 The module also holds the strict query-string parsing the HTML pages share
-(invalid UTF-8 and malformed IRIs are client errors, answered with 400).
+(``/datasets``'s rules: invalid UTF-8, control characters, over-long query
+strings and malformed IRIs are client errors, answered with 400).
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ import json
 import math
 import posixpath
 import pprint
-import re
 import threading
+import time
 import urllib.parse
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -41,12 +44,16 @@ from rdflib.namespace import DCTERMS
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import CatalogueError
+from catalogue.rdf.dcat import iri_name
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.rebuild import decode_literal, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
+from catalogue.validate.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, BYTES_TO_BYTES, codec_name
+from catalogue.validate.datatypes import v2_dtype, v3_item_size
 
 from . import datasets as api
-from .discovery import SORTS, DatasetSummary, SearchQuery, SearchResult, Variable
+from . import discovery
+from .discovery import DatasetSummary, SearchQuery, SearchResult, Variable
 from .errors import HTTPError
 from .nodes import check_iri as check_node_iri
 
@@ -72,10 +79,6 @@ MAX_FINDINGS = 500
 #: Digested graphs kept in memory (a typical dataset's digest is a few tens of KB).
 CACHE_SIZE = 256
 
-# Characters SPARQL forbids inside <...> (and that would end an IRIREF early).
-_NOT_IRIREF = re.compile(r'[\x00-\x20<>"{}|^`\\]')
-
-
 class PageError(Exception):
     """A request the portal answers with an HTML error page (status, one-line message)."""
 
@@ -86,26 +89,27 @@ class PageError(Exception):
 
 
 # --------------------------------------------------------------------------- parameters
-def parse_query_string(raw: bytes, *, max_params: int = 200, max_chars: int = 20_000) -> dict[str, list[str]]:
+def parse_query_string(raw: bytes, *, max_params: int = 200) -> dict[str, list[str]]:
     """The query string's parameters, decoded strictly.
 
-    Starlette replaces invalid UTF-8 with U+FFFD, which would turn a garbled
-    IRI into a different, silently wrong lookup; the portal refuses it instead.
+    The rules are ``/datasets``'s (:func:`catalogue.web.datasets.check_query_string`:
+    length, UTF-8, no control characters). Starlette replaces invalid UTF-8
+    with U+FFFD, which would turn a garbled IRI into a different, silently
+    wrong lookup; the portal refuses it instead.
     """
-    if len(raw) > max_chars * 3:
-        raise PageError(414, f"query string longer than {max_chars * 3:,} bytes")
     try:
-        text = raw.decode("utf-8")  # raw UTF-8 is tolerated; percent-escapes are checked below
-        pairs = urllib.parse.parse_qsl(text, keep_blank_values=True, strict_parsing=False,
+        api.check_query_string(raw)
+    except HTTPError as exc:
+        raise PageError(exc.status, exc.message) from None
+    try:
+        pairs = urllib.parse.parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False,
                                        encoding="utf-8", errors="strict", max_num_fields=max_params)
-    except UnicodeDecodeError:
+    except UnicodeDecodeError:  # pragma: no cover - check_query_string refused it already
         raise PageError(400, "the query string is not valid UTF-8 (after percent-decoding)") from None
     except ValueError:
         raise PageError(400, f"too many query parameters (at most {max_params})") from None
     out: dict[str, list[str]] = {}
     for key, value in pairs:
-        if len(value) > max_chars:
-            raise PageError(414, f"parameter {key[:40]!r} longer than {max_chars:,} characters")
         out.setdefault(key, []).append(value)
     return out
 
@@ -169,30 +173,16 @@ def shape_text(value: Any) -> str:
     return " × ".join(str(v) for v in ints) if ints else "() scalar"
 
 
-_V3_ITEMSIZE = {
-    "bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
-    "int64": 8, "uint64": 8, "float16": 2, "float32": 4, "float64": 8, "complex64": 8,
-    "complex128": 16, "bfloat16": 2,
-}
-
-
 def _itemsize(dtype: Any, zarr_format: int | None) -> int | None:
-    """Bytes per element when the data type says (None for variable-length and unknown)."""
-    if isinstance(dtype, str):
-        if dtype in _V3_ITEMSIZE:
-            return _V3_ITEMSIZE[dtype]
-        raw = re.fullmatch(r"r(\d{1,6})", dtype)
-        if raw and int(raw.group(1)) % 8 == 0:
-            return int(raw.group(1)) // 8
-    if zarr_format == 2 and isinstance(dtype, str | list) and len(json_text(dtype)) <= 2000:
-        try:
-            import numpy as np
+    """Bytes per element when the data type says (None for variable-length, unknown and invalid).
 
-            dt = np.dtype(dtype if isinstance(dtype, str) else [tuple(f) for f in dtype])
-        except Exception:  # any malformed dtype: no size, validation reports it
-            return None
-        return None if dt.hasobject or dt.itemsize == 0 else int(dt.itemsize)
-    return None
+    The validator's own reading of data types (:mod:`catalogue.validate.datatypes`),
+    so the page sizes exactly the types validation accepts.
+    """
+    if zarr_format == 2:
+        dt, _problem = v2_dtype(dtype)
+        return None if dt is None or dt.hasobject or dt.itemsize == 0 else int(dt.itemsize)
+    return v3_item_size(dtype)
 
 
 # --------------------------------------------------------------------------- page data
@@ -368,7 +358,7 @@ class NodePage:
     @property
     def root_name(self) -> str:
         """The store's name (last segment of the root URL), for the tree's root."""
-        return _url_name(self.root.iri)
+        return iri_name(self.root.iri)
 
     @property
     def kind_label(self) -> str:
@@ -378,7 +368,8 @@ class NodePage:
 # --------------------------------------------------------------------------- the graph, digested
 @dataclass
 class _Digest:
-    """What one hierarchy graph holds, decoded once (immutable once cached)."""
+    """What one hierarchy graph holds, decoded once (unchanged once cached, but for ``checked``
+    and the documents of large graphs)."""
 
     graph: str
     nodes: dict[str, NodeInfo]
@@ -392,13 +383,20 @@ class _Digest:
     #: for large ones (a dict's item assignment is atomic, so threads may share it).
     documents: dict[str, dict[str, Any] | None]
     full: bool
+    #: Triples in the graph when it was read, and when that was last confirmed (``time.monotonic()``).
+    size: int = 0
+    checked: float = 0.0
     by_path: dict[str, NodeInfo] = field(default_factory=dict)
     #: Path -> child nodes, groups first, then by name.
     children: dict[str, list[NodeInfo]] = field(default_factory=dict)
     root: NodeInfo | None = None
+    #: Groups and arrays (dependent arrays included) in the hierarchy.
+    counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_path = {n.path: n for n in self.nodes.values()}
+        groups = sum(1 for n in self.nodes.values() if n.kind == "group")
+        self.counts = {"groups": groups, "arrays": len(self.nodes) - groups}
         if not self.nodes:
             return
         self.root = self.by_path.get("") or min(self.nodes.values(), key=lambda n: (len(n.path), n.path))
@@ -415,7 +413,8 @@ class _Digest:
             kids.sort(key=lambda n: (n.kind != "group", n.name.lower(), n.name))
 
 
-_cache: OrderedDict[tuple[str, str, int], _Digest] = OrderedDict()
+#: (database, graph, generating run) -> digest.
+_cache: OrderedDict[tuple[str, str, str], _Digest] = OrderedDict()
 _cache_lock = threading.Lock()
 
 _SEVERITY = {SH.Violation: "error", SH.Warning: "warning", SH.Info: "info"}
@@ -451,18 +450,31 @@ def node_graph_iri(cat: Catalogue, iri: str) -> str | None:
     return holders[0]
 
 
-def _digest(cat: Catalogue, graph_iri: str) -> _Digest:
-    """The digested graph, from the cache when the graph has not changed since."""
+def _digest(cat: Catalogue, graph_iri: str, recheck: float | None = None) -> _Digest:
+    """The digested graph, from the cache when the graph has not changed since.
+
+    A new harvest run is seen at once (the run is part of the key); other
+    changes (a ``catalogue load`` into the graph) when the graph's triple
+    count, a COUNT over the whole graph, is checked again: at most once every
+    ``recheck`` seconds (default: the dataset index's
+    :data:`~catalogue.web.discovery.REFRESH_INTERVAL`).
+    """
     gid = URIRef(graph_iri)
     sql_graph = Graph(store=cat.store, identifier=gid)
-    size = len(sql_graph)
     run = sql_graph.value(gid, PROV.wasGeneratedBy)
-    key = (graph_iri, str(run or ""), size)
+    key = (cat.url, graph_iri, str(run or ""))
+    interval = discovery.REFRESH_INTERVAL if recheck is None else recheck
+    now = time.monotonic()
     with _cache_lock:
         cached = _cache.get(key)
         if cached is not None:
             _cache.move_to_end(key)
-            return cached
+    if cached is not None and now - cached.checked < interval:
+        return cached
+    size = len(sql_graph)
+    if cached is not None and cached.size == size:
+        cached.checked = now
+        return cached
     full = size <= FULL_LOAD_LIMIT
     if full:
         source = Graph(store="SimpleMemory")
@@ -470,6 +482,7 @@ def _digest(cat: Catalogue, graph_iri: str) -> _Digest:
     else:
         source = sql_graph
     digest = _read_digest(source, graph_iri, run, full)
+    digest.size, digest.checked = size, now
     with _cache_lock:
         _cache[key] = digest
         _cache.move_to_end(key)
@@ -571,19 +584,20 @@ def attribute_rows(attrs: Any) -> list[AttributeRow]:
 
 
 def _named(value: Any) -> tuple[str, Any]:
-    """A v3 named configuration (or short-form name) as (name, configuration)."""
-    if isinstance(value, str):
-        return value, None
-    if isinstance(value, dict):
-        name = value.get("name")
-        return (name if isinstance(name, str) else json_text(name)), value.get("configuration")
-    return json_text(value), None
+    """A v3 named configuration (or short-form name) as (name, configuration); a malformed name as its JSON."""
+    name = codec_name(value)
+    if name is None:
+        name = json_text(value.get("name") if isinstance(value, dict) else value)
+    return name, value.get("configuration") if isinstance(value, dict) else None
 
 
-_ROLES = {
-    "transpose": "array → array", "bytes": "array → bytes", "sharding_indexed": "array → bytes",
-    "vlen-utf8": "array → bytes", "vlen-bytes": "array → bytes", "endian": "array → bytes",
-}
+def _role(name: str) -> str:
+    """The codec's kind, as the validator knows it ("" for a codec it does not know)."""
+    if name in ARRAY_TO_ARRAY:
+        return "array → array"
+    if name in ARRAY_TO_BYTES:
+        return "array → bytes"
+    return "bytes → bytes" if name in BYTES_TO_BYTES else ""
 
 
 def _v3_codecs(value: Any, levels: list[str], depth: int = 0) -> list[CodecView]:
@@ -592,7 +606,7 @@ def _v3_codecs(value: Any, levels: list[str], depth: int = 0) -> list[CodecView]
     out = []
     for item in value[:50]:
         name, conf = _named(item)
-        codec = CodecView(name=name, role=_ROLES.get(name, "bytes → bytes"))
+        codec = CodecView(name=name, role=_role(name))
         if name == "sharding_indexed" and isinstance(conf, dict) and depth < 8:
             codec.inner_chunks = shape_text(conf.get("chunk_shape"))
             levels.append(codec.inner_chunks)
@@ -712,19 +726,6 @@ def _innermost(codecs: Any, depth: int = 0) -> Any:
 
 
 # --------------------------------------------------------------------------- snippets
-def sparql_iri(iri: str) -> str | None:
-    """``<iri>`` for SPARQL text, or None when the IRI has characters an IRIREF cannot hold."""
-    return None if _NOT_IRIREF.search(iri) else f"<{iri}>"
-
-
-def _node_pattern(iri: str, var: str = "?node") -> tuple[str, str]:
-    """A SPARQL term for the node and an extra pattern needed to bind it (for odd IRIs)."""
-    term = sparql_iri(iri)
-    if term is not None:
-        return term, ""
-    return var, f"  {var} zarr:path ?path . FILTER(STR({var}) = {json.dumps(iri)})\n"
-
-
 def local_path(url: str) -> str | None:
     """The local path of a ``file:`` URL (the form zarr-python and xarray take best)."""
     parsed = urllib.parse.urlsplit(url)
@@ -809,15 +810,18 @@ def python_snippet(page: NodePage, parent: NodeInfo | None) -> Snippet | None:
 
 
 def sparql_snippets(page: NodePage, base: str) -> list[Snippet]:
-    """DESCRIBE the node; for a group, also list the arrays below it."""
-    term, pattern = _node_pattern(page.iri)
-    describe = f"DESCRIBE ?node WHERE {{\n{pattern}}}" if pattern else f"DESCRIBE {term}"
+    """DESCRIBE the node; for a group, also list the arrays below it.
+
+    The IRI is written as ``<iri>``: pages are only made for IRIs that passed
+    :func:`check_iri`, which refuses every character an IRIREF cannot hold.
+    """
+    term = f"<{page.iri}>"
+    describe = f"DESCRIBE {term}"
     out = [Snippet("sparql", "SPARQL: everything about this node", "sparql", describe,
                    run_link=f"{base}/sparql?" + urllib.parse.urlencode({"query": describe, "format": "turtle"}))]
     if page.info.kind == "group":
         query = (
             "SELECT ?array ?path ?dtype ?units ?standard_name WHERE {\n"
-            f"{pattern}"
             f"  {term} zarr:member+ ?array .\n"
             "  ?array a zarr:Array ; zarr:path ?path ; zarr:dataType ?dtype .\n"
             "  OPTIONAL { ?array zarr:units ?units }\n"
@@ -949,18 +953,21 @@ def _node_documents(cat: Catalogue, digest: _Digest, iri: str) -> dict[str, Any]
 
 
 def _children(digest: _Digest, info: NodeInfo) -> list[NodeInfo]:
-    return sorted(digest.children.get(info.path, []), key=lambda n: (n.name.lower(), n.name))
+    """The node's children, groups first, then by name (sorted once, by the digest)."""
+    return digest.children.get(info.path, [])
 
 
-def node_page(cat: Catalogue, iri: str, *, base: str) -> NodePage:
+def node_page(cat: Catalogue, iri: str, *, base: str, recheck: float | None = None) -> NodePage:
     """Everything the dataset/node page shows (:class:`PageError` 404 for an unknown IRI).
 
-    ``base`` is the server's base URL (no trailing slash), used in the links and snippets.
+    ``base`` is the server's base URL (no trailing slash), used in the links and
+    snippets; ``recheck`` the seconds a cached digest is trusted before the
+    graph's size is checked again (see :func:`_digest`).
     """
     graph_iri = node_graph_iri(cat, iri)
     if graph_iri is None:
         raise PageError(404, "no catalogued node has this IRI")
-    digest = _digest(cat, graph_iri)
+    digest = _digest(cat, graph_iri, recheck)
     info = digest.nodes.get(iri)
     if info is None:
         raise PageError(404, "no catalogued node has this IRI")
@@ -976,8 +983,8 @@ def node_page(cat: Catalogue, iri: str, *, base: str) -> NodePage:
     if breadcrumb[-1] is not root:
         breadcrumb.append(root)
     breadcrumb.reverse()
-    dataset_title = digest.titles.get(root.iri) or root.label or _url_name(root.iri)
-    title = dataset_title if info is root else info.name or _url_name(info.iri)
+    dataset_title = digest.titles.get(root.iri) or root.label or iri_name(root.iri)
+    title = dataset_title if info is root else info.name or iri_name(info.iri)
     docs = _node_documents(cat, digest, iri)
     zarr_format = _format(docs)
     page = NodePage(
@@ -987,10 +994,7 @@ def node_page(cat: Catalogue, iri: str, *, base: str) -> NodePage:
         publisher=digest.publishers.get(iri, ""), store_url=iri,
         store_link=urllib.parse.urlsplit(iri).scheme.lower() in ("http", "https"),
     )
-    page.counts = {
-        "groups": sum(1 for n in digest.nodes.values() if n.kind == "group"),
-        "arrays": sum(1 for n in digest.nodes.values() if n.kind != "group"),
-    }
+    page.counts = dict(digest.counts)
     if info.kind == "group":
         page.attributes = attribute_rows(_attributes(docs))
         page.groups = [c for c in _children(digest, info) if c.kind == "group"]
@@ -1012,7 +1016,7 @@ def node_page(cat: Catalogue, iri: str, *, base: str) -> NodePage:
         page.attributes = page.array.attributes
         primary_path = posixpath.dirname(info.path) if info.kind == "dependent" else None
         if primary_path is not None:
-            page.array.primary = next((n for n in digest.nodes.values() if n.path == primary_path), None)
+            page.array.primary = digest.by_path.get(primary_path)
         page.array.dependents = [c for c in _children(digest, info) if c.kind == "dependent"]
         inside = [f for f in digest.findings if f.node_iri == iri or f.node_path.startswith(info.path + "/")]
     page.findings_total = len(inside)
@@ -1052,11 +1056,6 @@ def _format(docs: dict[str, Any] | None) -> int | None:
     return 2
 
 
-def _url_name(url: str) -> str:
-    trimmed = url.rstrip("/")
-    return urllib.parse.unquote(trimmed.rsplit("/", 1)[-1]) or trimmed
-
-
 # --------------------------------------------------------------------------- the search page
 #: Query parameters of the search page, in the order links write them.
 SEARCH_LISTS = ("dtype", "dimension", "standard_name", "units", "zarr_format", "codec")
@@ -1082,58 +1081,28 @@ def _one(params: dict[str, list[str]], name: str) -> str | None:
     return values[0] if values else None
 
 
-def _int_param(params: dict[str, list[str]], name: str, default: int, low: int, high: int) -> int:
-    text = _one(params, name)
-    if text is None:
-        return default
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise PageError(400, f"{name} must be a whole number") from None
-    if not low <= value <= high:
-        raise PageError(400, f"{name} must be between {low:,} and {high:,}")
-    return value
-
-
 def parse_search(params: dict[str, list[str]]) -> SearchQuery:
     """The :class:`~catalogue.web.discovery.SearchQuery` of the page's parameters (same as ``/datasets``).
 
-    Limits are the API's (:mod:`catalogue.web.datasets`); a bad value is a
+    The values are checked by ``/datasets``'s own parser
+    (:func:`catalogue.web.datasets.search_query`); a bad value is a
     :class:`PageError` 400 saying which parameter and why. Empty values (an
-    empty search box, "any" choices) mean "not given"; unknown parameters are ignored.
+    empty search box, "any" choices) mean "not given", a single-valued
+    parameter given twice is refused; unknown parameters are ignored.
     """
-    q = _one(params, "q") or ""
-    if len(q) > api.MAX_Q_CHARS:
-        raise PageError(400, f"q must be at most {api.MAX_Q_CHARS} characters")
-    lists: dict[str, list[str]] = {}
-    for name in SEARCH_LISTS:
-        values = list(dict.fromkeys(v for v in params.get(name, []) if v != ""))
-        if len(values) > api.MAX_VALUES:
-            raise PageError(400, f"{name}: at most {api.MAX_VALUES} values")
-        if any(len(v) > api.MAX_VALUE_CHARS for v in values):
-            raise PageError(400, f"{name}: values must be at most {api.MAX_VALUE_CHARS} characters")
-        lists[name] = values
-    formats = []
-    for value in lists.pop("zarr_format"):
-        if value.strip() not in ("2", "3"):
-            raise PageError(400, "zarr_format must be 2 or 3")
-        formats.append(int(value))
-    valid_text = _one(params, "valid")
-    if valid_text not in (None, "true", "false"):
-        raise PageError(400, "valid must be true or false")
-    since_text = _one(params, "harvested_since")
+    def many(name: str) -> list[str]:
+        return [v for v in params.get(name, []) if v != ""]
+
+    limit = _one(params, "limit")
     try:
-        since = api.parse_since(since_text) if since_text is not None else None
-    except ValueError:
-        raise PageError(400, "harvested_since must be an ISO 8601 date or date-time") from None
-    sort = _one(params, "sort") or "relevance"
-    if sort not in SORTS:
-        raise PageError(400, f"sort must be one of {', '.join(SORTS)}")
-    return SearchQuery(
-        q=q, zarr_format=formats, valid=None if valid_text is None else valid_text == "true",
-        harvested_since=since, limit=_int_param(params, "limit", PAGE_SIZE, 1, api.MAX_LIMIT),
-        offset=_int_param(params, "offset", 0, 0, api.MAX_OFFSET), sort=sort, **lists,
-    )
+        return api.search_query(
+            q=_one(params, "q") or "", dtype=many("dtype"), dimension=many("dimension"),
+            standard_name=many("standard_name"), units=many("units"), zarr_format=many("zarr_format"),
+            codec=many("codec"), valid=_one(params, "valid"), harvested_since=_one(params, "harvested_since"),
+            limit=PAGE_SIZE if limit is None else limit, offset=_one(params, "offset"), sort=_one(params, "sort"),
+        )
+    except HTTPError as exc:
+        raise PageError(exc.status, exc.message) from None
 
 
 @dataclass

@@ -200,7 +200,8 @@ async def browse(request: Request) -> Response:
         params = _params(request)
         iri = pages.check_iri(params.get("iri"))
         base = _base(request)
-        page = await request.app.state.pool.run(lambda cat: pages.node_page(cat, iri, base=base))
+        recheck = discovery.refresh_interval(request.app)
+        page = await request.app.state.pool.run(lambda cat: pages.node_page(cat, iri, base=base, recheck=recheck))
         return await _render(request, "node.html", page=page, page_title=page.title)
 
     return await _guard(request, build)
