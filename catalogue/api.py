@@ -152,7 +152,8 @@ class Catalogue:
 
     def __init__(self, db: str | None = None) -> None:
         self.url = database_url(db)
-        self.store = SQLStore()
+        # A connection of its own: the web server lends its catalogues to any worker thread.
+        self.store = SQLStore(private=True)
         self.store.open(self.url, create=True)
         self.dataset = Dataset(store=self.store, default_union=True)
         for prefix, ns in PREFIXES.items():

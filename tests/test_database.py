@@ -97,7 +97,7 @@ def test_sqlite_engine_pragmas(sqlite_url):
         with engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
-            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 60000  # lock_timeout()
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 0
     finally:
         engine.dispose()

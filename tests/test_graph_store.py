@@ -594,7 +594,7 @@ def test_rollback_discards_writes(sql_store):
 
 
 def test_writes_are_visible_to_others_only_after_commit(db_url, sql_store):
-    reader = SQLStore(db_url)
+    reader = SQLStore(db_url, private=True)  # a connection of its own, as another process has
     try:
         Graph(sql_store, identifier=G1).add((EX.a, EX.p, EX.b))
         assert count_quads(db_url) == 0
@@ -787,17 +787,35 @@ def test_graph_with_blank_node_name(sql_store):
 # ------------------------------------------------- concurrency (PostgreSQL only)
 
 
-def test_gc_skips_terms_an_uncommitted_writer_references(postgres_url):
-    """SQLite serialises writers; on PostgreSQL the terms lock must protect them."""
-    writer, loader = SQLStore(postgres_url), SQLStore(postgres_url)
+def test_collector_waits_for_an_uncommitted_writer(postgres_url):
+    """A term an uncommitted writer references is never collected: the collector waits
+    for the writer's lock, then sees the reference."""
+    writer, loader = SQLStore(postgres_url, private=True), SQLStore(postgres_url, private=True)
     shared = Literal("shared")
+    wrote, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            Graph(writer, identifier=G2).add((EX.t, EX.p, shared))  # holds the write lock
+            wrote.set()
+            release.wait(30)
+            writer.commit()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+            wrote.set()
+
     try:
         loader.replace_graph(G1, [(EX.s, EX.p, shared)])
         loader.commit()
-        Graph(writer, identifier=G2).add((EX.t, EX.p, shared))  # not committed
-        loader.replace_graph(G1, [(EX.s, EX.p, Literal("other"))])  # orphans "shared"?
+        thread = threading.Thread(target=write)
+        thread.start()
+        assert wrote.wait(30)
+        threading.Timer(0.5, release.set).start()
+        loader.replace_graph(G1, [(EX.s, EX.p, Literal("other"))])  # orphans "shared"? waits first
         loader.commit()
-        writer.commit()
+        thread.join(30)
+        assert errors == []
         assert list(Graph(loader, identifier=G2)) == [(EX.t, EX.p, shared)]
         assert "shared" in stored_values(loader)
         assert loader.gc() == 0
@@ -807,7 +825,7 @@ def test_gc_skips_terms_an_uncommitted_writer_references(postgres_url):
 
 
 def test_writer_waits_for_a_collecting_transaction(postgres_url):
-    writer, loader = SQLStore(postgres_url), SQLStore(postgres_url)
+    writer, loader = SQLStore(postgres_url, private=True), SQLStore(postgres_url, private=True)
     shared = Literal("shared")
     errors: list[BaseException] = []
 
@@ -1060,7 +1078,7 @@ def test_analyze_refreshes_planner_statistics(sql_store):
 
 def test_sqlite_writers_queue_for_the_write_lock(sqlite_url):
     """A writer numbers terms itself, so it must hold the lock before it reads ids."""
-    first, second = SQLStore(sqlite_url), SQLStore(sqlite_url)
+    first, second = SQLStore(sqlite_url, private=True), SQLStore(sqlite_url, private=True)
     errors: list[BaseException] = []
 
     def write() -> None:
@@ -1101,7 +1119,7 @@ def sqlite_write_lock_is_free(url: str) -> bool:
 
 
 def test_sqlite_write_lock_is_taken_by_the_first_write(sqlite_url):
-    store, other = SQLStore(sqlite_url), SQLStore(sqlite_url)
+    store, other = SQLStore(sqlite_url, private=True), SQLStore(sqlite_url, private=True)
     try:
         assert len(store) == 0  # a read opens the transaction (BEGIN, not IMMEDIATE)
         assert sqlite_write_lock_is_free(sqlite_url)
@@ -1122,8 +1140,8 @@ def test_sqlite_write_lock_is_taken_by_the_first_write(sqlite_url):
 
 
 def test_concurrent_writers_of_the_same_new_terms(postgres_url):
-    """The second inserter waits on the unique hash, then reads the winner's ids."""
-    first, second = SQLStore(postgres_url), SQLStore(postgres_url)
+    """The second writer waits for the first's lock, then reads the winner's ids."""
+    first, second = SQLStore(postgres_url, private=True), SQLStore(postgres_url, private=True)
     shared = [(EX.a, EX.p, Literal("shared")), (EX.a, RDF.type, EX.Dataset)]
     errors: list[BaseException] = []
 

@@ -61,6 +61,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
 from catalogue.graph.database import database_url
+from catalogue.graph.store import SQLStore
 
 pytestmark = [
     # rdflib's own Dataset/ConjunctiveGraph code calls its deprecated APIs, and the
@@ -1271,11 +1272,11 @@ def test_rollback_undoes_every_kind_of_write(sql_backend: Backend) -> None:
 
 def test_commit_is_visible_to_a_second_store_instance(db_url: str) -> None:
     """Committed data (including empty graphs, blank-node graph names and namespaces)
-    is what another ``Dataset(store="catalogue").open(url)`` sees; uncommitted data is
-    not."""
+    is what another connection (another process, or a private store) sees; uncommitted
+    data is not."""
     writer = Dataset(store="catalogue")
     writer.open(db_url, create=True)
-    reader = Dataset(store="catalogue")
+    reader = Dataset(store=SQLStore(private=True))
     reader.open(db_url, create=True)
     try:
         bnode_graph = BNode("named-by-a-blank-node")
@@ -1753,3 +1754,49 @@ def test_sparql_datatype_of_an_empty_datatype_iri_like_memory(backend: Backend) 
     assert rows == {(literal, URIRef(str(rdflib.XSD.string)))}
     ask = f"ASK {{ ?s ?p ?o FILTER(datatype(?o) = <{rdflib.XSD.string}>) }}"
     assert ds.query(ask).askAnswer is True
+
+
+def test_two_stores_opened_on_one_path_in_one_thread_both_write(db_url: str) -> None:
+    """rdflib opens file-backed stores by path, often twice in one process (``g1 - g2``
+    on two graphs opened on one path): they share one connection and one transaction,
+    so neither waits for the other's write lock, each sees the other's writes, and a
+    commit of either commits both."""
+    first, second = Graph(store="catalogue"), Graph(store="catalogue")
+    first.open(db_url, create=True)
+    second.open(db_url, create=True)
+    outsider = SQLStore(db_url, private=True)
+    try:
+        first.add((TAREK, LIKES, PIZZA))
+        second.add((BOB, LIKES, CHEESE))
+        second.add((TAREK, LIKES, PIZZA))
+        assert set(first - second) == set()
+        assert set(second - first) == {(BOB, LIKES, CHEESE)}
+        assert len(outsider) == 0  # not committed yet
+        first.commit()
+        outsider.rollback()
+        assert len(outsider) == 2
+        first.close()
+        second.add((MICHEL, LIKES, PIZZA))  # the connection stays open for the other
+        second.close(commit_pending_transaction=True)
+        outsider.rollback()
+        assert len(outsider) == 3
+    finally:
+        outsider.close()
+
+
+def test_a_directory_is_opened_as_the_database_inside_it(tmp_path) -> None:
+    """rdflib's convention for file-backed stores (BerkeleyDB): open(directory)."""
+    graph = Graph(store="catalogue", identifier=C1)
+    graph.open(str(tmp_path), create=True)
+    try:
+        graph.add((TAREK, LIKES, PIZZA))
+        graph.commit()
+    finally:
+        graph.close()
+    assert (tmp_path / "catalogue.db").is_file()
+    again = Graph(store="catalogue", identifier=C1)
+    again.open(str(tmp_path))
+    try:
+        assert len(again) == 1
+    finally:
+        again.destroy(str(tmp_path))

@@ -793,9 +793,8 @@ class _Writer:
         """
         self.store = store
         self._rebuilt = _REBUILT_OVERLAPPED if overlapped else _REBUILT_ALL
-        # Store internal: the write lock.  SQLite: BEGIN IMMEDIATE, which our term
-        # numbering relies on; PostgreSQL: the shared terms lock, which keeps term
-        # garbage collection from deleting terms our quads are about to use.
+        # The write lock (see SQLStore._begin_write): our term numbering (SQLite) and
+        # the terms our quads are about to use (both) rely on being the only writer.
         self.conn: Connection = store.begin_write()
         self.dialect = self.conn.dialect.name
         self.sqlite = self.dialect == "sqlite"

@@ -31,17 +31,24 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.pool import StaticPool
 
+from catalogue.errors import CatalogueError, UsageError
+
 __all__ = [
     "DEFAULT_DATABASE",
+    "DIRECTORY_DATABASE",
     "ENV_VAR",
+    "LOCK_TIMEOUT_ENV_VAR",
+    "DatabaseBusy",
     "alembic_config",
     "begin_write_transaction",
+    "busy_error",
     "current_revision",
     "database_url",
     "downgrade",
     "ensure_schema",
     "head_revision",
     "is_memory_sqlite",
+    "lock_timeout",
     "make_engine",
     "upgrade",
 ]
@@ -50,6 +57,14 @@ __all__ = [
 ENV_VAR = "CATALOGUE_DB"
 #: Database file used when neither an argument nor :data:`ENV_VAR` is given.
 DEFAULT_DATABASE = "catalogue.db"
+#: Name of the database file inside a directory given as the database (rdflib's
+#: convention for file-backed stores, as with BerkeleyDB: ``store.open(directory)``).
+DIRECTORY_DATABASE = "catalogue.db"
+#: Environment variable: seconds a writer waits for another writer's lock before giving up.
+LOCK_TIMEOUT_ENV_VAR = "CATALOGUE_LOCK_TIMEOUT"
+#: Default of :data:`LOCK_TIMEOUT_ENV_VAR`: long enough for any harvest's write
+#: transaction, short enough that a stuck writer is reported within the minute.
+DEFAULT_LOCK_TIMEOUT = 60.0
 
 # Execution option read by the SQLite "begin" hook: the migration connection takes the
 # write lock up front (BEGIN IMMEDIATE) so two processes upgrading the same fresh file
@@ -65,13 +80,17 @@ def database_url(value: str | None = None) -> str:
     ``None`` (or an empty string) falls back to ``$CATALOGUE_DB`` and then to
     ``catalogue.db`` in the working directory.  A plain filesystem path becomes an
     absolute ``sqlite:///`` URL, so the database does not move when the process
-    changes directory.  PostgreSQL URLs are pointed at the psycopg 3 driver, the only
+    changes directory; an existing directory means the file
+    :data:`DIRECTORY_DATABASE` inside it (rdflib opens file-backed stores on a
+    directory).  PostgreSQL URLs are pointed at the psycopg 3 driver, the only
     PostgreSQL driver the catalogue depends on.
     """
     if not value:
         value = os.environ.get(ENV_VAR) or DEFAULT_DATABASE
     if "://" not in value:
         path = Path(value).expanduser().absolute()
+        if path.is_dir():
+            path = path / DIRECTORY_DATABASE
         return f"sqlite:///{path}"
     scheme, rest = value.split("://", 1)
     lowered = scheme.lower()
@@ -98,18 +117,81 @@ def is_memory_sqlite(url: str | URL) -> bool:
     )
 
 
+class DatabaseBusy(CatalogueError):
+    """Another writer kept the database locked for longer than the lock timeout.
+
+    Nothing was written by the operation that gave up; trying again later is safe.
+    Exit code 3, which cron wrappers can tell from data (1) and usage (2) errors.
+    """
+
+    exit_code = 3
+
+
+def lock_timeout() -> float:
+    """Seconds a writer waits for the database's write lock (``$CATALOGUE_LOCK_TIMEOUT``)."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV_VAR, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise UsageError(
+            f"{LOCK_TIMEOUT_ENV_VAR}={raw!r}: expected a number of seconds"
+        ) from None
+    if not 0 < seconds <= 86_400:
+        raise UsageError(f"{LOCK_TIMEOUT_ENV_VAR}={raw!r}: expected seconds between 0 and 86400")
+    return seconds
+
+
+# SQLite result codes (the low byte of the extended code) that mean "locked by another
+# connection", and PostgreSQL SQLSTATEs for lock_timeout, deadlocks and serialisation.
+_SQLITE_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_PG_BUSY_STATES = frozenset({"55P03", "40P01", "40001"})
+
+
+def busy_error(exc: BaseException, url: str | URL | None = None) -> DatabaseBusy | None:
+    """The :class:`DatabaseBusy` a driver error stands for, or ``None`` if it is another error.
+
+    Lock waits end in driver errors (``database is locked``, ``lock timeout``) that say
+    neither which database nor what to do; this gives them one line that does.
+    """
+    orig = getattr(exc, "orig", exc)
+    code = getattr(orig, "sqlite_errorcode", None)
+    if code is not None:
+        busy = (code & 0xFF) in _SQLITE_BUSY_CODES
+    else:
+        busy = getattr(orig, "sqlstate", None) in _PG_BUSY_STATES
+    if not busy:
+        return None
+    where = _shown(url) if url is not None else "the catalogue database"
+    return DatabaseBusy(
+        f"{where} is locked by another writer and stayed locked for {lock_timeout():g} s "
+        f"(a harvest, load or update is writing); nothing was changed, try again later "
+        f"or wait longer with {LOCK_TIMEOUT_ENV_VAR}=SECONDS"
+    )
+
+
+def _shown(url: str | URL) -> str:
+    u = make_url(url)
+    if u.get_backend_name() == "sqlite":
+        return u.database or "the in-memory database"
+    return u.render_as_string(hide_password=True)
+
+
 def make_engine(url: str | URL, **kwargs: Any) -> Engine:
     """Create an engine with the settings the catalogue relies on.
 
     SQLite: WAL journal (readers never block the writer), ``synchronous=NORMAL`` (safe
-    with WAL, much faster than FULL), a 30 s busy timeout instead of instant "database
-    is locked" errors, foreign keys off (the store keeps its own integrity and bulk
+    with WAL, much faster than FULL), a busy timeout of :func:`lock_timeout` instead of
+    instant "database is locked" errors (set first: switching a new file to WAL needs
+    a lock too), foreign keys off (the store keeps its own integrity and bulk
     deletes must not cascade), and real transactions (see the module docstring).  An
     in-memory database uses a single shared connection, since every new connection
     would otherwise see a different, empty database.
 
     PostgreSQL: ``pool_pre_ping`` so connections dropped by a server restart or an idle
-    timeout are replaced instead of failing the next request.
+    timeout are replaced instead of failing the next request, and ``lock_timeout`` so
+    that no lock wait lasts longer than :func:`lock_timeout`.
 
     Extra keyword arguments go to :func:`sqlalchemy.create_engine`.
     """
@@ -143,9 +225,12 @@ def _configure_postgres(engine: Engine) -> None:
     undoes it.
     """
 
+    timeout_ms = int(lock_timeout() * 1000)
+
     @event.listens_for(engine, "connect")
     def _tune(dbapi_connection: Any, connection_record: Any) -> None:
         cursor = dbapi_connection.cursor()
+        cursor.execute(f"SET lock_timeout = {timeout_ms}")
         cursor.execute("SET join_collapse_limit = 24")
         cursor.execute("SET from_collapse_limit = 24")
         cursor.execute("SET geqo_threshold = 26")
@@ -154,15 +239,18 @@ def _configure_postgres(engine: Engine) -> None:
 
 
 def _configure_sqlite(engine: Engine) -> None:
+    timeout_ms = int(lock_timeout() * 1000)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Stop pysqlite from issuing (or skipping) BEGIN on its own; see _on_begin.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         try:
+            # The busy timeout first: turning a new file's journal into WAL takes a lock.
+            cursor.execute(f"PRAGMA busy_timeout={timeout_ms}")
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
             cursor.execute("PRAGMA foreign_keys=OFF")
         finally:
             cursor.close()

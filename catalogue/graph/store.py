@@ -40,7 +40,9 @@ Helpers for SQL-level access (a SPARQL-to-SQL compiler): :attr:`SQLStore.connect
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from functools import lru_cache
 from typing import Any, Final, cast
@@ -68,8 +70,16 @@ from sqlalchemy import (
     union,
 )
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 
-from .database import begin_write_transaction, database_url, ensure_schema, make_engine
+from .database import (
+    begin_write_transaction,
+    busy_error,
+    database_url,
+    ensure_schema,
+    is_memory_sqlite,
+    make_engine,
+)
 from .deadline import check_deadline
 from .schema import datatypes, graphs, metadata, namespaces, quads, terms
 from .sparql import store_query
@@ -86,9 +96,8 @@ _IN_CHUNK: Final = 1_000
 _YIELD_PER: Final = 2_000
 # Bound on the per-transaction caches of terms and graphs known to be stored.
 _TX_CACHE_LIMIT: Final = 200_000
-# PostgreSQL advisory lock that keeps term garbage collection away from transactions
-# that may reference the terms it would delete (see SQLStore._gc_terms).
-_PG_TERMS_LOCK: Final = 0x63617462  # "catb"
+# PostgreSQL advisory lock held by every writing transaction (see SQLStore._begin_write).
+_PG_WRITE_LOCK: Final = 0x63617462  # "catb"
 
 _SPO = ("s", "p", "o")
 # Term columns of one decoded position: kind, value, datatype id, lang.
@@ -304,13 +313,91 @@ class _Rows:
         self.result.close()
 
 
+class _Session:
+    """One database connection and what is known about it and its current transaction.
+
+    Usually a store has a session of its own.  Stores opened by configuration on the
+    same database in the same thread share one (see :func:`_shared_session`): a SQLite
+    file has one writer at a time, and two stores of one thread writing through two
+    connections would wait for each other for ever (rdflib's ``g1 - g2`` on two
+    graphs opened on one path does exactly that).  Sharing the connection shares the
+    transaction: a commit or rollback of one store is one of all of them.
+    """
+
+    __slots__ = (
+        "conn",
+        "dt_fresh",
+        "dt_ids",
+        "dt_iris",
+        "engine",
+        "graph_names",
+        "key",
+        "ns",
+        "owns_engine",
+        "streams",
+        "tx_graphs",
+        "tx_next_id",
+        "tx_terms",
+        "tx_write_locked",
+        "tx_wrote_ids",
+        "users",
+    )
+
+    def __init__(self) -> None:
+        self.engine: Engine | None = None
+        self.owns_engine = False
+        self.conn: Connection | None = None
+        self.key: tuple[str, int] | None = None  # in _SHARED under this key
+        self.users = 0
+        # Caches of the open database, keyed by id.  Committed ids are never reused
+        # (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) and datatypes are never
+        # deleted, so entries stay right for as long as the database is open; only
+        # ids written in a transaction that was then rolled back may be handed out
+        # again, so a rollback after writing drops them (see SQLStore.rollback).
+        self.graph_names: dict[int, Node] = {}  # term id -> graph name
+        self.dt_fresh = False  # dt_ids read in the current transaction
+        self.dt_iris: dict[int, str] = {}  # datatype id -> IRI
+        self.dt_ids: dict[str, int] = {}  # IRI -> datatype id
+        # prefix -> namespace, loaded lazily; dropped at commit/rollback.
+        self.ns: dict[str, str] | None = None
+        # Per-transaction knowledge, reset at commit/rollback (see SQLStore._end_transaction).
+        self.tx_terms: dict[Node, int] = {}
+        self.tx_graphs: set[int] = set()
+        self.tx_write_locked = False
+        self.tx_next_id: int | None = None  # SQLite: next free term id
+        self.tx_wrote_ids = False  # terms or datatypes were inserted
+        # Streamed results not yet exhausted (see SQLStore._close_streams).
+        self.streams: set[_Rows] = set()
+
+
+#: Sessions shared by the stores opened on one database in one thread, by (URL, thread).
+_SHARED: dict[tuple[str, int], _Session] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_session(url: str) -> _Session | None:
+    """The open session of this thread on ``url``, counted as used once more, if any."""
+    with _SHARED_LOCK:
+        session = _SHARED.get((url, threading.get_ident()))
+        if session is not None:
+            session.users += 1
+        return session
+
+
 class SQLStore(Store):
     """rdflib store on a SQL database (SQLite or PostgreSQL), registered as ``catalogue``.
 
     ``SQLStore("catalogue.db")``, ``SQLStore("postgresql://...")`` or
     ``SQLStore(engine=engine)`` open a database (creating or migrating the schema);
     ``SQLStore()`` opens a private in-memory SQLite database on first use, which is
-    what ``rdflib.Dataset(store="catalogue")`` gets.
+    what ``rdflib.Dataset(store="catalogue")`` gets.  A directory as configuration
+    means the file ``catalogue.db`` inside it (rdflib's convention, as for BerkeleyDB).
+
+    Stores opened by configuration on the same database in one thread share one
+    connection and its transaction (see :class:`_Session`), so that two graphs opened
+    on one path can both write.  ``private=True`` gives a store a connection of its
+    own whatever else is open (the web server lends each of its stores to any worker
+    thread, so they must not share).
     """
 
     context_aware = True
@@ -323,32 +410,14 @@ class SQLStore(Store):
         configuration: str | None = None,
         identifier: Node | None = None,
         engine: Engine | None = None,
+        *,
+        private: bool = False,
     ) -> None:
         self.identifier = identifier
         self._given_engine = engine
-        self._engine: Engine | None = None
-        self._owns_engine = False
-        self._conn: Connection | None = None
+        self._private = private
+        self._s = _Session()
         self._closed = False
-        # Caches of the open database, keyed by id.  Committed ids are never reused
-        # (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) and datatypes are never
-        # deleted, so entries stay right for as long as the database is open; only
-        # ids this store wrote in a transaction it then rolled back may be handed out
-        # again, so a rollback after writing drops them (see rollback).
-        self._graph_names: dict[int, Node] = {}  # term id -> graph name
-        self._dt_fresh = False  # _dt_ids read in the current transaction
-        self._dt_iris: dict[int, str] = {}  # datatype id -> IRI
-        self._dt_ids: dict[str, int] = {}  # IRI -> datatype id
-        # prefix -> namespace, loaded lazily; dropped at commit/rollback.
-        self._ns: dict[str, str] | None = None
-        # Per-transaction knowledge, reset at commit/rollback (see _end_transaction).
-        self._tx_terms: dict[Node, int] = {}
-        self._tx_graphs: set[int] = set()
-        self._tx_write_locked = False
-        self._tx_next_id: int | None = None  # SQLite: next free term id
-        self._tx_wrote_ids = False  # terms or datatypes were inserted
-        # Streamed results not yet exhausted (see _close_streams).
-        self._streams: set[_Rows] = set()
         # SPARQL: compile to SQL (see catalogue.graph.sparql); when ``sql_log`` is a list
         # the statements that ran are appended to it (``catalogue query --explain``).
         self.compile_sparql = True
@@ -360,43 +429,72 @@ class SQLStore(Store):
     # ------------------------------------------------------------------ lifecycle
 
     def open(self, configuration: str | tuple[str, str] | None, create: bool = False) -> int:
-        """Connect to ``configuration`` (a URL or path, see
+        """Connect to ``configuration`` (a URL, a file path or a directory, see
         :func:`~catalogue.graph.database.database_url`) or to the engine given to the
         constructor, and migrate the schema to the current revision.
 
         ``create`` is accepted for rdflib compatibility; the schema is always created
         when missing, because an empty database is a valid, empty store.
         """
-        if self._conn is not None:
+        if self._s.conn is not None:
             self.close()
         if configuration:
             if not isinstance(configuration, str):
                 raise TypeError("SQLStore configuration must be a database URL or path")
-            engine, owned = make_engine(database_url(configuration)), True
+            url = database_url(configuration)
+            shared = None if self._private or is_memory_sqlite(url) else _shared_session(url)
+            if shared is not None:
+                self._s, self._closed = shared, False
+                return VALID_STORE
+            engine, owned = make_engine(url), True
         elif self._given_engine is not None:
-            engine, owned = self._given_engine, False
+            url, engine, owned = None, self._given_engine, False
         else:
-            engine, owned = make_engine("sqlite://"), True
+            url, engine, owned = None, make_engine("sqlite://"), True
         try:
             ensure_schema(engine)
-            self._conn = engine.connect()
+            conn = engine.connect()
         except BaseException:
             if owned:
                 engine.dispose()
             raise
-        self._engine, self._owns_engine = engine, owned
-        self._closed = False
-        self._end_transaction()
-        self._forget_ids()
+        session = _Session()
+        session.conn, session.engine, session.owns_engine, session.users = conn, engine, owned, 1
+        if url is not None and not self._private and not is_memory_sqlite(url):
+            with _SHARED_LOCK:
+                key = (url, threading.get_ident())
+                if key not in _SHARED:
+                    session.key = key
+                    _SHARED[key] = session
+        self._s, self._closed = session, False
         return VALID_STORE
 
     def close(self, commit_pending_transaction: bool = False) -> None:
-        """Close the connection, committing or (by default) rolling back first."""
-        conn = self._conn
-        if conn is None:
-            self._closed = True
+        """Close the connection, committing or (by default) rolling back first.
+
+        A connection shared with other open stores stays open, its transaction
+        untouched (unless asked to commit): it is theirs too.
+        """
+        session = self._s
+        self._s, self._closed = _Session(), True
+        if session.conn is None:
             return
+        with _SHARED_LOCK:
+            session.users -= 1
+            last = session.users <= 0
+            if last and session.key is not None and _SHARED.get(session.key) is session:
+                del _SHARED[session.key]
+        if not last:
+            if commit_pending_transaction:
+                self._s = session
+                try:
+                    self.commit()
+                finally:
+                    self._s = _Session()
+            return
+        self._s = session
         self._close_streams()
+        conn = session.conn
         try:
             if conn.in_transaction():
                 if commit_pending_transaction:
@@ -405,14 +503,14 @@ class SQLStore(Store):
                     conn.rollback()
         finally:
             conn.close()
-            self._conn = None
-            self._closed = True
+            session.conn = None
             self._end_transaction()
             self._forget_ids()
-            if self._owns_engine and self._engine is not None:
-                self._engine.dispose()
-            self._engine = None
-            self._owns_engine = False
+            if session.owns_engine and session.engine is not None:
+                session.engine.dispose()
+            session.engine = None
+            session.owns_engine = False
+            self._s = _Session()
 
     def destroy(self, configuration: str | None = None) -> None:
         """Drop the catalogue tables (and the Alembic version) of a database.
@@ -422,7 +520,7 @@ class SQLStore(Store):
         behind.  Otherwise the store's open transaction is rolled back first, so its
         locks cannot block the ``DROP TABLE`` of another database connection.
         """
-        conn = self._conn
+        conn = self._s.conn
         if conn is not None:
             self._close_streams()
             if conn.in_transaction():
@@ -436,7 +534,14 @@ class SQLStore(Store):
                 return
         if not configuration:
             return  # never opened: the private in-memory database does not exist yet
-        engine = make_engine(database_url(configuration))
+        url = database_url(configuration)
+        shared = None if is_memory_sqlite(url) else _shared_session(url)
+        if shared is not None:  # another store of this thread has it open: drop through it
+            other = SQLStore()
+            other._s = shared
+            other.destroy()
+            return
+        engine = make_engine(url)
         try:
             with engine.begin() as engine_conn:
                 self._drop_all(engine_conn)
@@ -449,19 +554,19 @@ class SQLStore(Store):
         conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
 
     def _connection(self) -> Connection:
-        conn = self._conn
+        conn = self._s.conn
         if conn is None:
             if self._closed:
                 raise RuntimeError("the store is closed; call open() to use it again")
             self.open(None)
-            conn = cast(Connection, self._conn)
+            conn = cast(Connection, self._s.conn)
         return conn
 
     @property
     def engine(self) -> Engine:
         """The engine of the open store (opening the default one if needed)."""
         self._connection()
-        return cast(Engine, self._engine)
+        return cast(Engine, self._s.engine)
 
     @property
     def connection(self) -> Connection:
@@ -488,13 +593,13 @@ class SQLStore(Store):
         an error): their server-side cursors cannot outlive the transaction.
         """
         self._close_streams()
-        conn = self._conn
+        conn = self._s.conn
         try:
             if conn is not None and conn.in_transaction():
                 conn.commit()
         except BaseException:
             # The transaction is lost, and with it any ids it had handed out.
-            if self._tx_wrote_ids:
+            if self._s.tx_wrote_ids:
                 self._forget_ids()
             raise
         finally:
@@ -503,10 +608,10 @@ class SQLStore(Store):
     def rollback(self) -> None:
         """Discard everything written since the last commit (closing streams, as commit)."""
         self._close_streams()
-        conn = self._conn
+        conn = self._s.conn
         if conn is not None and conn.in_transaction():
             conn.rollback()
-        if self._tx_wrote_ids:
+        if self._s.tx_wrote_ids:
             # SQLite may give the ids this transaction used to other terms now.
             self._forget_ids()
         self._end_transaction()
@@ -518,53 +623,106 @@ class SQLStore(Store):
         its result were closed later (when the iterator is garbage collected), the
         driver's ``CLOSE`` would fail inside the *next* transaction and abort it.
         """
-        streams, self._streams = self._streams, set()
+        streams, self._s.streams = self._s.streams, set()
         for rows in streams:
             rows.expire()
 
     def _end_transaction(self) -> None:
         # What this transaction learnt about stored terms, graphs and locks is only
         # guaranteed while it lasts; prefixes may be changed by others after it.
-        self._tx_terms.clear()
-        self._tx_graphs.clear()
-        self._tx_write_locked = False
-        self._tx_next_id = None
-        self._tx_wrote_ids = False
-        self._ns = None
-        self._dt_fresh = False
+        self._s.tx_terms.clear()
+        self._s.tx_graphs.clear()
+        self._s.tx_write_locked = False
+        self._s.tx_next_id = None
+        self._s.tx_wrote_ids = False
+        self._s.ns = None
+        self._s.dt_fresh = False
 
     def _forget_ids(self) -> None:
         """Drop the id-keyed caches (another database, or ids that may be reused)."""
-        self._graph_names.clear()
-        self._dt_iris.clear()
-        self._dt_ids.clear()
-        self._dt_fresh = False
+        self._s.graph_names.clear()
+        self._s.dt_iris.clear()
+        self._s.dt_ids.clear()
+        self._s.dt_fresh = False
 
     def _begin_write(self) -> Connection:
-        """Connection for a write, holding the locks a writer needs.
+        """Connection for a write, holding the write lock from before anything is written.
 
-        PostgreSQL: the shared terms lock.  Every transaction that may reference
-        existing terms holds it in shared mode, so term garbage collection (which
-        needs it exclusively) can never delete a term that an uncommitted quad points
-        to.
+        One writer at a time on both databases, as SQLite has it anyway: concurrent
+        writers then never deadlock, never race on first-use inserts, and a writer's
+        reads after this point see everything committed before it.
 
-        SQLite: the database's write lock, taken before anything is written, because
-        the store numbers new terms itself from the highest id it reads.  A new
-        transaction begins with ``BEGIN IMMEDIATE``; one that has only read so far
-        takes the lock with a write that changes nothing.
+        PostgreSQL: an exclusive transaction-level advisory lock, released at commit or
+        rollback (or when the connection dies).  Term garbage collection runs under it
+        too, so it can never delete a term another writer's uncommitted quad points to.
+
+        SQLite: the database's write lock (the store numbers new terms itself from the
+        highest id it reads).  A new transaction begins with ``BEGIN IMMEDIATE``.  One
+        that has only read so far tries to take the lock in place, which fails at once
+        if another connection committed since its snapshot began (SQLite cannot turn a
+        stale snapshot into a writer); the transaction is then started afresh with
+        ``BEGIN IMMEDIATE``, so the reads before the first write may come from an
+        earlier snapshot than the writes.  Code whose reads must be as current as its
+        writes holds the lock first: :meth:`write_transaction`.
+
+        Waits end after :func:`~catalogue.graph.database.lock_timeout` with
+        :class:`~catalogue.graph.database.DatabaseBusy`, the transaction rolled back.
         """
         conn = self._connection()
-        if not self._tx_write_locked:
+        if self._s.tx_write_locked:
+            return conn
+        try:
             if conn.dialect.name == "postgresql":
-                conn.execute(
-                    text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": _PG_TERMS_LOCK}
-                )
-            elif conn.in_transaction():
-                conn.exec_driver_sql(_SQLITE_TAKE_WRITE_LOCK)
-            else:
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_WRITE_LOCK})
+            elif not conn.in_transaction():
                 begin_write_transaction(conn)
-            self._tx_write_locked = True
+            else:
+                self._sqlite_upgrade(conn)
+        except OperationalError as exc:
+            busy = busy_error(exc, conn.engine.url)
+            if busy is None:
+                raise
+            self.rollback()
+            raise busy from None
+        self._s.tx_write_locked = True
         return conn
+
+    def _sqlite_upgrade(self, conn: Connection) -> None:
+        """Turn this SQLite read transaction into the writer (see :meth:`_begin_write`)."""
+        try:
+            conn.exec_driver_sql(_SQLITE_TAKE_WRITE_LOCK)
+            return
+        except OperationalError as exc:
+            if busy_error(exc) is None:
+                raise
+            if self._s.streams:
+                # Starting afresh would end results still being read from the old snapshot.
+                self.rollback()
+                raise busy_error(exc, conn.engine.url) from None
+        self.rollback()
+        begin_write_transaction(conn)
+
+    @contextlib.contextmanager
+    def write_transaction(self) -> Iterator[Connection]:
+        """A transaction holding the write lock from its first statement; commits at the end.
+
+        Everything read inside it is current and stays so until it ends, which is what
+        read-modify-write code (a harvest diffing the previous version of a graph)
+        needs.  A read-only transaction open before is ended first.  Inside a
+        transaction that already writes, the block joins it and leaves the commit to
+        its owner.  An exception rolls the whole transaction back.
+        """
+        if self._s.tx_write_locked:
+            yield self._connection()
+            return
+        self.rollback()
+        conn = self._begin_write()
+        try:
+            yield conn
+            self.commit()
+        except BaseException:
+            self.rollback()
+            raise
 
     def analyze(self) -> None:
         """Refresh the query planner's statistics of the store's tables.
@@ -586,9 +744,9 @@ class SQLStore(Store):
 
     def _load_datatypes(self) -> None:
         rows = self._connection().execute(select(datatypes.c.id, datatypes.c.iri)).all()
-        self._dt_iris = {dt_id: iri for dt_id, iri in rows}
-        self._dt_ids = {iri: dt_id for dt_id, iri in rows}
-        self._dt_fresh = True
+        self._s.dt_iris = {dt_id: iri for dt_id, iri in rows}
+        self._s.dt_ids = {iri: dt_id for dt_id, iri in rows}
+        self._s.dt_fresh = True
 
     def datatype_ids(self) -> dict[str, int]:
         """Every stored datatype: IRI -> id.
@@ -597,9 +755,9 @@ class SQLStore(Store):
         SPARQL compiler asks for every query, and a new transaction is the earliest
         point at which datatypes written by others could become visible.
         """
-        if not self._dt_fresh:
+        if not self._s.dt_fresh:
             self._load_datatypes()
-        return dict(self._dt_ids)
+        return dict(self._s.dt_ids)
 
     def datatype_iri(self, dt_id: int) -> str:
         """The IRI of datatype ``dt_id``; :class:`LookupError` if there is none.
@@ -607,20 +765,20 @@ class SQLStore(Store):
         Answered from a cache (datatypes never change once written), which is
         refreshed when it does not know the id.
         """
-        iri = self._dt_iris.get(dt_id)
+        iri = self._s.dt_iris.get(dt_id)
         if iri is None:
             self._load_datatypes()
-            iri = self._dt_iris.get(dt_id)
+            iri = self._s.dt_iris.get(dt_id)
             if iri is None:
                 raise LookupError(f"datatype id {dt_id} does not exist")
         return iri
 
     def _datatype_id(self, iri: str) -> int | None:
         """Id of a stored datatype, or ``None`` if it is not stored (cache, then table)."""
-        dt_id = self._dt_ids.get(iri)
+        dt_id = self._s.dt_ids.get(iri)
         if dt_id is None:
             self._load_datatypes()
-            dt_id = self._dt_ids.get(iri)
+            dt_id = self._s.dt_ids.get(iri)
         return dt_id
 
     def decode_term(self, kind: int, value: str, datatype_id: int | None, lang: str | None) -> Node:
@@ -631,7 +789,7 @@ class SQLStore(Store):
         """
         if datatype_id is None:
             return decode(kind, value, None, lang)
-        iri = self._dt_iris.get(datatype_id)
+        iri = self._s.dt_iris.get(datatype_id)
         if iri is None:
             iri = self.datatype_iri(datatype_id)
         return decode(kind, value, iri, lang)
@@ -744,7 +902,7 @@ class SQLStore(Store):
         return node
 
     def _graph_name(self, gid: int) -> Node:
-        name = self._graph_names.get(gid)
+        name = self._s.graph_names.get(gid)
         if name is None:
             row = (
                 self._connection()
@@ -758,7 +916,7 @@ class SQLStore(Store):
             if row is None:
                 raise LookupError(f"graph id {gid} has no term; the database is inconsistent")
             name = self.decode_term(*row)
-            self._graph_names[gid] = name
+            self._s.graph_names[gid] = name
         return name
 
     def _context_graph(self, gid: int) -> Graph:
@@ -777,9 +935,9 @@ class SQLStore(Store):
         )
         names: dict[int, Node] = {}
         for gid, *term in rows:
-            name = self._graph_names.get(gid)
+            name = self._s.graph_names.get(gid)
             if name is None:
-                name = self._graph_names[gid] = self.decode_term(*term)
+                name = self._s.graph_names[gid] = self.decode_term(*term)
             names[gid] = name
         return names
 
@@ -815,7 +973,7 @@ class SQLStore(Store):
         slot numbers until the new terms have ids.
         """
         conn = self._begin_write()
-        known = self._tx_terms
+        known = self._s.tx_terms
         slots: dict[Node, int] = {}
         nodes: list[Node] = []
         slot_ids: list[int | None] = []
@@ -845,7 +1003,7 @@ class SQLStore(Store):
             self._resolve_slots(conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE))
         ids = cast(list[int], slot_ids)
         rows = {(ids[g], ids[s], ids[p], ids[o]) for g, s, p, o in local_rows}
-        graph_ids = {row[0] for row in rows} - self._tx_graphs
+        graph_ids = {row[0] for row in rows} - self._s.tx_graphs
         if graph_ids:
             _bulk_insert_graphs(conn, list(graph_ids))
             self._remember_graphs(graph_ids)
@@ -898,7 +1056,7 @@ class SQLStore(Store):
         by_hash = self._store_terms(
             conn, [(term_hash, node, content) for term_hash, (node, content) in pending.items()]
         )
-        known = self._tx_terms
+        known = self._s.tx_terms
         if len(known) + len(slot_hashes) > _TX_CACHE_LIMIT:
             known.clear()
         for slot, term_hash in slot_hashes:
@@ -946,7 +1104,7 @@ class SQLStore(Store):
             else:
                 num = comparable_value(value, datatype) if kind == LITERAL else None
                 rows.append((term_hash, kind, value, dt_ids[datatype], lang, num))
-        self._tx_wrote_ids = True
+        self._s.tx_wrote_ids = True
         if conn.dialect.name == "postgresql":
             hash_col, kinds, values, dts, langs, nums = _columns(rows)
             params = (
@@ -961,7 +1119,7 @@ class SQLStore(Store):
                 ids[term_hash] = term_id
             return
         first = self._next_term_id(conn)
-        self._tx_next_id = first + len(rows)
+        self._s.tx_next_id = first + len(rows)
         numbered = [(first + i, *row) for i, row in enumerate(rows)]
         inserted = conn.exec_driver_sql(_SQLITE_INSERT_TERMS, numbered).rowcount
         if inserted == len(rows):
@@ -975,20 +1133,20 @@ class SQLStore(Store):
         Safe because the transaction holds the write lock (see :meth:`_begin_write`):
         nobody else can insert terms until it ends.
         """
-        if self._tx_next_id is None:
-            self._tx_next_id = int(conn.exec_driver_sql(_SQLITE_NEXT_TERM_ID).scalar_one())
-        return self._tx_next_id
+        if self._s.tx_next_id is None:
+            self._s.tx_next_id = int(conn.exec_driver_sql(_SQLITE_NEXT_TERM_ID).scalar_one())
+        return self._s.tx_next_id
 
     def _write_datatypes(self, conn: Connection, iris: set[str]) -> dict[str, int]:
         """Ids of datatype IRIs, inserting the unknown ones (rare: once per datatype)."""
-        if not iris <= self._dt_ids.keys():
+        if not iris <= self._s.dt_ids.keys():
             self._load_datatypes()
-            new = sorted(iris - self._dt_ids.keys())
+            new = sorted(iris - self._s.dt_ids.keys())
             if new:
-                self._tx_wrote_ids = True
+                self._s.tx_wrote_ids = True
                 conn.execute(_INSERT_DATATYPE, [{"iri": iri} for iri in new])
                 self._load_datatypes()
-        return {iri: self._dt_ids[iri] for iri in iris}
+        return {iri: self._s.dt_ids[iri] for iri in iris}
 
     def _check_stored_terms(
         self, conn: Connection, contents: dict[int, _TermRow], hashes: list[int]
@@ -1004,9 +1162,9 @@ class SQLStore(Store):
         return found
 
     def _remember_graphs(self, graph_ids: Iterable[int]) -> None:
-        if len(self._tx_graphs) > _TX_CACHE_LIMIT:
-            self._tx_graphs.clear()
-        self._tx_graphs.update(graph_ids)
+        if len(self._s.tx_graphs) > _TX_CACHE_LIMIT:
+            self._s.tx_graphs.clear()
+        self._s.tx_graphs.update(graph_ids)
 
     def remove(
         self, triple: tuple[Node | None, Node | None, Node | None], context: Any = None
@@ -1086,11 +1244,11 @@ class SQLStore(Store):
             )
         )
         if stream:
-            self._streams.add(rows)
+            self._s.streams.add(rows)
         return rows
 
     def _release(self, rows: _Rows) -> None:
-        self._streams.discard(rows)
+        self._s.streams.discard(rows)
         rows.close()
 
     def _row_decoder(
@@ -1219,8 +1377,8 @@ class SQLStore(Store):
 
     def _ensure_graph(self, gnode: Node) -> int:
         """Id of graph ``gnode``, registering the graph if it does not exist."""
-        gid = self._tx_terms.get(gnode)
-        if gid is not None and gid in self._tx_graphs:
+        gid = self._s.tx_terms.get(gnode)
+        if gid is not None and gid in self._s.tx_graphs:
             return gid
         params: dict[str, Any] = {}
         found = None
@@ -1236,7 +1394,7 @@ class SQLStore(Store):
             gid = self._store_terms(conn, [(term_hash, gnode, cast(_TermRow, tuple(content)))])[
                 term_hash
             ]
-            self._tx_terms[gnode] = gid
+            self._s.tx_terms[gnode] = gid
             _bulk_insert_graphs(conn, [gid])
         else:
             gid = int(found)
@@ -1259,7 +1417,7 @@ class SQLStore(Store):
         old_ids = self._graph_term_ids(conn, gid)
         conn.execute(delete(quads).where(quads.c.g == gid))
         conn.execute(delete(graphs).where(graphs.c.id == gid))
-        self._tx_graphs.discard(gid)
+        self._s.tx_graphs.discard(gid)
         old_ids.add(gid)
         self._gc_terms(conn, old_ids)
 
@@ -1329,26 +1487,18 @@ class SQLStore(Store):
     def _gc_terms(self, conn: Connection, candidates: set[int]) -> int:
         """Delete those of ``candidates`` that nothing refers to any more.
 
-        On PostgreSQL this needs the terms lock exclusively; if another transaction is
-        writing (and might reference one of these terms in rows we cannot see yet)
-        the collection is skipped and the terms stay until a later collection or
-        :meth:`gc`.  Never waiting avoids deadlocks between concurrent loaders.
+        Runs under the write lock (``conn`` comes from :meth:`_begin_write`): no other
+        transaction can be about to reference one of these terms.
         """
         if not candidates:
             return 0
-        if conn.dialect.name == "postgresql":
-            got = conn.execute(
-                text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _PG_TERMS_LOCK}
-            ).scalar_one()
-            if not got:
-                return 0
         deleted = 0
         conds = self._unreferenced()
         for chunk in _chunks(sorted(candidates), _IN_CHUNK):
             result = conn.execute(delete(terms).where(terms.c.id.in_(chunk), *conds))
             deleted += max(result.rowcount, 0)
         # Terms this transaction had written may be gone now.
-        self._tx_terms.clear()
+        self._s.tx_terms.clear()
         return deleted
 
     def gc(self) -> int:
@@ -1359,21 +1509,19 @@ class SQLStore(Store):
         ``remove_graph`` already collect the terms they orphan.
         """
         conn = self._begin_write()
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_TERMS_LOCK})
         result = conn.execute(delete(terms).where(*self._unreferenced()))
-        self._tx_terms.clear()
+        self._s.tx_terms.clear()
         return max(result.rowcount, 0)
 
     # --------------------------------------------------------------- namespaces
 
     def _namespace_map(self) -> dict[str, str]:
-        if self._ns is None:
+        if self._s.ns is None:
             rows = self._connection().execute(
                 select(namespaces.c.prefix, namespaces.c.uri).order_by(namespaces.c.prefix)
             )
-            self._ns = {prefix: uri for prefix, uri in rows}
-        return self._ns
+            self._s.ns = {prefix: uri for prefix, uri in rows}
+        return self._s.ns
 
     def bind(self, prefix: str, namespace: URIRef, override: bool = True) -> None:
         """Bind ``prefix`` to ``namespace``.
@@ -1381,25 +1529,30 @@ class SQLStore(Store):
         With ``override`` the pair replaces any binding of the prefix and any other
         prefix of the namespace; without it, the pair is only added when neither the
         prefix nor the namespace is bound yet (as in rdflib's Memory store).
-        Unchanged bindings cause no write.
+        Unchanged bindings cause no write.  The decision is taken again under the write
+        lock, against the bindings as they are then: two processes binding the same
+        prefix at once both succeed, one after the other.
         """
-        ns_map = self._namespace_map()
         uri = str(namespace)
-        bound_uri = ns_map.get(prefix)
-        bound_prefixes = [p for p, u in ns_map.items() if u == uri]
-        if override:
-            if bound_uri == uri and bound_prefixes == [prefix]:
-                return
-        elif bound_uri is not None or bound_prefixes:
+        if not self._binding_needed(prefix, uri, override):
             return
         conn = self._begin_write()
+        self._s.ns = None
+        if not self._binding_needed(prefix, uri, override):
+            return
         conn.execute(
             delete(namespaces).where((namespaces.c.prefix == prefix) | (namespaces.c.uri == uri))
         )
         conn.execute(namespaces.insert(), [{"prefix": prefix, "uri": uri}])
-        for p in bound_prefixes:
-            ns_map.pop(p, None)
-        ns_map[prefix] = uri
+        self._s.ns = None
+
+    def _binding_needed(self, prefix: str, uri: str, override: bool) -> bool:
+        ns_map = self._namespace_map()
+        bound_uri = ns_map.get(prefix)
+        bound_prefixes = [p for p, u in ns_map.items() if u == uri]
+        if override:
+            return not (bound_uri == uri and bound_prefixes == [prefix])
+        return bound_uri is None and not bound_prefixes
 
     def namespace(self, prefix: str) -> URIRef | None:
         uri = self._namespace_map().get(prefix)
@@ -1419,8 +1572,8 @@ class SQLStore(Store):
     # ------------------------------------------------------------------ bulk writers
 
     def begin_write(self) -> Connection:
-        """The connection, holding the locks a writer needs (SQLite's write lock, the
-        shared PostgreSQL terms lock); for bulk writers that bypass :meth:`addN`."""
+        """The connection, holding the write lock (see :meth:`_begin_write`); for bulk
+        writers that bypass :meth:`addN`."""
         return self._begin_write()
 
     def write_datatypes(self, iris: set[str]) -> dict[str, int]:
@@ -1432,14 +1585,14 @@ class SQLStore(Store):
         caller in this write transaction (the store numbers terms itself there)."""
         conn = self._begin_write()
         first = self._next_term_id(conn)
-        self._tx_next_id = first + count
-        self._tx_wrote_ids = True
+        self._s.tx_next_id = first + count
+        self._s.tx_wrote_ids = True
         return first
 
     def note_ids_written(self) -> None:
         """Tell the store a bulk writer inserted terms: a rollback must then drop the
         id caches filled in this transaction."""
-        self._tx_wrote_ids = True
+        self._s.tx_wrote_ids = True
 
     # ---------------------------------------------------------------------- SPARQL
 
