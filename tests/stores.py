@@ -25,8 +25,8 @@ Registries:
   document parses but fails validation (wrong type, missing required key:
   the pointer names the member that is missing).
 
-``big_hierarchy``/``big_v3_hierarchy`` (benchmarks) and ``build_client_variety``
-(validation) are not in ``GOOD_STORES``.
+``big_hierarchy``/``big_v3_hierarchy`` (benchmarks), ``build_client_variety``
+(validation) and ``build_optional_codecs`` (chunk reads) are not in ``GOOD_STORES``.
 ``nonexistent(root)`` returns a path that does not exist.
 """
 
@@ -786,6 +786,60 @@ def build_client_variety(root: pathlib.Path) -> dict[str, pathlib.Path]:
                      "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}},
     }).result()[:5, :2].write(np.ones((5, 2), dtype="float32")).result()
     out["ts2_blosc_slash"] = blosc
+    return out
+
+
+# ---------------------------------------------------------------------------
+# codecs that need a package numcodecs does not install
+# ---------------------------------------------------------------------------
+
+#: The values of ``build_optional_codecs``' ``v2_msgpack`` array, which zarr-python 3 cannot read.
+MSGPACK_VALUES = ["α", "bc", "", "d"]
+
+
+def build_optional_codecs(root: pathlib.Path) -> dict[str, pathlib.Path]:
+    """One lone array per codec whose numcodecs implementation needs an extra package.
+
+    Returns name -> store root: ``v2_zfpy``/``v3_zfpy`` (package zfpy),
+    ``v2_pcodec``/``v3_pcodec`` (pcodec), ``v2_msgpack`` (msgpack) and
+    ``v3_crc32c``/``v3_sharded`` (google-crc32c: a crc32c chunk checksum, and
+    zarr-python's default shard index checksum). Writing them needs the dev
+    extras; each array holds data, so reading it decodes with the codec.
+    ``v2_msgpack`` is hand-made: zarr-python 3 neither writes nor reads the
+    ``msgpack2`` object codec (zarr-python 2 wrote it), so it is a zarr-python
+    string array whose filter and chunk are replaced by numcodecs' MsgPack.
+    """
+    import numcodecs
+    import zarr
+    from zarr.codecs import Crc32cCodec
+    from zarr.codecs import numcodecs as numcodecs_v3
+
+    base = _fresh(root, "optional_codecs")
+    data = np.linspace(-1, 1, 48, dtype="f8").reshape(6, 8)
+    out: dict[str, pathlib.Path] = {}
+    with _quiet():  # zarr-python warns that numcodecs codecs are not in the v3 specification
+        arrays: dict[str, dict[str, Any]] = {
+            "v3_zfpy": {"zarr_format": 3, "compressors": None,
+                        "serializer": numcodecs_v3.ZFPY(mode=4, tolerance=-1, rate=-1, precision=-1)},
+            "v3_pcodec": {"zarr_format": 3, "compressors": None, "serializer": numcodecs_v3.PCodec(level=8)},
+            "v2_zfpy": {"zarr_format": 2, "compressors": numcodecs.ZFPY(mode=4)},
+            "v2_pcodec": {"zarr_format": 2, "compressors": numcodecs.PCodec(level=8)},
+            "v3_crc32c": {"zarr_format": 3, "compressors": [Crc32cCodec()]},
+            "v3_sharded": {"zarr_format": 3, "shards": (4, 8)},
+        }
+        for name, kwargs in arrays.items():
+            a = zarr.create_array(base / f"{name}.zarr", shape=(6, 8), chunks=(2, 4), dtype="f8",
+                                  fill_value=float("nan"), **kwargs)
+            a[:4] = data[:4]
+            out[name] = base / f"{name}.zarr"
+        path = base / "v2_msgpack.zarr"
+        zarr.create_array(path, shape=(4,), chunks=(4,), dtype=str, zarr_format=2, compressors=None)
+    msgpack = numcodecs.get_codec({"id": "msgpack2"})
+    meta = json.loads((path / ".zarray").read_text(encoding="utf-8"))
+    meta["filters"] = [msgpack.get_config()]  # hand-made
+    _write_json(path / ".zarray", meta)
+    (path / "0").write_bytes(msgpack.encode(np.array(MSGPACK_VALUES, dtype=object)))  # hand-made
+    out["v2_msgpack"] = path
     return out
 
 

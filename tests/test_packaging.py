@@ -7,6 +7,13 @@ finds them in the checkout whatever the packaging says, so this test builds a re
 wheel from a copy of the tree, checks its contents and entry points, installs it
 into a folder of its own and runs the CLI from there, in a working directory outside
 the repository, so nothing can come from the checkout.
+
+A clean install is also checked as users make it (``pip install zarr-catalogue``, as
+``make demo`` does): the wheel goes into a fresh virtualenv with no extras, pip
+resolving the runtime dependencies from the index, and that install's console script
+harvests, reads and resolves every array the clients write (``stores.build_client_variety``),
+compared with zarr-python's reads here. A codec package that only the dev extras bring
+(crc32c once was) shows up there as a failed read.
 """
 
 from __future__ import annotations
@@ -20,13 +27,17 @@ import subprocess
 import sys
 import zipfile
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
+import numpy as np
 import pytest
 
 try:
     from tests import stores
+    from tests.zarr_reference import arrays_of, same, same_dtype, zarr_read
 except ImportError:  # tests/ is not a package: pytest put tests/ itself on sys.path
     import stores
+    from zarr_reference import arrays_of, same, same_dtype, zarr_read
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -208,3 +219,158 @@ def test_installed_wheel_runs_outside_the_checkout(wheel: pathlib.Path, tmp_path
     script = site / "bin" / "catalogue"
     assert script.is_file(), sorted(p.name for p in site.iterdir())
     _run([str(script), "--version"], cwd=work, env=env)
+
+
+# --------------------------------------------------------- a clean install, as users make it
+def _clean_env(venv: pathlib.Path) -> dict[str, str]:
+    """The environment of the fresh virtualenv's commands: nothing of the dev venv leaks in.
+
+    No PYTHONPATH, no VIRTUAL_ENV of the dev venv (nor its bin/ on PATH), no user site;
+    pip's own settings (index, cache) stay, so pip resolves from the index as users' pip does.
+    """
+    drop = {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONSTARTUP", "CATALOGUE_DB", "PYTHONSAFEPATH"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    dev_bin = pathlib.Path(sys.prefix, "bin").resolve()
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and pathlib.Path(p).resolve() != dev_bin]
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), *path])
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+@pytest.fixture(scope="module")
+def clean_install(wheel: pathlib.Path, tmp_path_factory) -> pathlib.Path:
+    """A fresh virtualenv holding the wheel installed with NO extras: the runtime dependencies only.
+
+    pip resolves them from the index (its cache keeps later runs fast), so a codec package
+    missing from ``[project] dependencies`` is missing here, as it is after ``make demo``.
+    """
+    root = tmp_path_factory.mktemp("clean")
+    venv = root / "venv"
+    env = _clean_env(venv)
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=root, env=env)
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], cwd=root, env=env, timeout=1200)
+    return venv
+
+
+#: Run once by the fresh venv's Python: the installed console script, executed in this one
+#: process for each array (``read`` and ``resolve``), so a hundred CLI runs do not each pay
+#: the interpreter's start-up. Its exit code, stdout and stderr are kept as a shell would see them.
+DRIVER = """
+import contextlib, io, json, runpy, sys, traceback
+import catalogue, numcodecs
+
+job = json.loads(open(sys.argv[1], encoding="utf-8").read())
+
+def console(*args):
+    sys.argv = [job["script"], *args]
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_path(job["script"], run_name="__main__")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except BaseException:
+            code = "crash: " + traceback.format_exc()
+    return code, out.getvalue(), err.getvalue().strip()
+
+found = {"catalogue": catalogue.__file__, "numcodecs": numcodecs.__file__, "arrays": {}}
+for i, iri in enumerate(job["arrays"]):
+    npy = f"{job['out']}/{i}.npy"
+    read, resolve = console("read", iri, "-o", npy, "--db", job["db"]), console("resolve", iri, "--db", job["db"])
+    found["arrays"][iri] = {"npy": npy, "read": read[0], "read_error": read[2],
+                            "resolve": resolve[0], "resolution": resolve[1], "resolve_error": resolve[2]}
+print(json.dumps(found))
+"""
+
+
+def _problems(label: str, store: pathlib.Path, path: str, npy: pathlib.Path, resolution: str) -> list[str]:
+    """What is wrong with a clean install's ``read`` (.npy) and ``resolve`` (JSON) of one array."""
+    problems = []
+    mine = np.load(npy, allow_pickle=True)  # object arrays (strings) are pickled by `catalogue read`
+    expected = zarr_read(store, path, (Ellipsis,))
+    if not same(mine, expected) or not same_dtype(mine, expected):
+        problems.append(f"{label}: read {mine.dtype}{list(mine.shape)} {mine.tolist()!r:.200} "
+                        f"!= zarr-python's {expected.dtype}{list(expected.shape)} {expected.tolist()!r:.200}")
+    try:
+        result: dict[str, Any] = json.loads(resolution)
+    except ValueError as exc:
+        return [*problems, f"{label}: resolve printed no JSON ({exc}): {resolution[:200]!r}"]
+    chunks = result.get("chunks")
+    if not isinstance(chunks, list) or len(chunks) != result.get("chunk_count"):
+        return [*problems, f"{label}: resolve lists {type(chunks).__name__} chunks, chunk_count {result.get('chunk_count')}"]
+    folder = store / path if path else store
+    for chunk in chunks:
+        where = chunk.get("shard", chunk)  # a sharded array's entries are inner chunks: the file is the shard
+        if not {"index", "fill"} <= chunk.keys() or not {"key", "url"} <= where.keys():
+            problems.append(f"{label}: resolve entry without index, fill, key or url: {chunk}")
+            break
+        if not chunk["fill"] and not (folder / where["key"]).is_file():
+            problems.append(f"{label}: resolve lists {where['key']} with data, no such file")
+        if not chunk["fill"] and "shard" in chunk and len(chunk.get("byte_range", ())) != 2:
+            problems.append(f"{label}: resolve gives an inner chunk without its byte range: {chunk}")
+    if result.get("fill_chunks") != sum(bool(c["fill"]) for c in chunks):
+        problems.append(f"{label}: fill_chunks {result.get('fill_chunks')} does not count the fill entries")
+    return problems
+
+
+def test_clean_install_harvests_reads_and_resolves_every_client_array(clean_install: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """`pip install zarr-catalogue` (no extras) reads every array zarr-python, xarray and tensorstore write.
+
+    Sharded v3 arrays check their shard index with crc32c, so this fails whenever a codec
+    package the reader needs is in the dev extras only. zarr-python reads every one of these
+    stores, so it is the reference throughout (as in test_chunks).
+    """
+    found = stores.build_client_variety(tmp_path / "stores")  # written here, by the clients, with the dev extras
+    arrays = {iri: (name, store, path) for name, store in sorted(found.items()) for path, iri in arrays_of(store)}
+    script = clean_install / "bin" / "catalogue"
+    assert script.is_file(), sorted(p.name for p in (clean_install / "bin").iterdir())
+    env = _clean_env(clean_install)
+    work = tmp_path / "work"  # outside the repository: nothing can come from the checkout
+    work.mkdir()
+    db = str(tmp_path / "clean.db")
+
+    # harvest every store, then list the arrays through the catalogue itself
+    _run([str(script), "harvest", *map(str, found.values()), "--db", db], cwd=work, env=env)
+    listed = _run([str(script), "query", "SELECT ?array WHERE { ?array a zarr:Array }", "--format", "json",
+                   "--db", db], cwd=work, env=env)
+    catalogued = {b["array"]["value"] for b in json.loads(listed.stdout)["results"]["bindings"]}
+    assert catalogued == set(arrays), (sorted(catalogued ^ set(arrays)))
+
+    # the console script as its own process, for the sharded arrays zarr-python and tensorstore write
+    failures: list[str] = []
+    sharded = [(found["zarr_v3"], "sharded"), (found["ts3_sharded_index_start"], "")]
+    for store, path in sharded:
+        iri = store.absolute().as_uri() + (f"/{path}" if path else "")
+        label = f"{arrays[iri][0]}/{path} (own process)"
+        npy = work / f"{arrays[iri][0]}.npy"
+        read = subprocess.run([str(script), "read", iri, "-o", str(npy), "--db", db], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        resolve = subprocess.run([str(script), "resolve", iri, "--db", db], cwd=work, env=env,
+                                 capture_output=True, text=True, timeout=300, check=False)
+        if read.returncode or resolve.returncode:
+            failures.append(f"{label}: read exit {read.returncode} {read.stderr.strip()!r}, "
+                            f"resolve exit {resolve.returncode} {resolve.stderr.strip()!r}")
+        else:
+            failures += _problems(label, store, path, npy, resolve.stdout)
+
+    # every array: read and resolve by the installed console script, run by one driver process
+    job = tmp_path / "job.json"
+    out = work / "reads"
+    out.mkdir()
+    job.write_text(json.dumps({"script": str(script), "db": db, "out": str(out), "arrays": sorted(arrays)}))
+    driver = work / "driver.py"
+    driver.write_text(DRIVER, encoding="utf-8")
+    proc = _run([str(clean_install / "bin" / "python"), str(driver), str(job)], cwd=work, env=env, timeout=900)
+    ran = json.loads(proc.stdout)
+    for key in ("catalogue", "numcodecs"):
+        where = pathlib.Path(ran[key]).resolve()
+        assert where.is_relative_to(clean_install.resolve()) and not where.is_relative_to(REPO), (key, where)
+    for iri, (name, store, path) in sorted(arrays.items()):
+        result, label = ran["arrays"][iri], f"{name}/{path}"
+        if result["read"] != 0 or result["resolve"] != 0:
+            failures.append(f"{label}: read exit {result['read']} {result['read_error']!r}, "
+                            f"resolve exit {result['resolve']} {result['resolve_error']!r}")
+            continue
+        failures += _problems(label, store, path, pathlib.Path(result["npy"]), result["resolution"])
+    assert len(ran["arrays"]) == len(arrays) > 50
+    assert not failures, f"{len(failures)} of {len(arrays)} arrays fail in a clean install:\n" + "\n".join(failures)

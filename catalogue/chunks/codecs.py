@@ -1,11 +1,17 @@
 """Decoding one chunk: v3 codec chains and v2 filters + compressor.
 
 Compression and checksums are numcodecs' (gzip, zstd, blosc, crc32c and any
-``numcodecs.*`` codec, v2 compressors and filters); the ``bytes`` codec
-(endianness) and ``transpose`` are NumPy views; ``sharding_indexed`` met
+``numcodecs.*`` codec, v2 compressors and filters), and so are the v3
+array-to-bytes codecs ``numcodecs.zfpy`` and ``numcodecs.pcodec``; the ``bytes``
+codec (endianness) and ``transpose`` are NumPy views; ``sharding_indexed`` met
 inside a chain (nested sharding) is decoded by ``sharding``. Every failure is
 a ``ChunkError`` naming the chunk; nothing is silently filled. ``pickle`` is
 refused: decoding it would run code taken from the store.
+
+A few numcodecs codecs need a package numcodecs does not install
+(``OPTIONAL_PACKAGES``); numcodecs registers such a codec only when that
+package imports, so a read that meets one without it says which package to
+install instead of numcodecs' bare "codec not available".
 """
 
 from __future__ import annotations
@@ -22,7 +28,20 @@ from catalogue.errors import CatalogueError
 UNSAFE = {"pickle", "numcodecs.pickle"}
 _BYTES_TO_BYTES_V3 = {"gzip": "gzip", "zstd": "zstd", "blosc": "blosc", "crc32c": "crc32c"}
 _ARRAY_TO_ARRAY = {"transpose"}
-_ARRAY_TO_BYTES = {"bytes", "endian", "vlen-utf8", "vlen-bytes", "sharding_indexed"}
+_NUMCODECS_ARRAY_TO_BYTES = {"numcodecs.zfpy", "numcodecs.pcodec"}
+_ARRAY_TO_BYTES = {"bytes", "endian", "vlen-utf8", "vlen-bytes", "sharding_indexed", *_NUMCODECS_ARRAY_TO_BYTES}
+
+#: numcodecs codec id -> (the package its numcodecs implementation imports, how to install it).
+#: ``crc32c`` (zarr-python's default shard index checksum) needs ``google-crc32c``, a runtime
+#: dependency of the catalogue, so it is only missing from an install made with ``--no-deps``.
+#: The others are optional extras (pyproject): each extra pins versions that numcodecs can
+#: import (a bare ``pip install zfpy`` brings zfpy 1.0.1.post0, which breaks numcodecs' import).
+OPTIONAL_PACKAGES: dict[str, tuple[str, str]] = {
+    "crc32c": ("google-crc32c", "pip install google-crc32c"),
+    "zfpy": ("zfpy", "pip install 'zarr-catalogue[zfpy]'"),
+    "pcodec": ("pcodec", "pip install 'zarr-catalogue[pcodec]'"),
+    "msgpack2": ("msgpack", "pip install 'zarr-catalogue[msgpack]'"),
+}
 
 
 class ChunkError(CatalogueError):
@@ -53,7 +72,24 @@ def _cached_numcodec(name: str, configuration_json: str) -> Any:
     try:
         return get_codec({"id": codec_id, **config})
     except Exception as exc:  # numcodecs raises ValueError/KeyError/TypeError for unknown ids and configs
+        missing = _missing_package(codec_id)
+        if missing is not None:
+            raise ChunkError(f"codec {name!r} {missing}") from exc
         raise ChunkError(f"unknown or unsupported codec {name!r}: {exc}") from exc
+
+
+def _missing_package(codec_id: str) -> str | None:
+    """What to install when ``codec_id`` is an optional numcodecs codec left unregistered.
+
+    numcodecs registers these codecs at import only if their package imports, so an
+    unregistered one means the package is missing (or too old for numcodecs to import).
+    """
+    from numcodecs.registry import codec_registry
+
+    if codec_id not in OPTIONAL_PACKAGES or codec_id in codec_registry:
+        return None
+    package, install = OPTIONAL_PACKAGES[codec_id]
+    return f"needs the package {package}: {install}"
 
 
 def _decode_through(data: Any, codecs: list[dict[str, Any]]) -> Any:
@@ -77,8 +113,7 @@ def decode_v3(data: bytes, codecs: list[dict[str, Any]], shape: tuple[int, ...],
 
     ``fill_value`` fills the absent inner chunks of a nested shard.
     """
-    split = next((i for i, c in enumerate(codecs) if c["name"] in _ARRAY_TO_BYTES
-                  or c["name"] in ("numcodecs.pcodec", "numcodecs.zfpy")), None)
+    split = next((i for i, c in enumerate(codecs) if c["name"] in _ARRAY_TO_BYTES), None)
     if split is None:
         raise ChunkError("the codec chain has no array-to-bytes codec")
     a2a, a2b, b2b = codecs[:split], codecs[split], codecs[split + 1:]
@@ -130,7 +165,22 @@ def _array_to_bytes(codec: dict[str, Any], data: bytes, shape: tuple[int, ...], 
         from catalogue.chunks.sharding import decode_shard
 
         return decode_shard(data, conf, shape, dtype, fill_value)
+    if name in _NUMCODECS_ARRAY_TO_BYTES:
+        return _numcodecs_array(name, conf, data, shape, dtype)
     raise ChunkError(f"unsupported array-to-bytes codec {name!r}")
+
+
+def _numcodecs_array(name: str, conf: dict[str, Any], data: bytes, shape: tuple[int, ...],
+                     dtype: np.dtype) -> np.ndarray:
+    """``numcodecs.zfpy``/``numcodecs.pcodec``: the codec's own header gives the items, in C order."""
+    codec = _numcodec(name, conf)
+    try:
+        items = np.asarray(codec.decode(data))
+    except Exception as exc:
+        raise ChunkError(f"{name}: {exc}") from exc
+    if items.size != math.prod(shape) or items.dtype.newbyteorder("=") != dtype.newbyteorder("="):
+        raise ChunkError(f"{name}: decoded {items.size} items of {items.dtype}, expected {math.prod(shape)} of {dtype}")
+    return items.astype(dtype, copy=False).reshape(shape)
 
 
 def decode_v2(data: bytes, codecs: list[dict[str, Any]], shape: tuple[int, ...], dtype: np.dtype, order: str) -> np.ndarray:
