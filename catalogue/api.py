@@ -6,6 +6,8 @@ done from Python with the same semantics (transactions, errors, outputs).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import pathlib
 import posixpath
@@ -13,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from rdflib import PROV, RDF, SH, BNode, Dataset, Graph, Literal, URIRef
+from rdflib import PROV, RDF, RDFS, SH, BNode, Dataset, Graph, Literal, Namespace, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
@@ -147,6 +149,17 @@ def node_closure(graph: Graph, iri: URIRef, *, skip: Iterable[URIRef] = ()) -> l
     return out
 
 
+@functools.cache
+def _store_prefixes() -> dict[str, Namespace]:
+    """The catalogue's prefixes that the store keeps bound: all but those whose namespace
+    rdflib binds under another prefix (``dct``, rdflib's ``dcterms``). rdflib rebinds its
+    own whenever it makes a namespace manager, so binding ours too would make every read
+    that serialises and every open write, undoing each other. Queries get all of
+    :data:`~catalogue.rdf.vocabulary.PREFIXES` all the same (:meth:`Catalogue.query`)."""
+    rdflib_prefix = {str(ns): prefix for prefix, ns in Graph().namespaces()}
+    return {prefix: ns for prefix, ns in PREFIXES.items() if rdflib_prefix.get(str(ns), prefix) == prefix}
+
+
 class Catalogue:
     """A catalogue database: harvest into it, query it, rebuild metadata from it."""
 
@@ -156,13 +169,14 @@ class Catalogue:
         self.store = SQLStore(private=True)
         self.store.open(self.url, create=True)
         self.dataset = Dataset(store=self.store, default_union=True)
-        for prefix, ns in PREFIXES.items():
+        # Every new rdflib namespace manager on the store (DESCRIBE and serialisations make
+        # one) binds rdflib's default prefixes, overriding other prefixes of the same
+        # namespaces. Bound here, with the catalogue's own that do not fight them, so that
+        # opening an initialised catalogue and reading it never write: nothing needs binding.
+        Graph(store=self.store).namespace_manager  # noqa: B018 - binding is the side effect
+        for prefix, ns in _store_prefixes().items():
             if self.store.namespace(prefix) != URIRef(str(ns)):
                 self.store.bind(prefix, ns, override=True)
-        # Every new rdflib Graph on the store binds rdflib's default prefixes where they are
-        # missing (DESCRIBE makes one). Bound once here, so that reads never write: a read
-        # that writes would hold SQLite's write lock until its transaction ends.
-        Graph(store=self.store).namespace_manager  # noqa: B018 - binding is the side effect
         self.store.commit()
 
     # ----------------------------------------------------------- lifecycle
@@ -185,6 +199,7 @@ class Catalogue:
         profile: str = DEFAULT_PROFILE,
         name: str = "",
         full: bool = False,
+        wait: bool = False,
         progress: Callable[[int], None] | None = None,
         **load_options: Any,
     ) -> HarvestReport:
@@ -195,6 +210,13 @@ class Catalogue:
         catalogued triples; the report lists them. Errors that make the
         whole hierarchy unusable raise, and leave the hierarchy's graph as it
         was; the failed run is still recorded.
+
+        One harvest of a source at a time (:mod:`catalogue.graph.lock`): another
+        harvest of the same source raises :class:`~catalogue.graph.lock.HarvestLocked`
+        (exit code 3), or with ``wait`` is waited for. Harvests of other sources run
+        alongside; only their write transactions take turns. The run is recorded as
+        started (with host and process id) in a transaction of its own before
+        anything is read, so a run whose process dies shows as ``interrupted``.
 
         Every node is validated (``catalogue.validate``); the findings are
         stored in the graph as a SHACL report and each node is flagged
@@ -212,12 +234,39 @@ class Catalogue:
         skips that check. ``progress`` is called with the number of nodes read
         as the reading goes.
         """
-        from catalogue.rdf.provenance import HARVESTS_GRAPH, Run
+        from catalogue.graph.lock import HarvestLocked, harvest_lock
+        from catalogue.rdf.provenance import Run
 
-        run = Run(source=source_url(source), label=name)
+        url = source_url(source)
+        try:
+            with harvest_lock(self.store.engine, url, wait=wait) as holder:
+                run = Run(source=url, label=name, host=holder.host, pid=holder.pid, holder=holder.token)
+                self._start(run)
+                try:
+                    report = self._harvest(run, source, max_document_bytes=max_document_bytes,
+                                           validate=validate, profile=profile, full=full,
+                                           progress=progress, load_options=load_options)
+                    run.recorded = True  # every way out of _harvest that returns has recorded the end
+                    return report
+                except BaseException as exc:
+                    if not run.recorded:  # the run ends here, failed
+                        run.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                        run.errors.append(str(exc) if isinstance(exc, CatalogueError) else f"{type(exc).__name__}: {exc}")
+                        with contextlib.suppress(Exception):
+                            self._record(run)
+                    raise
+        except HarvestLocked as exc:
+            raise HarvestLocked(url, self._running_description(url)) from exc
+
+    def _harvest(self, run: Any, source: str, *, max_document_bytes: int, validate: bool, profile: str,
+                 full: bool, progress: Callable[[int], None] | None, load_options: dict[str, Any]) -> HarvestReport:
+        """The harvest proper, under the source's lock, with the run's start recorded."""
+        from catalogue.rdf.provenance import HARVESTS_GRAPH
+
         try:
             reader = SourceReader(source, max_document_bytes=max_document_bytes, **load_options)
             previous = None if full else self._current_state(URIRef(reader.url))
+            self.store.rollback()  # no snapshot held while the source is read (WAL checkpoints wait for it)
             state = None if full else reader.state(previous)
             if state is not None:
                 state = f"{state}|{profile if validate else 'unvalidated'}|{software_release()}"
@@ -230,42 +279,45 @@ class Catalogue:
             self._record(run)
             raise
         graph_id = URIRef(hierarchy.url)
-        run.graph = run.source = hierarchy.url
+        run.graph = hierarchy.url
         report = HarvestReport(source=source, graph=hierarchy.url, run=run)
         report.errors = hierarchy.errors
         report.undiscovered = list(getattr(hierarchy, "undiscovered", []))
         report.failed_paths = sorted(hierarchy.failed)
         run.failed = len(hierarchy.failed)
         run.errors = [str(e) for e in hierarchy.errors]
-        old_fingerprints = self._fingerprints(graph_id)
-        kept_triples, kept_paths = self._previous_versions(graph_id, hierarchy)
-        report.kept = sorted(kept_paths)
-        catalogued = set(hierarchy.nodes) | kept_paths
-        if not hierarchy.nodes and not kept_triples:
-            run.outcome = "failed"
-            self._record(run)
-            return report  # nothing readable, nothing to keep: the catalogue stays as it was
         new_fingerprints = {hierarchy.iri(p): node_fingerprint(n) for p, n in hierarchy.nodes.items()}
-        kept_iris = {hierarchy.iri(p) for p in kept_paths}
-        run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
-        run.changed = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri, fp) != fp)
-        run.unchanged = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri) == fp)
-        run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
-        if hierarchy.failed:
-            run.outcome = "partial"
-        elif not kept_paths:
-            run.state = state  # every node read: a later run may compare against this state
-        extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
-        if validate:
-            from catalogue.rdf.shacl import report_triples
+        validation = validate_hierarchy(hierarchy, profile=profile, source=source) if validate else None
+        # Everything the write depends on is read inside the write transaction: it is then
+        # current, and stays so until the commit.
+        with self.store.write_transaction():
+            old_fingerprints = self._fingerprints(graph_id)
+            kept_triples, kept_paths = self._previous_versions(graph_id, hierarchy)
+            report.kept = sorted(kept_paths)
+            catalogued = set(hierarchy.nodes) | kept_paths
+            if not hierarchy.nodes and not kept_triples:
+                run.outcome = "failed"
+                run.ended = provenance_now()
+                self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+                return report  # nothing readable, nothing to keep: the catalogue stays as it was
+            kept_iris = {hierarchy.iri(p) for p in kept_paths}
+            run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
+            run.changed = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri, fp) != fp)
+            run.unchanged = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri) == fp)
+            run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
+            if hierarchy.failed:
+                run.outcome = "partial"
+            elif not kept_paths:
+                run.state = state  # every node read: a later run may compare against this state
+            extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
+            if validation is not None:
+                from catalogue.rdf.shacl import report_triples
 
-            report.validation = validate_hierarchy(hierarchy, profile=profile, source=source)
-            extra += report_triples(report.validation, hierarchy, catalogued)
-        # Incremental when the previous version can be diffed node by node; a harvest with
-        # failed nodes (whose previous versions are spliced in) replaces the graph whole.
-        incremental = bool(old_fingerprints) and not hierarchy.failed and not kept_paths
-        try:
-            if incremental:
+                report.validation = validation
+                extra += report_triples(validation, hierarchy, catalogued)
+            # Incremental when the previous version can be diffed node by node; a harvest with
+            # failed nodes (whose previous versions are spliced in) replaces the graph whole.
+            if old_fingerprints and not hierarchy.failed and not kept_paths:
                 report.triples = self._write_changes(graph_id, hierarchy, old_fingerprints, new_fingerprints, extra)
             else:
                 triples = list(hierarchy_triples(hierarchy, member_filter=catalogued))
@@ -274,11 +326,7 @@ class Catalogue:
                 triples += [(URIRef(iri), ZARR.fingerprint, Literal(fp)) for iri, fp in new_fingerprints.items()]
                 report.triples = self.store.replace_graph(graph_id, triples + extra)
             run.ended = provenance_now()
-            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.triples())
-            self.store.commit()
-        except BaseException:
-            self.store.rollback()
-            raise
+            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
         for node in hierarchy.nodes.values():
             if node.kind == "array":
                 report.arrays += 1
@@ -342,7 +390,7 @@ class Catalogue:
         """Record a run that found the source as it was: counts from the graph, nothing rewritten."""
         graph_id = URIRef(graph)
         current = Graph(store=self.store, identifier=graph_id)
-        run.graph = run.source = graph
+        run.graph = graph
         run.outcome = "unchanged"
         run.state = state
         run.unchanged = sum(1 for _ in current.subject_objects(ZARR.fingerprint))
@@ -353,18 +401,47 @@ class Catalogue:
         report.invalid_nodes = sum(1 for _ in current.subjects(ZARR.valid, Literal(False)))
         return report
 
+    def _start(self, run: Any) -> None:
+        """Record the run's start in a transaction of its own, before anything is read.
+
+        Runs of the same source that never ended are closed as ``interrupted`` first:
+        this run holds the source's lock, so their processes are gone.
+        """
+        from catalogue.rdf.provenance import HARVESTS_GRAPH
+
+        with self.store.write_transaction():
+            for earlier in self._unended_runs(run.source):
+                self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
+            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.start_triples())
+
     def _record(self, run: Any) -> None:
-        """Record a run that changed no hierarchy graph, in a transaction of its own."""
+        """Record the end of a run that changed no hierarchy graph, in a transaction of its own."""
         from catalogue.rdf.provenance import HARVESTS_GRAPH
 
         run.ended = provenance_now()
-        try:
-            self.store.rollback()
-            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.triples())
-            self.store.commit()
-        except BaseException:
-            self.store.rollback()
-            raise
+        with self.store.write_transaction():
+            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+        run.recorded = True
+
+    def _unended_runs(self, source: str) -> list[URIRef]:
+        """Runs of ``source`` that recorded a start and no outcome."""
+        from catalogue.rdf.provenance import HARVESTS_GRAPH
+
+        found = self.query(
+            f"SELECT ?run WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ ?run a zarr:HarvestRun ; prov:used ?source "
+            f"FILTER NOT EXISTS {{ ?run zarr:outcome ?o }} }} }}",
+            initBindings={"source": URIRef(source)},
+        )
+        return [URIRef(str(row.run)) for row in found]
+
+    def _running_description(self, source: str) -> str:
+        """``pid P on host H since T`` of the newest unended run of ``source`` (for HarvestLocked)."""
+        self.store.rollback()
+        runs = [r for r in self.harvests(limit=None, source=source) if r["outcome"] == "running"]
+        if not runs:
+            return ""
+        newest = runs[0]
+        return f"pid {newest['pid']} on host {newest['host']} since {newest['started']}"
 
     def _fingerprints(self, graph_id: URIRef) -> dict[str, str]:
         """Node IRI -> fingerprint of the graph's current version (empty if not catalogued)."""
@@ -373,34 +450,56 @@ class Catalogue:
         old = Graph(store=self.store, identifier=graph_id)
         return {str(s): str(o) for s, o in old.subject_objects(ZARR.fingerprint)}
 
-    def harvests(self, limit: int | None = 20) -> list[dict[str, Any]]:
-        """The most recent harvest runs, newest first (from the PROV records)."""
+    def harvests(self, limit: int | None = 20, *, source: str | None = None) -> list[dict[str, Any]]:
+        """The most recent harvest runs, newest first (from the PROV records), of every
+        source or of one.
+
+        A run that has not ended (no ``zarr:outcome``) is ``running`` while the process
+        holding its source's lock is alive, and ``interrupted`` once it is gone (killed,
+        crashed, its machine rebooted): ``host`` and ``pid`` say which process it was.
+        """
+        from catalogue.graph.lock import holder_alive
         from catalogue.rdf.provenance import HARVESTS_GRAPH
 
-        runs = f"""
-        SELECT ?run ?source ?label ?graph ?outcome ?started ?ended ?added ?changed ?unchanged ?removed ?failed
-        WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{
-            ?run a zarr:HarvestRun ; prov:used ?source ; prov:startedAtTime ?started ; prov:endedAtTime ?ended ;
-                 zarr:outcome ?outcome ; zarr:nodesAdded ?added ; zarr:nodesChanged ?changed ;
-                 zarr:nodesUnchanged ?unchanged ; zarr:nodesRemoved ?removed ; zarr:nodesFailed ?failed .
-            OPTIONAL {{ ?run rdfs:label ?label }} OPTIONAL {{ ?run prov:generated ?graph }} }} }}
+        # Two small queries, not one with a dozen OPTIONALs (a join order search that took
+        # PostgreSQL's planner seconds): the runs to list, then every property of those runs.
+        listed = f"""
+        SELECT ?run ?source ?started WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{
+            ?run a zarr:HarvestRun ; prov:used ?source ; prov:startedAtTime ?started }} }}
         ORDER BY DESC(?started) {f"LIMIT {int(limit)}" if limit else ""}
         """
-        found = list(self.query(runs))
-        errors: dict[str, list[str]] = {str(r.run): [] for r in found}
-        if errors:  # every listed run's errors in one query, not one query per run
-            values = " ".join(f"<{run}>" for run in errors)
-            for e in self.query(f"SELECT ?run ?e WHERE {{ VALUES ?run {{ {values} }} "
-                                f"GRAPH <{HARVESTS_GRAPH}> {{ ?run zarr:error ?e }} }}"):
-                errors[str(e.run)].append(str(e.e))
+        bindings = {"source": URIRef(source)} if source else {}
+        found = [(str(r.run), str(r.source), str(r.started)) for r in self.query(listed, initBindings=bindings)]
+        props: dict[str, dict[str, list[RDFNode]]] = {run: {} for run, _, _ in found}
+        if props:
+            values = " ".join(f"<{run}>" for run in props)
+            for r in self.query(f"SELECT ?run ?p ?o WHERE {{ VALUES ?run {{ {values} }} "
+                                f"GRAPH <{HARVESTS_GRAPH}> {{ ?run ?p ?o }} }}"):
+                props[str(r.run)].setdefault(str(r.p), []).append(r.o)
+
+        def one(run: str, predicate: URIRef) -> RDFNode | None:
+            return next(iter(props[run].get(str(predicate), [])), None)
+
         rows = []
-        for r in found:
+        for run, run_source, started in found:
+            outcome = one(run, ZARR.outcome)
+            if outcome is None:
+                holder = one(run, ZARR.lockHolder)
+                alive = holder_alive(self.store.engine, str(holder)) if holder is not None else False
+                outcome = "interrupted" if alive is False else "running"
+            label, graph, ended = one(run, RDFS.label), one(run, PROV.generated), one(run, PROV.endedAtTime)
+            host, pid = one(run, ZARR.host), one(run, ZARR.processId)
+            counts = {key: one(run, predicate) for key, predicate in (
+                ("added", ZARR.nodesAdded), ("changed", ZARR.nodesChanged), ("unchanged", ZARR.nodesUnchanged),
+                ("removed", ZARR.nodesRemoved), ("failed", ZARR.nodesFailed))}
             rows.append({
-                "run": str(r.run), "source": str(r.source), "name": str(r.label) if r.label else "",
-                "graph": str(r.graph) if r.graph else None, "outcome": str(r.outcome),
-                "started": str(r.started), "ended": str(r.ended),
-                **{k: int(r[k]) for k in ("added", "changed", "unchanged", "removed", "failed")},
-                "errors": sorted(errors[str(r.run)]),
+                "run": run, "source": run_source, "name": str(label) if label is not None else "",
+                "graph": str(graph) if graph is not None else None, "outcome": str(outcome),
+                "started": started, "ended": str(ended) if ended is not None else None,
+                **{key: int(value) if value is not None else 0 for key, value in counts.items()},
+                "errors": sorted(str(e) for e in props[run].get(str(ZARR.error), [])),
+                "host": str(host) if host is not None else None,
+                "pid": int(pid) if pid is not None else None,
             })
         return rows
 

@@ -32,10 +32,19 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from sqlalchemy.exc import OperationalError
+
+        from catalogue.graph.database import busy_error
+
         try:
             return func(*args, **kwargs)
         except CatalogueError as exc:
             _fail(exc)
+        except OperationalError as exc:
+            busy = busy_error(exc)
+            if busy is None:
+                raise
+            _fail(busy)
         except BrokenPipeError:
             sys.exit(0)
 
@@ -76,7 +85,7 @@ def main(verbose: int) -> None:
 @click.option("--profile", type=click.Choice(PROFILES), default=DEFAULT_PROFILE, show_default=True,
               help="Validation profile (see catalogue validate).")
 @click.option("--strict", is_flag=True, help="Exit with 1 when validation finds errors (invalid nodes are catalogued all the same).")
-@click.option("--wait", is_flag=True, help="If another harvest runs on this catalogue, wait for it instead of exiting.")
+@click.option("--wait", is_flag=True, help="If another harvest of a source is running, wait for it instead of skipping the source (exit 3).")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None, help="Metadata documents fetched at once (default 16).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None, help="Seconds per request (default 30).")
 @click.option("--retries", type=click.IntRange(min=0), default=None, help="Retries of transient errors, with backoff (default 3).")
@@ -93,13 +102,14 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     metadata cannot be read keeps its previously catalogued version. Every
     node is validated (findings go into the graph; errors and warnings are
     printed as warnings) and every run is recorded (catalogue harvests).
-    One harvest at a time per catalogue. A source whose listing (S3) or
+    One harvest of a source at a time; harvests of different sources run side
+    by side. A source whose listing (S3) or
     consolidated metadata is as it was last harvested costs that one request
     and is recorded as unchanged (--full reads it all the same).
     Exit code: 0 if every source was harvested fully, 1 if any source or node
-    failed, 2 on usage errors.
+    failed, 2 on usage errors, 3 if a source was skipped because another harvest
+    of it was running (or the database stayed locked): try again later.
     """
-    from catalogue.graph.lock import harvest_lock
     from catalogue.harvest.sources import Source, load_sources
     from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
 
@@ -110,12 +120,12 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     interactive = not as_json and sys.stderr.isatty()
     results: list[dict[str, Any]] = []
     exit_code = 0
-    with _open(db) as cat, harvest_lock(cat.store.engine, wait=wait):
+    with _open(db) as cat:
         for number, source in enumerate(entries, 1):
             bar = _progress(source.label, number, len(entries)) if interactive else None
             try:
                 try:
-                    report = cat.harvest(source.url, name=source.name, profile=profile, full=full,
+                    report = cat.harvest(source.url, name=source.name, profile=profile, full=full, wait=wait,
                                          max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
                                          progress=bar.update if bar is not None else None,
                                          **{**common, **source.load_options()})
@@ -198,7 +208,11 @@ def _run_summary(results: list[dict[str, Any]]) -> str:
 @db_option
 @handle_errors
 def harvests(limit: int, as_json: bool, db: str | None) -> None:
-    """List recent harvest runs, newest first (from their PROV-O records)."""
+    """List recent harvest runs, newest first (from their PROV-O records).
+
+    A run that has not ended is "running" while its process lives and
+    "interrupted" once it is gone (killed, crashed), with its host and pid.
+    """
     with _open(db) as cat:
         runs = cat.harvests(limit)
     if as_json:
@@ -206,7 +220,8 @@ def harvests(limit: int, as_json: bool, db: str | None) -> None:
         return
     for r in runs:
         counts = f"+{r['added']} ~{r['changed']} ={r['unchanged']} -{r['removed']} !{r['failed']}"
-        click.echo(f"{r['started']}  {r['outcome']:9}  {counts:24}  {r['name'] or r['source']}")
+        who = f"  (host {r['host']}, pid {r['pid']})" if r["outcome"] in ("running", "interrupted") and r["pid"] else ""
+        click.echo(f"{r['started']}  {r['outcome']:11}  {counts:24}  {r['name'] or r['source']}{who}")
         for error in r["errors"][:3]:
             click.echo(f"    error: {error}")
 

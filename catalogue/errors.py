@@ -20,6 +20,15 @@ class UsageError(CatalogueError):
     exit_code = 2
 
 
+class Busy(CatalogueError):
+    """Someone else is doing it right now (another harvest of the source, another
+    writer holding the database past the lock timeout): nothing was changed, and trying
+    again later is the remedy. Exit code 3, which cron wrappers can tell from data (1)
+    and usage (2) errors."""
+
+    exit_code = 3
+
+
 class SourceNotFound(UsageError):
     """The harvest source does not exist or cannot be opened."""
 

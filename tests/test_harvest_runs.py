@@ -17,6 +17,7 @@ import stores
 from click.testing import CliRunner
 
 import catalogue
+from catalogue.api import source_url
 from catalogue.cli import main
 from catalogue.errors import UsageError
 from catalogue.graph.lock import HarvestLocked, harvest_lock
@@ -159,19 +160,24 @@ def test_reharvest_counts_exactly_the_changed_removed_and_added_nodes(tmp_path, 
 
 
 # ---------------------------------------------------------------------- lock
-def test_a_second_harvest_waits_or_exits_never_interleaves(db_url, good_stores):
+def test_a_second_harvest_of_a_source_waits_or_exits_others_go_on(db_url, good_stores):
     store = str(good_stores["zarr_v3_lone_array"])
+    other = str(good_stores["zarr_v2_lone_array"])
+    source = source_url(store)
     with catalogue.open(db_url) as holder:
         engine = holder.store.engine
-        with harvest_lock(engine):
+        with harvest_lock(engine, source):
             code, _, err = run("harvest", store, "--db", db_url)
-            assert code == 1 and "another harvest is running on this catalogue" in err and "--wait" in err
-            with pytest.raises(HarvestLocked), harvest_lock(engine):
+            assert code == 3, err
+            assert err.count("\n") == 1 and f"another harvest of {source} is running" in err and "--wait" in err
+            with pytest.raises(HarvestLocked), harvest_lock(engine, source):
                 pass
+            code, _, err = run("harvest", other, "--db", db_url)  # another source is not held up
+            assert code == 0, err
         released = threading.Event()
 
         def hold_then_release() -> None:
-            with harvest_lock(engine):
+            with harvest_lock(engine, source):
                 released.wait(5)
                 time.sleep(1.0)
 
@@ -224,6 +230,49 @@ def test_killing_a_harvest_leaves_the_previous_version_and_the_next_run_complete
             "SELECT ?v WHERE { ?a a zarr:Array ; zarr:attributes ?j BIND(IF(CONTAINS(STR(?j), '\"version\":2'), 2, 1) AS ?v) }")}
         assert versions == {2}
         assert cat.harvests(1)[0]["outcome"] == "succeeded"
+
+
+@pytest.mark.slow
+def test_a_killed_harvest_is_listed_as_interrupted_and_does_not_block_the_next(tmp_path, db_url):
+    """A run is recorded as started before it reads anything; once its process is gone it
+    shows as interrupted (host and pid), its lock is free, and the next run of the source
+    records it as interrupted for good."""
+    import socket
+
+    store = stores.big_v3_hierarchy(tmp_path, n_arrays=400, n_groups=4)
+    catalogue_cli = [str(pathlib.Path(sys.executable).parent / "catalogue")]
+    env = {**os.environ, "CATALOGUE_DB": db_url}
+    proc = subprocess.Popen([*catalogue_cli, "harvest", str(store)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        running: list[dict] = []
+        while not running and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+            with catalogue.open(db_url) as cat:
+                running = [r for r in cat.harvests() if r["outcome"] == "running"]
+        assert running, "the run's start was never recorded"
+        assert running[0]["pid"] == proc.pid and running[0]["host"] == socket.gethostname()
+        assert running[0]["ended"] is None
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    code, out, _ = run("harvests", "--db", db_url)
+    assert code == 0 and "interrupted" in out and f"pid {proc.pid}" in out, out
+    with catalogue.open(db_url) as cat:
+        (listed,) = cat.harvests()
+        assert (listed["outcome"], listed["pid"]) == ("interrupted", proc.pid)
+        assert cat.graphs() == []  # the killed run wrote nothing
+    started = time.monotonic()
+    done = subprocess.run([*catalogue_cli, "harvest", str(store)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr  # no --wait: the dead run's lock is free
+    assert time.monotonic() - started < 60
+    with catalogue.open(db_url) as cat:
+        newest, killed = cat.harvests()
+        assert newest["outcome"] == "succeeded" and killed["outcome"] == "interrupted"
+        recorded = {str(r.o) for r in cat.query(
+            f"SELECT ?o WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ <{killed['run']}> zarr:outcome ?o }} }}")}
+        assert recorded == {"interrupted"}
 
 
 def _comparable(db: str, graph: str):

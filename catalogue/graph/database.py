@@ -29,9 +29,10 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import StaticPool
 
-from catalogue.errors import CatalogueError, UsageError
+from catalogue.errors import Busy, UsageError
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -117,14 +118,11 @@ def is_memory_sqlite(url: str | URL) -> bool:
     )
 
 
-class DatabaseBusy(CatalogueError):
+class DatabaseBusy(Busy):
     """Another writer kept the database locked for longer than the lock timeout.
 
     Nothing was written by the operation that gave up; trying again later is safe.
-    Exit code 3, which cron wrappers can tell from data (1) and usage (2) errors.
     """
-
-    exit_code = 3
 
 
 def lock_timeout() -> float:
@@ -325,16 +323,22 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """
     config = alembic_config()
     backend = engine.dialect.name
-    with engine.connect() as conn:
-        if backend == "sqlite":
-            conn.execution_options(**{_BEGIN_IMMEDIATE: True})
-        with conn.begin():
-            if backend == "postgresql":
-                conn.execute(
-                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK}
-                )
-            config.attributes["connection"] = conn
-            command.upgrade(config, revision)
+    try:
+        with engine.connect() as conn:
+            if backend == "sqlite":
+                conn.execution_options(**{_BEGIN_IMMEDIATE: True})
+            with conn.begin():
+                if backend == "postgresql":
+                    conn.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK}
+                    )
+                config.attributes["connection"] = conn
+                command.upgrade(config, revision)
+    except OperationalError as exc:
+        busy = busy_error(exc, engine.url)
+        if busy is None:
+            raise
+        raise busy from None
 
 
 def downgrade(engine: Engine, revision: str) -> None:
@@ -354,7 +358,13 @@ def ensure_schema(engine: Engine) -> None:
     with the head revision: running every migration would cost ~40 ms per store, which
     matters for code that makes many small stores, as with rdflib's Memory store.
     """
-    revision = current_revision(engine)
+    try:
+        revision = current_revision(engine)
+    except OperationalError as exc:
+        busy = busy_error(exc, engine.url)
+        if busy is None:
+            raise
+        raise busy from None
     if revision == head_revision():
         return
     if revision is None and _private_memory(engine):

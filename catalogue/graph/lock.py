@@ -1,91 +1,157 @@
-"""One harvest at a time per catalogue, across processes and machines.
+"""One harvest at a time per source, across processes and machines.
 
-Two harvests writing one catalogue would interleave their graph replacements
-and provenance records. A harvest therefore holds a lock for its whole run:
+Two harvests of one source would both diff the source against the same previous
+version and write it twice. A harvest therefore holds its source's lock for its
+whole run (reading the store, validating, writing). Harvests of different sources
+run side by side; their write transactions take turns at the database's write lock
+(:meth:`catalogue.graph.store.SQLStore._begin_write`).
 
-* PostgreSQL: a session-level advisory lock (``pg_advisory_lock``) on a
-  connection of its own, so harvests on different machines sharing one
-  server exclude each other. The server releases it if the process dies.
-* SQLite: an exclusive ``flock`` on ``<database>.harvest-lock`` beside the
-  file. SQLite's own write lock only lasts one transaction (one source), so
-  it cannot span a run; the kernel releases the flock if the process dies,
-  even on SIGKILL. (SQLite on a network file system is unsupported anyway.)
-* An in-memory SQLite database belongs to one process: no lock is needed.
+* PostgreSQL: a session-level advisory lock keyed by the source, on a connection of
+  its own, so harvests on different machines sharing one server exclude each other.
+  The server releases it when the process dies.
+* SQLite: an exclusive ``flock`` on a file named after the source in
+  ``<database>.harvest-locks/`` beside the database. The kernel releases it when the
+  process dies, even on SIGKILL. (SQLite on a network file system is unsupported.)
+* An in-memory SQLite database belongs to one process: an in-process lock.
+
+A lock that a dead process held is therefore never in the way of the next run. The
+holder's identity (:class:`Holder`) goes into the run's provenance record, so that
+``catalogue harvests`` can tell a run that is still going from one whose process is
+gone (:func:`holder_alive`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import socket
+import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 
-from catalogue.errors import CatalogueError
-
-#: The advisory lock key: a fixed 63-bit number derived from the project's name.
-ADVISORY_KEY = int.from_bytes(b"zarrcatH", "big") & 0x7FFFFFFFFFFFFFFF
+from catalogue.errors import Busy
 
 
-class HarvestLocked(CatalogueError):
-    """Another harvest holds the catalogue's lock (and we were told not to wait)."""
+class HarvestLocked(Busy):
+    """Another harvest of the same source is running (and we were told not to wait)."""
+
+    def __init__(self, source: str, holder: str = "") -> None:
+        self.source = source
+        detail = f" ({holder})" if holder else ""
+        super().__init__(
+            f"another harvest of {source} is running{detail}; use --wait to wait for it"
+        )
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a harvest lock: recorded with the run, checked by :func:`holder_alive`."""
+
+    host: str
+    pid: int
+    #: ``proc:<host>:<pid>:<start ticks>`` (the process) or ``pg:<backend pid>:<start>``
+    #: (the server session holding the advisory lock).
+    token: str
+
+
+def _key(source: str) -> int:
+    """A signed 64-bit advisory lock key for one source (distinct from the catalogue's
+    fixed keys with overwhelming probability)."""
+    digest = hashlib.blake2b(f"harvest|{source}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _process_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux), so that a reused pid
+    is not mistaken for the original process; empty where ``/proc`` does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def this_process() -> Holder:
+    host, pid = socket.gethostname(), os.getpid()
+    return Holder(host, pid, f"proc:{host}:{pid}:{_process_start(pid)}")
 
 
 @contextlib.contextmanager
-def harvest_lock(engine: Engine, *, wait: bool = False, poll: float = 0.2) -> Iterator[None]:
-    """Hold the catalogue's harvest lock for the ``with`` block.
+def harvest_lock(
+    engine: Engine, source: str, *, wait: bool = False, poll: float = 0.2
+) -> Iterator[Holder]:
+    """Hold ``source``'s harvest lock for the ``with`` block; yield the :class:`Holder`.
 
-    Without ``wait``, raise :class:`HarvestLocked` at once when another harvest
-    holds it; with ``wait``, block until it is free.
+    Without ``wait``, raise :class:`HarvestLocked` at once when another harvest of the
+    source holds it; with ``wait``, wait until it is free (polling: a lock wait of the
+    database would end after its lock timeout, and a harvest may run for hours).
     """
     url = make_url(str(engine.url))
     if url.get_backend_name() == "postgresql":
-        with _advisory(engine, wait):
-            yield
+        with _advisory(engine, source, wait, poll) as holder:
+            yield holder
         return
     database = url.database
     if not database or database == ":memory:" or database.startswith("file::memory:"):
-        yield
+        with _in_process(f"{id(engine)}|{source}", source, wait):
+            yield this_process()
         return
-    with _flock(f"{database}.harvest-lock", wait, poll):
-        yield
+    folder = Path(f"{database}.harvest-locks")
+    folder.mkdir(exist_ok=True)
+    name = hashlib.blake2b(source.encode(), digest_size=10).hexdigest()
+    with _flock(folder / f"{name}.lock", source, wait, poll) as holder:
+        yield holder
+
+
+_LOCAL_LOCKS: dict[str, threading.Lock] = {}
+_LOCAL_GUARD = threading.Lock()
 
 
 @contextlib.contextmanager
-def _advisory(engine: Engine, wait: bool) -> Iterator[None]:
+def _in_process(key: str, source: str, wait: bool) -> Iterator[None]:
+    with _LOCAL_GUARD:
+        lock = _LOCAL_LOCKS.setdefault(key, threading.Lock())
+    if not lock.acquire(blocking=wait):
+        raise HarvestLocked(source)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextlib.contextmanager
+def _advisory(engine: Engine, source: str, wait: bool, poll: float) -> Iterator[Holder]:
+    key = _key(source)
     conn = engine.connect()
     try:
-        if wait:
-            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": ADVISORY_KEY})
-        elif not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": ADVISORY_KEY}).scalar():
-            raise HarvestLocked(
-                f"another harvest is running on this catalogue ({_holder(conn)}); use --wait to wait for it"
-            )
+        while not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
+            if not wait:
+                raise HarvestLocked(source)
+            conn.commit()
+            time.sleep(poll)
+        backend, started = conn.execute(
+            text("SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+        ).one()
         conn.commit()
+        local = this_process()
         try:
-            yield
+            yield Holder(local.host, local.pid, f"pg:{backend}:{started.timestamp():.6f}")
         finally:
-            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": ADVISORY_KEY})
+            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
             conn.commit()
     finally:
         conn.close()
 
 
-def _holder(conn: Any) -> str:
-    row = conn.execute(text(
-        "SELECT a.pid, a.client_addr, a.backend_start FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-        "WHERE l.locktype = 'advisory' AND l.granted "
-        "AND ((l.classid::bigint << 32) | l.objid::bigint) = :k LIMIT 1"), {"k": ADVISORY_KEY}).first()
-    if row is None:
-        return "holder unknown"
-    return f"server process {row.pid} from {row.client_addr or 'a local socket'}, connected since {row.backend_start:%Y-%m-%d %H:%M:%S}"
-
-
 @contextlib.contextmanager
-def _flock(path: str, wait: bool, poll: float) -> Iterator[None]:
+def _flock(path: Path, source: str, wait: bool, poll: float) -> Iterator[Holder]:
     import fcntl
 
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -96,18 +162,57 @@ def _flock(path: str, wait: bool, poll: float) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if not wait:
-                    holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
-                    raise HarvestLocked(
-                        f"another harvest is running on this catalogue (lock {path}, held by {holder}); "
-                        "use --wait to wait for it"
-                    ) from None
+                    raise HarvestLocked(source, _described(os.pread(fd, 4096, 0))) from None
                 time.sleep(poll)
+        holder = this_process()
+        record = {"source": source, "host": holder.host, "pid": holder.pid,
+                  "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+        os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
         try:
-            yield
+            yield holder
         finally:
             os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _described(raw: bytes) -> str:
+    """``pid 123 on host h since …`` from a lock file's record (empty if unreadable)."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+        return f"pid {record['pid']} on host {record['host']} since {record['since']}"
+    except (ValueError, KeyError, TypeError):
+        return ""
+
+
+def holder_alive(engine: Engine, token: str) -> bool | None:
+    """Whether the holder a run recorded is still there: ``None`` when this process cannot
+    tell (another host's process, with a SQLite catalogue)."""
+    kind, _, rest = token.partition(":")
+    if kind == "pg":
+        backend, _, started = rest.partition(":")
+        if make_url(str(engine.url)).get_backend_name() != "postgresql":
+            return None
+        with engine.connect() as conn:
+            row = conn.execute(
+                text("SELECT extract(epoch FROM backend_start) FROM pg_stat_activity WHERE pid = :p"),
+                {"p": int(backend)},
+            ).first()
+        return row is not None and abs(float(row[0]) - float(started)) < 1e-3
+    if kind == "proc":
+        host, pid_text, start = rest.rsplit(":", 2)
+        if host != socket.gethostname():
+            return None
+        pid = int(pid_text)
+        if start and Path("/proc").is_dir():
+            return _process_start(pid) == start
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return None

@@ -15,6 +15,15 @@ A run that finds the source in the state its current graph was harvested from
 (``zarr:sourceState``) reads and writes nothing: its outcome is ``unchanged``
 and it generates no graph.
 
+A run is recorded in two steps. Its start (type, start time, source, software, name,
+and who runs it: ``zarr:host``, ``zarr:processId`` and ``zarr:lockHolder``) is
+committed before anything is read, so a run whose process dies is still on record;
+the rest (end time, outcome, counts, errors) is added when it ends, in the
+transaction that writes its graph. A run with no ``zarr:outcome`` has not ended: it
+is running while its lock holder is alive (:func:`catalogue.graph.lock.holder_alive`)
+and ``interrupted`` after; the next run of the same source records
+``zarr:outcome "interrupted"`` for it.
+
 The records live in ``<urn:zarr-catalogue:harvests>``, which no harvest
 replaces, so the history survives re-harvests and failed runs (which
 generate nothing) are recorded too. The hierarchy graph itself carries
@@ -77,16 +86,42 @@ class Run:
     #: every node. A later run finding the same state is "unchanged" and reads nothing.
     state: str | None = None
     iri: URIRef = field(default_factory=lambda: URIRef(f"urn:uuid:{uuid.uuid4()}"))
+    #: Who runs it (catalogue.graph.lock.Holder): host name, process id, lock holder token.
+    host: str = ""
+    pid: int = 0
+    holder: str = ""
+    #: The end is committed (by the transaction writing the graph, or on its own).
+    recorded: bool = False
 
     def triples(self) -> list[Triple]:
+        """The whole record: :meth:`start_triples` and :meth:`end_triples`."""
+        return self.start_triples() + self.end_triples()
+
+    def start_triples(self) -> list[Triple]:
+        """What is known when the run starts, committed before it reads anything."""
         run = self.iri
         out: list[Triple] = [
             (run, RDF.type, ZARR.HarvestRun),
             (run, RDF.type, PROV.Activity),
             (run, PROV.startedAtTime, timestamp(self.started)),
-            (run, PROV.endedAtTime, timestamp(self.ended or now())),
             (run, PROV.used, URIRef(self.source)),
             (run, PROV.wasAssociatedWith, _software()),
+        ]
+        if self.label:
+            out.append((run, RDFS.label, Literal(self.label)))
+        if self.host:
+            out.append((run, ZARR.host, Literal(self.host)))
+        if self.pid:
+            out.append((run, ZARR.processId, Literal(self.pid)))
+        if self.holder:
+            out.append((run, ZARR.lockHolder, Literal(self.holder)))
+        return out
+
+    def end_triples(self) -> list[Triple]:
+        """What the run adds when it ends (in the transaction that writes its graph)."""
+        run = self.iri
+        out: list[Triple] = [
+            (run, PROV.endedAtTime, timestamp(self.ended or now())),
             (run, ZARR.outcome, Literal(self.outcome)),
             (run, ZARR.nodesAdded, Literal(self.added)),
             (run, ZARR.nodesChanged, Literal(self.changed)),
@@ -94,8 +129,6 @@ class Run:
             (run, ZARR.nodesRemoved, Literal(self.removed)),
             (run, ZARR.nodesFailed, Literal(self.failed)),
         ]
-        if self.label:
-            out.append((run, RDFS.label, Literal(self.label)))
         if self.graph is not None and self.outcome not in ("failed", "unchanged"):
             out.append((run, PROV.generated, URIRef(self.graph)))
         if self.state is not None:
@@ -110,4 +143,5 @@ class Run:
             "ended": timestamp(self.ended or now()).toPython().isoformat(),
             "added": self.added, "changed": self.changed, "unchanged": self.unchanged,
             "removed": self.removed, "failed": self.failed, "errors": self.errors,
+            "host": self.host, "pid": self.pid,
         }
