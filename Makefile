@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks bench-web serve serve-background stop clean
+.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks bench-web bench-stress serve serve-background stop clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -103,6 +103,13 @@ bench-chunks: dev
 WEB_ARGS ?=
 bench-web: dev
 	$(BIN)/python -m bench.web_load $(WEB_ARGS)
+
+# Many processes on one catalogue (bench/stress.py): 8 processes for 20 s, SQLite then PostgreSQL.
+# E.g. make bench-stress STRESS_ARGS="--seconds 60 --existing"
+STRESS_ARGS ?=
+bench-stress: dev
+	$(BIN)/python -m bench.stress --db sqlite $(STRESS_ARGS)
+	$(BIN)/python -m bench.stress --db postgres $(STRESS_ARGS)
 
 clean: stop
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-* .demo-server.log

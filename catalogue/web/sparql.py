@@ -808,6 +808,9 @@ async def _update(request: Request, op: Operation, settings: Settings) -> Respon
 
     def work(cat: Catalogue) -> None:
         def apply() -> None:
+            # The write lock first: the WHERE clauses then read what the writes apply to,
+            # with no other writer in between.
+            cat.store.begin_write()
             apply_update(cat, _translate_update(op.text))
 
         try:
