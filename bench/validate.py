@@ -38,6 +38,7 @@ import contextlib
 import functools
 import json
 import pathlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -82,8 +83,11 @@ def _fresh_db(folder: pathlib.Path) -> Iterator[str]:
     try:
         yield str(path)
     finally:
-        for leftover in folder.glob(path.name + "*"):
-            leftover.unlink()
+        for leftover in folder.glob(path.name + "*"):  # -wal, -shm, -harvest-locks/
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink()
 
 
 def run_read(store: str) -> dict[str, Any]:

@@ -127,3 +127,16 @@ def test_eight_processes_for_twenty_seconds(db_url: str, tmp_path: pathlib.Path,
     assert report["failures"] == 0, report["failed"]
     assert all(value is True for value in report["checks"].values()), report["checks"]
     assert set(report["by_operation"]) == {name for name, _ in stress.OPERATIONS}, report["by_operation"]
+
+
+def test_an_update_that_cannot_get_the_write_lock_is_503(harvested: tuple[str, str]) -> None:
+    db, _ = harvested
+    update = {"update": "INSERT DATA { GRAPH <urn:x:g> { <urn:x:s> <urn:x:p> 1 } }"}
+    auth = {"Authorization": f"Bearer {stress.ADMIN_TOKEN}"}
+    with stress.server(db, {**os.environ, "CATALOGUE_LOCK_TIMEOUT": "1"}) as base:
+        with write_lock_held(db):
+            busy = httpx.post(f"{base}/sparql", data=update, headers=auth, timeout=60)
+        assert busy.status_code == 503, busy.text
+        assert busy.headers["Retry-After"] and "locked by another writer" in busy.json()["error"]
+        done = httpx.post(f"{base}/sparql", data=update, headers=auth, timeout=60)
+        assert done.status_code == 200, done.text

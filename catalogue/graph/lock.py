@@ -10,7 +10,8 @@ run side by side; their write transactions take turns at the database's write lo
   its own, so harvests on different machines sharing one server exclude each other.
   The server releases it when the process dies.
 * SQLite: an exclusive ``flock`` on a file named after the source in
-  ``<database>.harvest-locks/`` beside the database. The kernel releases it when the
+  ``<database>-harvest-locks/`` beside the database (named like SQLite's own ``-wal``
+  and ``-shm`` files, so what removes those removes it). The kernel releases it when the
   process dies, even on SIGKILL. (SQLite on a network file system is unsupported.)
 * An in-memory SQLite database belongs to one process: an in-process lock.
 
@@ -103,7 +104,7 @@ def harvest_lock(
         with _in_process(f"{id(engine)}|{source}", source, wait):
             yield this_process()
         return
-    folder = Path(f"{database}.harvest-locks")
+    folder = Path(f"{database}-harvest-locks")
     folder.mkdir(exist_ok=True)
     name = hashlib.blake2b(source.encode(), digest_size=10).hexdigest()
     with _flock(folder / f"{name}.lock", source, wait, poll) as holder:

@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
-from catalogue.errors import CatalogueError, UsageError
+from catalogue.errors import Busy, CatalogueError, UsageError
 
 from .pool import Overloaded
 
@@ -59,6 +59,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Overloaded)
     async def _overloaded(request: Request, exc: Overloaded) -> Response:
         return error_response(503, str(exc), {"Retry-After": "1"})
+
+    @app.exception_handler(Busy)
+    async def _busy(request: Request, exc: Busy) -> Response:
+        return error_response(503, str(exc), {"Retry-After": "5"})
 
     @app.exception_handler(UsageError)
     async def _usage(request: Request, exc: UsageError) -> Response:

@@ -61,7 +61,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from catalogue.api import Catalogue
-from catalogue.errors import QueryTimeout
+from catalogue.errors import Busy, QueryTimeout
 from catalogue.graph.deadline import check_deadline, run_with_deadline
 from catalogue.query_output import render_tsv
 from catalogue.rdf.export import bind_prefixes
@@ -824,7 +824,7 @@ async def _update(request: Request, op: Operation, settings: Settings) -> Respon
         await request.app.state.pool.run(work)
     except QueryTimeout as exc:
         raise HTTPError(503, _timeout_message(exc).replace("query", "update", 1)) from None
-    except (HTTPError, SQLAlchemyError):
+    except (HTTPError, SQLAlchemyError, Busy):
         raise
     except RecursionError:
         raise BadQuery("the update is nested too deeply to evaluate") from None
