@@ -41,15 +41,12 @@ import os
 import pathlib
 import random
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +55,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.common import environment  # noqa: E402
+from bench.web_load import server_process  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 EXAMPLES = ["cf_air_temperature_v3.zarr", "cf_sea_surface_v2.zarr", "ocean_model_v3.zarr"]
@@ -119,51 +117,15 @@ def prepare(root: pathlib.Path) -> Workload:
     return work
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def catalogue_command() -> list[str]:
     script = pathlib.Path(sys.executable).parent / "catalogue"
     return [str(script)] if script.exists() else [sys.executable, "-m", "catalogue.cli"]
 
 
-@contextlib.contextmanager
-def server(db: str, env: dict[str, str]) -> Iterator[str]:
-    """``catalogue serve`` in a process of its own; yields its base URL."""
-    import httpx
-
-    port = free_port()
-    proc = subprocess.Popen(
-        [*catalogue_command(), "serve", "--db", db, "--port", str(port), "--admin-token", ADMIN_TOKEN,
-         "--workers", "4"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"catalogue serve exited {proc.returncode}: {proc.stderr.read()[-2000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("catalogue serve did not answer /health within 60 s")
-            time.sleep(0.2)
-        yield base
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        tail = proc.stderr.read() if proc.stderr else ""
-        if "Traceback" in tail:
-            raise RuntimeError(f"catalogue serve logged a traceback:\n{tail[-3000:]}")
+def server(db: str, env: dict[str, str]) -> contextlib.AbstractContextManager[str]:
+    """``catalogue serve`` with the admin token, in a process of its own; yields its base URL.
+    A traceback in its log fails the run."""
+    return server_process(db, extra=["--admin-token", ADMIN_TOKEN], env=env, fail_on_traceback=True)
 
 
 class Runner:
@@ -299,7 +261,7 @@ def _env(db: str) -> dict[str, str]:
     return env
 
 
-def _comparable(db: str, graph: str) -> Any:
+def comparable(db: str, graph: str) -> Any:
     """The graph without what differs from run to run (times, run IRIs)."""
     from rdflib import DCTERMS, PROV, Graph
 
@@ -334,7 +296,7 @@ def verify(work: Workload, db: str, runner: Runner, env: dict[str, str]) -> dict
         for source in work.sources:
             ref.harvest(str(source))
     different = [str(s) for s in work.sources
-                 if not isomorphic(_comparable(db, s.absolute().as_uri()), _comparable(reference, s.absolute().as_uri()))]
+                 if not isomorphic(comparable(db, s.absolute().as_uri()), comparable(reference, s.absolute().as_uri()))]
     checks["graphs equal a fresh harvest"] = _check(different)
     with catalogue.open(db) as cat:
         sizes = dict(cat.graphs())

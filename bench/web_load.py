@@ -105,15 +105,21 @@ def build_database(n: int, seed: int = 0) -> pathlib.Path:
 
 
 @contextlib.contextmanager
-def server_process(db: pathlib.Path | str, *, workers: int = 4, extra: list[str] | None = None) -> Iterator[str]:
-    """``catalogue serve`` in its own process; yields its base URL once /health answers."""
+def server_process(db: pathlib.Path | str, *, workers: int = 4, extra: list[str] | None = None,
+                   env: dict[str, str] | None = None, fail_on_traceback: bool = False) -> Iterator[str]:
+    """``catalogue serve`` in its own process; yields its base URL once /health answers.
+
+    ``env`` replaces the environment; with ``fail_on_traceback`` a traceback in the
+    server's log raises when the server is stopped (the stress test's server must
+    never fail a request).
+    """
     import httpx
 
     port = free_port()
     command = [sys.executable, "-m", "catalogue.cli", "serve", "--db", str(db), "--port", str(port),
                "--workers", str(workers), *(extra or [])]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"})
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -134,6 +140,9 @@ def server_process(db: pathlib.Path | str, *, workers: int = 4, extra: list[str]
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log = proc.stderr.read() if proc.stderr else ""
+        if fail_on_traceback and "Traceback" in log:
+            raise RuntimeError(f"catalogue serve logged a traceback:\n{log[-3000:]}")
 
 
 def workload(base: str) -> list[tuple[str, str, dict[str, Any]]]:
