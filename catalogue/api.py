@@ -19,7 +19,7 @@ from rdflib import PROV, RDF, RDFS, SH, BNode, Dataset, Graph, Literal, Namespac
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
-from catalogue.errors import CatalogueError, DocumentError, UsageError
+from catalogue.errors import Busy, CatalogueError, DocumentError, UsageError
 from catalogue.graph.database import database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import SourceReader, load_hierarchy
@@ -245,11 +245,14 @@ class Catalogue:
                 try:
                     report = self._harvest(run, source, max_document_bytes=max_document_bytes,
                                            validate=validate, profile=profile, full=full,
-                                           progress=progress, load_options=load_options)
+                                           progress=progress, load_options=load_options,
+                                           still_held=holder.still_held)
                     run.recorded = True  # every way out of _harvest that returns has recorded the end
                     return report
                 except BaseException as exc:
-                    if not run.recorded:  # the run ends here, failed
+                    # The run ends here, failed; unless the write lock could not be had, which
+                    # the record would wait for as long again (it then shows as interrupted).
+                    if not run.recorded and not isinstance(exc, Busy):
                         run.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                         run.errors.append(str(exc) if isinstance(exc, CatalogueError) else f"{type(exc).__name__}: {exc}")
                         with contextlib.suppress(Exception):
@@ -259,8 +262,14 @@ class Catalogue:
             raise HarvestLocked(url, self._running_description(url)) from exc
 
     def _harvest(self, run: Any, source: str, *, max_document_bytes: int, validate: bool, profile: str,
-                 full: bool, progress: Callable[[int], None] | None, load_options: dict[str, Any]) -> HarvestReport:
-        """The harvest proper, under the source's lock, with the run's start recorded."""
+                 full: bool, progress: Callable[[int], None] | None, load_options: dict[str, Any],
+                 still_held: Callable[[], bool]) -> HarvestReport:
+        """The harvest proper, under the source's lock, with the run's start recorded.
+
+        ``still_held`` is asked before the graph is committed: a lock that went with its
+        database connection means another harvest of the source may be writing too.
+        """
+        from catalogue.graph.lock import HarvestLockLost
         from catalogue.rdf.provenance import HARVESTS_GRAPH
 
         try:
@@ -276,7 +285,8 @@ class Catalogue:
         except CatalogueError as exc:
             run.outcome = "failed"
             run.errors.append(str(exc))
-            self._record(run)
+            with contextlib.suppress(Busy):  # the source's error is the one to report
+                self._record(run)
             raise
         graph_id = URIRef(hierarchy.url)
         run.graph = hierarchy.url
@@ -327,6 +337,10 @@ class Catalogue:
                 report.triples = self.store.replace_graph(graph_id, triples + extra)
             run.ended = provenance_now()
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+            if not still_held():
+                raise HarvestLockLost(f"the harvest lock of {run.source} was lost with its database "
+                                      "connection before the harvest could write; nothing was written, "
+                                      "harvest again")
         for node in hierarchy.nodes.values():
             if node.kind == "array":
                 report.arrays += 1
@@ -404,14 +418,17 @@ class Catalogue:
     def _start(self, run: Any) -> None:
         """Record the run's start in a transaction of its own, before anything is read.
 
-        Runs of the same source that never ended are closed as ``interrupted`` first:
-        this run holds the source's lock, so their processes are gone.
+        Runs of the same source that never ended and whose lock holder is gone are closed
+        as ``interrupted`` first (one whose holder cannot be checked, or is alive because
+        its lock was lost with its connection, is left as it is).
         """
+        from catalogue.graph.lock import holder_alive
         from catalogue.rdf.provenance import HARVESTS_GRAPH
 
         with self.store.write_transaction():
-            for earlier in self._unended_runs(run.source):
-                self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
+            for earlier, holder in self._unended_runs(run.source):
+                if holder is not None and holder_alive(self.store.engine, holder) is False:
+                    self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.start_triples())
 
     def _record(self, run: Any) -> None:
@@ -423,16 +440,16 @@ class Catalogue:
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
         run.recorded = True
 
-    def _unended_runs(self, source: str) -> list[URIRef]:
-        """Runs of ``source`` that recorded a start and no outcome."""
+    def _unended_runs(self, source: str) -> list[tuple[URIRef, str | None]]:
+        """Runs of ``source`` that recorded a start and no outcome, with their lock holders."""
         from catalogue.rdf.provenance import HARVESTS_GRAPH
 
         found = self.query(
-            f"SELECT ?run WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ ?run a zarr:HarvestRun ; prov:used ?source "
-            f"FILTER NOT EXISTS {{ ?run zarr:outcome ?o }} }} }}",
+            f"SELECT ?run ?holder WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ ?run a zarr:HarvestRun ; prov:used ?source "
+            f"OPTIONAL {{ ?run zarr:lockHolder ?holder }} FILTER NOT EXISTS {{ ?run zarr:outcome ?o }} }} }}",
             initBindings={"source": URIRef(source)},
         )
-        return [URIRef(str(row.run)) for row in found]
+        return [(URIRef(str(row.run)), str(row.holder) if row.holder is not None else None) for row in found]
 
     def _running_description(self, source: str) -> str:
         """``pid P on host H since T`` of the newest unended run of ``source`` (for HarvestLocked)."""

@@ -454,7 +454,11 @@ def query(
             raise
         except Exception as exc:  # rdflib raises pyparsing and evaluation errors of many types
             from catalogue.errors import UsageError
+            from catalogue.graph.database import busy_error
 
+            busy = busy_error(exc)
+            if busy is not None:
+                raise busy from exc
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise UsageError(f"query failed: {type(exc).__name__}: {message}") from exc
 

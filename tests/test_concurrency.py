@@ -140,3 +140,97 @@ def test_an_update_that_cannot_get_the_write_lock_is_503(harvested: tuple[str, s
         assert busy.headers["Retry-After"] and "locked by another writer" in busy.json()["error"]
         done = httpx.post(f"{base}/sparql", data=update, headers=auth, timeout=60)
         assert done.status_code == 200, done.text
+
+
+def test_a_large_load_on_postgresql_never_makes_readers_wait(postgres_url: str) -> None:
+    """No index is dropped (DROP INDEX would lock readers out until the load commits)."""
+    from sqlalchemy import text
+
+    from catalogue.graph import bulk
+    from catalogue.graph.database import make_engine
+
+    loader = SQLStore(postgres_url, private=True)
+    reader = make_engine(postgres_url)
+    try:
+        writer = bulk._Writer(loader)
+        writer._decide_rebuild(bulk.REBUILD_MIN_QUADS * 100)  # what a large first load decides
+        with reader.connect() as conn:
+            conn.execute(text("SET lock_timeout = '1s'"))
+            assert conn.execute(text("SELECT count(*) FROM quads")).scalar_one() == 0
+            assert conn.execute(text("SELECT count(*) FROM terms")).scalar_one() == 0
+        assert writer._dropped == []
+    finally:
+        loader.close()
+        reader.dispose()
+
+
+_COUNTER = """PREFIX : <urn:x:>
+DELETE { GRAPH :g { :c :count ?old } } INSERT { GRAPH :g { :c :count ?new } }
+WHERE { GRAPH :g { :c :count ?old } BIND(?old + 1 AS ?new) }"""
+
+
+def _increment(db: str, times: int) -> None:
+    from rdflib import Dataset
+
+    dataset = Dataset(store="catalogue")
+    dataset.open(db)
+    try:
+        for _ in range(times):
+            dataset.update(_COUNTER)
+            dataset.commit()
+    finally:
+        dataset.close()
+
+
+def test_concurrent_rdflib_updates_lose_nothing(db_url: str, tmp_path: pathlib.Path) -> None:
+    """rdflib's Graph.update on the store takes the write lock before its WHERE is read."""
+    import multiprocessing
+
+    from rdflib import Dataset, Literal, URIRef
+
+    db = str(tmp_path / "counter.db") if db_url.startswith("sqlite") else db_url
+    dataset = Dataset(store="catalogue")
+    dataset.open(db, create=True)
+    dataset.add((URIRef("urn:x:c"), URIRef("urn:x:count"), Literal(0), URIRef("urn:x:g")))
+    dataset.commit()
+    dataset.close()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_increment, args=(db, 15)) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(300)
+        assert worker.exitcode == 0
+    dataset = Dataset(store="catalogue")
+    dataset.open(db)
+    try:
+        values = [int(o) for o in dataset.graph(URIRef("urn:x:g")).objects(URIRef("urn:x:c"), URIRef("urn:x:count"))]
+    finally:
+        dataset.close()
+    assert values == [30]
+
+
+def test_a_harvest_whose_lock_connection_dies_writes_nothing(postgres_url: str) -> None:
+    """The PostgreSQL advisory lock goes with its connection; another harvest of the
+    source may then start, so the first one must not write."""
+    from sqlalchemy import create_engine, text
+
+    from catalogue.graph.lock import HarvestLockLost
+
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+
+    def cut_the_lock_connection(_nodes: int) -> None:
+        with admin.connect() as conn:
+            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_locks "
+                              "WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()"))
+
+    try:
+        with catalogue.open(postgres_url) as cat:
+            with pytest.raises(HarvestLockLost):
+                cat.harvest(str(EXAMPLE), progress=cut_the_lock_connection)
+            assert cat.graphs() == []
+            cat.harvest(str(EXAMPLE))  # the next run goes ahead
+            runs = cat.harvests()
+            assert [r["outcome"] for r in runs] == ["succeeded", "interrupted"]
+    finally:
+        admin.dispose()

@@ -477,7 +477,7 @@ def _parse_in_worker(
     receiver, sender = context.Pipe(duplex=False)
     worker = context.Process(
         target=_parse_worker,
-        args=(sender, path, compression, fmt, default_graph, prefix),
+        args=(sender, receiver, path, compression, fmt, default_graph, prefix),
         name="catalogue-load-parser",
         daemon=True,
     )
@@ -513,9 +513,16 @@ def _parse_in_worker(
 
 
 def _parse_worker(
-    sender: Any, path: Path, compression: str | None, fmt: str, default_graph: str, prefix: str
+    sender: Any, receiver: Any, path: Path, compression: str | None, fmt: str,
+    default_graph: str, prefix: str,
 ) -> None:
-    """Body of the parser process: batches, then ``done`` or what went wrong."""
+    """Body of the parser process: batches, then ``done`` or what went wrong.
+
+    The fork gave the child the pipe's reading end too: closed first, so that when the
+    parent dies (even by SIGKILL) the child's next send fails and it ends, instead of
+    waiting for ever for a reader that is itself.
+    """
+    receiver.close()
     try:
         for batch in _parse_batches(path, compression, fmt, default_graph, prefix):
             sender.send(
@@ -890,7 +897,7 @@ class _Writer:
             self._write_quads(self.local_ids.array[batch.quads])
 
     def _decide_rebuild(self, expected_quads: int) -> None:
-        """Drop the secondary quad indexes if rebuilding them will be cheaper.
+        """Drop the secondary quad indexes if rebuilding them will be cheaper (SQLite only).
 
         Keeping an index costs a b-tree insert at a random place per new quad;
         rebuilding costs one sort of the whole table.  Measured (see ``bench/load.py``),
@@ -904,15 +911,14 @@ class _Writer:
         limit = int(expected_quads * REBUILD_RATIO) + 1
         existing = self._scalar(f"SELECT count(*) FROM (SELECT 1 FROM quads LIMIT {limit}) AS q")
         terms_empty = self._scalar("SELECT 1 FROM terms LIMIT 1") is None
+        if not self.sqlite:
+            # No index is dropped on PostgreSQL: DROP INDEX locks the table against
+            # readers until the load commits, and readers must never wait. The write
+            # lock (SQLStore._begin_write) keeps other writers out, so terms that were
+            # absent stay absent: nothing needs to be looked up.
+            self._lookup = not terms_empty
+            return
         drop_hash = terms_empty and "ix_terms_hash" in self._rebuilt
-        if terms_empty and not self.sqlite:
-            # Lock out other writers of terms (and, to drop its index, readers too)
-            # until commit; then nothing needs to be looked up.  Terms are locked
-            # before quads (whose index drops lock it), the order in which every writer
-            # takes the two tables, so this cannot deadlock.
-            mode = "ACCESS EXCLUSIVE" if drop_hash else "EXCLUSIVE"
-            self.cursor.execute(f"LOCK TABLE terms IN {mode} MODE")
-            terms_empty = self._scalar("SELECT 1 FROM terms LIMIT 1") is None
         if existing < limit:
             self._dropped += [ix for ix in quads_table.indexes if ix.name in self._rebuilt]
         if terms_empty:
@@ -925,9 +931,6 @@ class _Writer:
     def finish(self) -> None:
         """Rebuild dropped indexes, drop temporary tables, refresh statistics."""
         if self._dropped:
-            if not self.sqlite:
-                # PostgreSQL sorts index entries in maintenance_work_mem (default 64 MB).
-                self.cursor.execute("SET LOCAL maintenance_work_mem = '1GB'")
             for index in sorted(self._dropped, key=lambda ix: ix.name):
                 self.conn.execute(CreateIndex(index))
             self._dropped = []

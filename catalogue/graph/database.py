@@ -144,24 +144,36 @@ def lock_timeout() -> float:
 # SQLite result codes (the low byte of the extended code) that mean "locked by another
 # connection", and PostgreSQL SQLSTATEs for lock_timeout, deadlocks and serialisation.
 _SQLITE_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_SQLITE_BUSY_SNAPSHOT = 517
 _PG_BUSY_STATES = frozenset({"55P03", "40P01", "40001"})
 
 
-def busy_error(exc: BaseException, url: str | URL | None = None) -> DatabaseBusy | None:
+def busy_error(exc: BaseException, url: str | URL | None = None, *, waited: bool = True) -> DatabaseBusy | None:
     """The :class:`DatabaseBusy` a driver error stands for, or ``None`` if it is another error.
 
     Lock waits end in driver errors (``database is locked``, ``lock timeout``) that say
-    neither which database nor what to do; this gives them one line that does.
+    neither which database nor what to do; this gives them one line that does. A
+    conflict that no wait could have avoided (a deadlock, a serialisation failure, a
+    SQLite snapshot that another process wrote past; ``waited=False``) says so: the
+    remedy is to try again, not to wait longer.
     """
     orig = getattr(exc, "orig", exc)
     code = getattr(orig, "sqlite_errorcode", None)
+    state = getattr(orig, "sqlstate", None)
     if code is not None:
         busy = (code & 0xFF) in _SQLITE_BUSY_CODES
+        waited = waited and code != _SQLITE_BUSY_SNAPSHOT
     else:
-        busy = getattr(orig, "sqlstate", None) in _PG_BUSY_STATES
+        busy = state in _PG_BUSY_STATES
+        waited = waited and state == "55P03"
     if not busy:
         return None
     where = _shown(url) if url is not None else "the catalogue database"
+    if not waited:
+        return DatabaseBusy(
+            f"{where}: another process wrote what this operation had read (a conflict between "
+            f"two writers); nothing was changed, try again"
+        )
     return DatabaseBusy(
         f"{where} is locked by another writer and stayed locked for {lock_timeout():g} s "
         f"(a harvest, load or update is writing); nothing was changed, try again later "
@@ -206,7 +218,11 @@ def make_engine(url: str | URL, **kwargs: Any) -> Engine:
         return engine
     if backend == "postgresql":
         kwargs.setdefault("pool_pre_ping", True)
-        engine = create_engine(url, **kwargs)
+        # TCP keepalives: a session of a machine that vanished (and the harvest lock it
+        # held) is ended within about a minute and a half, not the system's two hours.
+        connect_args = {"keepalives": 1, "keepalives_idle": 60, "keepalives_interval": 10,
+                        "keepalives_count": 3, **kwargs.pop("connect_args", {})}
+        engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_postgres(engine)
         return engine
     raise ValueError(f"unsupported database backend {backend!r}")

@@ -30,8 +30,8 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import text
@@ -57,16 +57,24 @@ class Holder:
 
     host: str
     pid: int
-    #: ``proc:<host>:<pid>:<start ticks>`` (the process) or ``pg:<backend pid>:<start>``
+    #: ``proc:<host>:<pid>:<start ticks>`` (the process) or ``pg:<backend pid>:<lock key>``
     #: (the server session holding the advisory lock).
     token: str
+    #: Whether the lock is still held (a PostgreSQL advisory lock goes with its
+    #: connection, which a server restart or a network failure can end mid-harvest).
+    still_held: Callable[[], bool] = field(default=lambda: True, compare=False, repr=False)
+
+
+class HarvestLockLost(Busy):
+    """The source's harvest lock went with its database connection before the harvest
+    could write: another harvest of the source may have started, so nothing is written."""
 
 
 def _key(source: str) -> int:
-    """A signed 64-bit advisory lock key for one source (distinct from the catalogue's
-    fixed keys with overwhelming probability)."""
+    """A 63-bit advisory lock key for one source (distinct from the catalogue's fixed
+    keys with overwhelming probability)."""
     digest = hashlib.blake2b(f"harvest|{source}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+    return int.from_bytes(digest, "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 def _process_start(pid: int) -> str:
@@ -104,11 +112,21 @@ def harvest_lock(
         with _in_process(f"{id(engine)}|{source}", source, wait):
             yield this_process()
         return
-    folder = Path(f"{database}-harvest-locks")
+    folder = Path(f"{_database_file(database)}-harvest-locks")
     folder.mkdir(exist_ok=True)
     name = hashlib.blake2b(source.encode(), digest_size=10).hexdigest()
     with _flock(folder / f"{name}.lock", source, wait, poll) as holder:
         yield holder
+
+
+def _database_file(database: str) -> str:
+    """The real path of a SQLite database (a ``file:`` URI's path; symbolic links resolved),
+    so that every name of one file gets the same lock folder."""
+    if database.startswith("file:"):
+        database = database[len("file:"):].split("?", 1)[0]
+        if database.startswith("//"):
+            database = database[2:]
+    return os.path.realpath(database)
 
 
 _LOCAL_LOCKS: dict[str, threading.Lock] = {}
@@ -137,25 +155,42 @@ def _advisory(engine: Engine, source: str, wait: bool, poll: float) -> Iterator[
                 raise HarvestLocked(source)
             conn.commit()
             time.sleep(poll)
-        backend, started = conn.execute(
-            text("SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
-        ).one()
+        backend = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        # The lock lives as long as this idle connection: a server-wide idle session
+        # timeout (PostgreSQL 14+) must not end it in the middle of a long harvest.
+        if int(conn.execute(text("SHOW server_version_num")).scalar_one()) >= 140000:
+            conn.execute(text("SET idle_session_timeout = 0"))
         conn.commit()
         local = this_process()
+
+        def still_held() -> bool:
+            try:
+                held = conn.execute(text(
+                    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                    "AND pid = pg_backend_pid() AND ((classid::bigint << 32) | objid::bigint) = :k "
+                    "AND objsubid = 1)"), {"k": key}).scalar()
+                conn.commit()
+                return bool(held)
+            except Exception:
+                return False
+
         try:
-            yield Holder(local.host, local.pid, f"pg:{backend}:{started.timestamp():.6f}")
+            yield Holder(local.host, local.pid, f"pg:{backend}:{key}", still_held)
         finally:
-            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-            conn.commit()
+            # A connection that died meanwhile (idle timeout, network) took the lock with it.
+            with contextlib.suppress(Exception):
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                conn.commit()
     finally:
-        conn.close()
+        with contextlib.suppress(Exception):
+            conn.close()
 
 
 @contextlib.contextmanager
 def _flock(path: Path, source: str, wait: bool, poll: float) -> Iterator[Holder]:
     import fcntl
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # the umask decides, as for the database
     try:
         while True:
             try:
@@ -167,7 +202,7 @@ def _flock(path: Path, source: str, wait: bool, poll: float) -> Iterator[Holder]
                 time.sleep(poll)
         holder = this_process()
         record = {"source": source, "host": holder.host, "pid": holder.pid,
-                  "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                  "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
         try:
@@ -193,15 +228,17 @@ def holder_alive(engine: Engine, token: str) -> bool | None:
     tell (another host's process, with a SQLite catalogue)."""
     kind, _, rest = token.partition(":")
     if kind == "pg":
-        backend, _, started = rest.partition(":")
-        if make_url(str(engine.url)).get_backend_name() != "postgresql":
+        backend, _, key = rest.partition(":")
+        if make_url(str(engine.url)).get_backend_name() != "postgresql" or not key:
             return None
+        # pg_locks shows every session's locks to every role (pg_stat_activity hides
+        # other roles' details); the key makes a reused backend pid no false positive.
         with engine.connect() as conn:
-            row = conn.execute(
-                text("SELECT extract(epoch FROM backend_start) FROM pg_stat_activity WHERE pid = :p"),
-                {"p": int(backend)},
-            ).first()
-        return row is not None and abs(float(row[0]) - float(started)) < 1e-3
+            held = conn.execute(text(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                "AND pid = :p AND ((classid::bigint << 32) | objid::bigint) = :k AND objsubid = 1)"
+            ), {"p": int(backend), "k": int(key)}).scalar()
+        return bool(held)
     if kind == "proc":
         host, pid_text, start = rest.rsplit(":", 2)
         if host != socket.gethostname():

@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator
 from functools import lru_cache
 from typing import Any, Final, cast
@@ -325,6 +326,7 @@ class _Session:
     """
 
     __slots__ = (
+        "__weakref__",
         "conn",
         "dt_fresh",
         "dt_ids",
@@ -347,7 +349,7 @@ class _Session:
         self.engine: Engine | None = None
         self.owns_engine = False
         self.conn: Connection | None = None
-        self.key: tuple[str, int] | None = None  # in _SHARED under this key
+        self.key: str | None = None  # the URL it is registered under in this thread
         self.users = 0
         # Caches of the open database, keyed by id.  Committed ids are never reused
         # (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) and datatypes are never
@@ -370,18 +372,40 @@ class _Session:
         self.streams: set[_Rows] = set()
 
 
-#: Sessions shared by the stores opened on one database in one thread, by (URL, thread).
-_SHARED: dict[tuple[str, int], _Session] = {}
-_SHARED_LOCK = threading.Lock()
+class _ThreadSessions(threading.local):
+    """The sessions open in one thread, by database URL.
+
+    Thread-local, so a thread never sees another's (even one that ended and whose id
+    was given to a new thread), and held weakly, so that a store dropped without
+    ``close()`` lets its connection go, as it did before stores shared them.
+    """
+
+    def __init__(self) -> None:
+        self.by_url: weakref.WeakValueDictionary[str, _Session] = weakref.WeakValueDictionary()
+
+
+_THREAD_SESSIONS = _ThreadSessions()
 
 
 def _shared_session(url: str) -> _Session | None:
     """The open session of this thread on ``url``, counted as used once more, if any."""
-    with _SHARED_LOCK:
-        session = _SHARED.get((url, threading.get_ident()))
-        if session is not None:
-            session.users += 1
+    session = _THREAD_SESSIONS.by_url.get(url)
+    if session is not None and session.conn is not None:
+        session.users += 1
         return session
+    return None
+
+
+def _register(session: _Session, url: str) -> None:
+    if _THREAD_SESSIONS.by_url.get(url) is None:
+        session.key = url
+        _THREAD_SESSIONS.by_url[url] = session
+
+
+def _unregister(session: _Session) -> None:
+    if session.key is not None and _THREAD_SESSIONS.by_url.get(session.key) is session:
+        del _THREAD_SESSIONS.by_url[session.key]
+    session.key = None
 
 
 class SQLStore(Store):
@@ -461,11 +485,7 @@ class SQLStore(Store):
         session = _Session()
         session.conn, session.engine, session.owns_engine, session.users = conn, engine, owned, 1
         if url is not None and not self._private and not is_memory_sqlite(url):
-            with _SHARED_LOCK:
-                key = (url, threading.get_ident())
-                if key not in _SHARED:
-                    session.key = key
-                    _SHARED[key] = session
+            _register(session, url)
         self._s, self._closed = session, False
         return VALID_STORE
 
@@ -479,11 +499,10 @@ class SQLStore(Store):
         self._s, self._closed = _Session(), True
         if session.conn is None:
             return
-        with _SHARED_LOCK:
-            session.users -= 1
-            last = session.users <= 0
-            if last and session.key is not None and _SHARED.get(session.key) is session:
-                del _SHARED[session.key]
+        session.users -= 1
+        last = session.users <= 0
+        if last:
+            _unregister(session)
         if not last:
             if commit_pending_transaction:
                 self._s = session
@@ -530,6 +549,7 @@ class SQLStore(Store):
             if not configuration or database_url(configuration) == own_url:
                 with conn.begin():
                     self._drop_all(conn)
+                _unregister(self._s)  # a store opened on it later migrates it afresh
                 self.close()
                 return
         if not configuration:
@@ -698,7 +718,7 @@ class SQLStore(Store):
             if self._s.streams:
                 # Starting afresh would end results still being read from the old snapshot.
                 self.rollback()
-                raise busy_error(exc, conn.engine.url) from None
+                raise busy_error(exc, conn.engine.url, waited=False) from None
         self.rollback()
         begin_write_transaction(conn)
 
@@ -1595,6 +1615,25 @@ class SQLStore(Store):
         self._s.tx_wrote_ids = True
 
     # ---------------------------------------------------------------------- SPARQL
+
+    def update(
+        self,
+        update: Any,
+        initNs: Any,  # rdflib's parameter names
+        initBindings: Any,
+        queryGraph: Any,
+        **kwargs: Any,
+    ) -> None:
+        """Take the write lock before ``Graph.update`` evaluates anything, then let rdflib's
+        own update processor run (``NotImplementedError`` is rdflib's way to fall back).
+
+        A SPARQL Update reads (its WHERE) and then writes what it read: with the lock
+        taken first, no other writer can commit in between, so concurrent updates of
+        one value never lose each other's changes (and SQLite never starts the
+        transaction afresh after the reads, see :meth:`_begin_write`).
+        """
+        self._begin_write()
+        raise NotImplementedError
 
     def query(
         self,

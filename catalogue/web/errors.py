@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
 from catalogue.errors import Busy, CatalogueError, UsageError
+from catalogue.graph.database import busy_error
 
 from .pool import Overloaded
 
@@ -74,5 +75,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:
+        busy = busy_error(exc)
+        if busy is not None:  # a lock wait that ended (PostgreSQL lock_timeout): try again
+            return error_response(503, str(busy), {"Retry-After": "5"})
         log.exception("%s %s failed", request.method, request.url.path)
         return error_response(500, "internal error (logged on the server)")

@@ -7,10 +7,14 @@ loop never blocks on SQL). A request that cannot get one within
 ``queue_timeout`` gets HTTP 503 with ``Retry-After``: under overload the
 server sheds requests instead of queueing without bound.
 
-Requests and streamed responses use separate lanes. A stream (an export, a
-chunk listing) holds its connection for as long as the client takes to read
-it, and a client can read as slowly as it likes; in a lane of their own,
-slow readers can only delay other streams, never queries and pages.
+Requests, streamed responses and writes use separate lanes. A stream (an
+export, a chunk listing) holds its connection for as long as the client takes
+to read it, and a client can read as slowly as it likes; in a lane of their
+own, slow readers can only delay other streams, never queries and pages.
+Writes (SPARQL Update) take turns at the database's write lock anyway, and
+one waiting for it (another process is harvesting) holds its connection
+meanwhile: one connection of their own, so that waiting writes never take the
+connections reads need.
 
 Before each use the connection's transaction is ended, so every request sees
 what harvests committed since the previous one (SQLite and PostgreSQL
@@ -87,6 +91,7 @@ class CataloguePool:
         self.queue_timeout = queue_timeout
         self._requests = _Lane(db, size)
         self._streams = _Lane(db, stream_size)
+        self._writes = _Lane(db, 1)
 
     @property
     def size(self) -> int:
@@ -95,17 +100,21 @@ class CataloguePool:
     def open(self) -> None:
         self._requests.open()
         self._streams.open()
+        self._writes.open()
 
     def close(self) -> None:
         self._requests.close()
         self._streams.close()
+        self._writes.close()
 
-    async def run(self, work: Callable[[Catalogue], T]) -> T:
-        """Run ``work(catalogue)`` on a worker thread with a connection of the request lane.
+    async def run(self, work: Callable[[Catalogue], T], *, write: bool = False) -> T:
+        """Run ``work(catalogue)`` on a worker thread with a connection of the request lane
+        (of the write lane with ``write``).
 
         Raises :class:`Overloaded` when no connection is free within ``queue_timeout``.
         """
-        cat = await self._requests.acquire(self.queue_timeout)
+        lane = self._writes if write else self._requests
+        cat = await lane.acquire(self.queue_timeout)
         try:
             def call() -> T:
                 _fresh(cat)  # a fresh snapshot: see what was committed meanwhile
@@ -113,7 +122,7 @@ class CataloguePool:
 
             return await run_in_threadpool(call)
         finally:
-            await self._requests.release(cat)
+            await lane.release(cat)
 
     async def stream(self, work: Callable[[Catalogue], Iterator[T]]) -> AsyncIterator[T]:
         """Iterate ``work(catalogue)`` on worker threads, holding a stream-lane connection until it ends.

@@ -66,6 +66,7 @@ from catalogue.graph.deadline import check_deadline, run_with_deadline
 from catalogue.query_output import render_tsv
 from catalogue.rdf.export import bind_prefixes
 from catalogue.rdf.vocabulary import PREFIXES
+from catalogue.web.pool import Overloaded
 
 from .errors import HTTPError
 from .negotiation import negotiate, parse_accept
@@ -821,10 +822,10 @@ async def _update(request: Request, op: Operation, settings: Settings) -> Respon
             raise
 
     try:
-        await request.app.state.pool.run(work)
+        await request.app.state.pool.run(work, write=True)
     except QueryTimeout as exc:
         raise HTTPError(503, _timeout_message(exc).replace("query", "update", 1)) from None
-    except (HTTPError, SQLAlchemyError, Busy):
+    except (HTTPError, SQLAlchemyError, Busy, Overloaded):
         raise
     except RecursionError:
         raise BadQuery("the update is nested too deeply to evaluate") from None
