@@ -784,11 +784,10 @@ class _GrowingIds:
 class _Writer:
     """Writes batches of a :class:`TermTable` into the store's transaction.
 
-    Besides public :class:`SQLStore` methods it uses four of the store's internals,
-    each marked where it is used: ``_begin_write`` (the write lock),
-    ``_write_datatypes`` (datatype ids, cached by the store), ``_next_term_id`` and
-    ``_tx_next_id`` (SQLite term numbering) and ``_tx_wrote_ids`` (so that a rollback
-    makes the store forget ids of this transaction).
+    It goes through the store's methods for bulk writers: ``begin_write`` (the write
+    lock), ``write_datatypes`` (datatype ids, cached by the store),
+    ``reserve_term_ids`` (SQLite term numbering) and ``note_ids_written`` (so that a
+    rollback makes the store forget ids of this transaction).
     """
 
     def __init__(self, store: SQLStore, *, overlapped: bool = False) -> None:

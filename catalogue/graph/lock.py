@@ -70,6 +70,15 @@ class HarvestLockLost(Busy):
     could write: another harvest of the source may have started, so nothing is written."""
 
 
+#: Whether server process ``:p`` holds the advisory lock ``:k`` (a bigint key is split into
+#: classid, the high half, and objid, the low half, with objsubid 1). pg_locks shows every
+#: session's locks to every role, where pg_stat_activity hides other roles' details.
+_HELD = text(
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND pid = :p AND ((classid::bigint << 32) | objid::bigint) = :k AND objsubid = 1)"
+)
+
+
 def _key(source: str) -> int:
     """A 63-bit advisory lock key for one source (distinct from the catalogue's fixed
     keys with overwhelming probability)."""
@@ -165,10 +174,7 @@ def _advisory(engine: Engine, source: str, wait: bool, poll: float) -> Iterator[
 
         def still_held() -> bool:
             try:
-                held = conn.execute(text(
-                    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                    "AND pid = pg_backend_pid() AND ((classid::bigint << 32) | objid::bigint) = :k "
-                    "AND objsubid = 1)"), {"k": key}).scalar()
+                held = conn.execute(_HELD, {"p": backend, "k": key}).scalar()
                 conn.commit()
                 return bool(held)
             except Exception:
@@ -231,13 +237,9 @@ def holder_alive(engine: Engine, token: str) -> bool | None:
         backend, _, key = rest.partition(":")
         if make_url(str(engine.url)).get_backend_name() != "postgresql" or not key:
             return None
-        # pg_locks shows every session's locks to every role (pg_stat_activity hides
-        # other roles' details); the key makes a reused backend pid no false positive.
+        # The key makes a reused backend pid no false positive.
         with engine.connect() as conn:
-            held = conn.execute(text(
-                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND pid = :p AND ((classid::bigint << 32) | objid::bigint) = :k AND objsubid = 1)"
-            ), {"p": int(backend), "k": int(key)}).scalar()
+            held = conn.execute(_HELD, {"p": int(backend), "k": int(key)}).scalar()
         return bool(held)
     if kind == "proc":
         host, pid_text, start = rest.rsplit(":", 2)

@@ -496,40 +496,29 @@ class SQLStore(Store):
         untouched (unless asked to commit): it is theirs too.
         """
         session = self._s
-        self._s, self._closed = _Session(), True
-        if session.conn is None:
-            return
-        session.users -= 1
-        last = session.users <= 0
-        if last:
-            _unregister(session)
-        if not last:
-            if commit_pending_transaction:
-                self._s = session
-                try:
-                    self.commit()
-                finally:
-                    self._s = _Session()
-            return
-        self._s = session
-        self._close_streams()
-        conn = session.conn
         try:
-            if conn.in_transaction():
+            if session.conn is None:
+                return
+            session.users -= 1
+            if session.users > 0:
                 if commit_pending_transaction:
-                    conn.commit()
-                else:
-                    conn.rollback()
+                    self.commit()
+                return
+            _unregister(session)
+            self._close_streams()
+            try:
+                if session.conn.in_transaction():
+                    if commit_pending_transaction:
+                        session.conn.commit()
+                    else:
+                        session.conn.rollback()
+            finally:
+                session.conn.close()
+                session.conn = None
+                if session.owns_engine and session.engine is not None:
+                    session.engine.dispose()
         finally:
-            conn.close()
-            session.conn = None
-            self._end_transaction()
-            self._forget_ids()
-            if session.owns_engine and session.engine is not None:
-                session.engine.dispose()
-            session.engine = None
-            session.owns_engine = False
-            self._s = _Session()
+            self._s, self._closed = _Session(), True
 
     def destroy(self, configuration: str | None = None) -> None:
         """Drop the catalogue tables (and the Alembic version) of a database.
@@ -555,11 +544,15 @@ class SQLStore(Store):
         if not configuration:
             return  # never opened: the private in-memory database does not exist yet
         url = database_url(configuration)
-        shared = None if is_memory_sqlite(url) else _shared_session(url)
-        if shared is not None:  # another store of this thread has it open: drop through it
-            other = SQLStore()
-            other._s = shared
-            other.destroy()
+        shared = _THREAD_SESSIONS.by_url.get(url)
+        if shared is not None and shared.conn is not None:
+            # Another store of this thread has it open: drop through that connection (a
+            # second one would wait for its locks), and let no store join it afterwards.
+            if shared.conn.in_transaction():
+                shared.conn.rollback()
+            with shared.conn.begin():
+                self._drop_all(shared.conn)
+            _unregister(shared)
             return
         engine = make_engine(url)
         try:
