@@ -374,3 +374,28 @@ def test_clean_install_harvests_reads_and_resolves_every_client_array(clean_inst
         failures += _problems(label, store, path, pathlib.Path(result["npy"]), result["resolution"])
     assert len(ran["arrays"]) == len(arrays) > 50
     assert not failures, f"{len(failures)} of {len(arrays)} arrays fail in a clean install:\n" + "\n".join(failures)
+
+
+def test_clean_install_runs_processes_side_by_side_on_postgresql(clean_install: pathlib.Path,
+                                                               tmp_path: pathlib.Path) -> None:
+    """PostgreSQL from a clean install (its driver is a runtime dependency), with harvests
+    and queries of several processes at once on a fresh database: no traceback."""
+    base = os.environ.get("CATALOGUE_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("CATALOGUE_TEST_POSTGRES_URL is not set, so PostgreSQL tests are skipped")
+    from catalogue.graph.database import scratch_postgres_database
+
+    script = str(clean_install / "bin" / "catalogue")
+    env = _clean_env(clean_install)
+    sources = [REPO / "examples" / name for name in
+               ("cf_air_temperature_v3.zarr", "cf_sea_surface_v2.zarr", "ocean_model_v3.zarr")]
+    with scratch_postgres_database(base, "catalogue_clean") as url:
+        commands = [[script, "harvest", "--wait", str(source), "--db", url] for source in sources]
+        commands += [[script, "query", "ASK { ?s ?p ?o }", "--db", url] for _ in range(3)]
+        procs = [subprocess.Popen(c, cwd=tmp_path, env=env, text=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE) for c in commands]
+        for command, proc in zip(commands, procs, strict=True):
+            _out, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0 and "Traceback" not in err, (command[1:3], err[-2000:])
+        graphs = _run([script, "graphs", "--db", url], cwd=tmp_path, env=env)
+        assert all(source.absolute().as_uri() in graphs.stdout for source in sources), graphs.stdout
