@@ -221,8 +221,10 @@ def test_a_harvest_whose_lock_connection_dies_writes_nothing(postgres_url: str) 
 
     def cut_the_lock_connection(_nodes: int) -> None:
         with admin.connect() as conn:
+            # this test's database only: other tests share the server
             conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_locks "
-                              "WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()"))
+                              "WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid() "
+                              "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"))
 
     try:
         with catalogue.open(postgres_url) as cat:
