@@ -31,6 +31,7 @@ import argparse
 import contextlib
 import json
 import pathlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -78,8 +79,11 @@ class SQLiteDatabases:
         try:
             yield str(path)
         finally:
-            for leftover in self.folder.glob(path.name + "*"):
-                leftover.unlink()
+            for leftover in self.folder.glob(path.name + "*"):  # -wal, -shm, -harvest-locks/
+                if leftover.is_dir():
+                    shutil.rmtree(leftover)
+                else:
+                    leftover.unlink()
 
     def close(self) -> None:
         pass
