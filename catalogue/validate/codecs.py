@@ -10,8 +10,8 @@ from functools import cache
 from itertools import pairwise
 from typing import Any
 
+from catalogue.model.json import short
 from catalogue.validate.context import META, NodeChecker
-from catalogue.validate.datatypes import short, v3_item_size
 
 _NUMCODECS_FILTERS = ("delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits")
 _NUMCODECS_BYTES = (
@@ -62,9 +62,10 @@ def _is_positive_int_list(value: Any, rank: int | None = None) -> bool:
 class ChainChecker:
     """Checks one v3 codec chain (the array's, or a shard's inner or index chain)."""
 
-    def __init__(self, checker: NodeChecker, data_type: Any) -> None:
+    def __init__(self, checker: NodeChecker, item_size: int | None) -> None:
         self.c = checker
-        self.item_size = v3_item_size(data_type)
+        #: Bytes per element of the chain's data type (None when unknown, variable or invalid).
+        self.item_size = item_size
 
     def check(self, codecs: Any, tokens: tuple[Any, ...], rank: int | None, chunk_shape: list[int] | None) -> None:
         c = self.c
@@ -194,7 +195,7 @@ class ChainChecker:
         if "index_codecs" not in conf:
             bad(at, "missing required key index_codecs")
         else:
-            index = ChainChecker(self.c, "uint64")
+            index = ChainChecker(self.c, 8)  # the index: uint64 entries
             index.check(conf["index_codecs"], (*at, "index_codecs"), None if rank is None else rank + 1, None)
 
     def _keys(self, conf: dict[str, Any], at: tuple[Any, ...], allowed: set[str]) -> None:
