@@ -9,7 +9,6 @@ for sharded arrays, the inner chunk shape and the shard index layout.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +16,14 @@ import numpy as np
 
 from catalogue.errors import CatalogueError
 from catalogue.model.chunk_keys import KeyEncoding, UnsupportedEncoding
+from catalogue.model.codecs import (
+    Codec,
+    CodecError,
+    ShardingCodec,
+    parse_codecs,
+    parse_sharding,
+    parse_v2_codecs,
+)
 from catalogue.model.datatypes import DataType, DataTypeError, parse_data_type
 from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V3_DOCUMENT
 
@@ -24,23 +31,6 @@ from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V3_DOCUMENT
 class UnsupportedArray(CatalogueError):
     """The array's metadata names something the catalogue cannot resolve or read."""
 
-
-
-@dataclass(frozen=True)
-class Sharding:
-    """A ``sharding_indexed`` codec: inner chunks of a shard and where its index is."""
-
-    chunk_shape: tuple[int, ...]
-    codecs: list[dict[str, Any]]
-    index_codecs: list[dict[str, Any]]
-    index_location: str  # "start" or "end"
-
-    def chunks_per_shard(self, shard_shape: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(s // c for s, c in zip(shard_shape, self.chunk_shape, strict=True))
-
-    def index_nbytes(self, shard_shape: tuple[int, ...]) -> int:
-        entries = math.prod(self.chunks_per_shard(shard_shape))
-        return 16 * entries + sum(4 for c in self.index_codecs if c["name"] == "crc32c")
 
 
 @dataclass(frozen=True)
@@ -57,10 +47,10 @@ class ArrayLayout:
     dtype: np.dtype
     fill_value: Any
     encoding: KeyEncoding
-    #: v3: the codec chain, each {"name", "configuration"}; v2: filters then compressor as v3-like entries.
-    codecs: list[dict[str, Any]]
+    #: v3: the codec chain; v2: the filters then the compressor.
+    codecs: tuple[Codec, ...]
     order: str = "C"
-    sharding: Sharding | None = None
+    sharding: ShardingCodec | None = None
     metadata: dict[str, Any] | None = None
 
     @property
@@ -71,15 +61,6 @@ class ArrayLayout:
     def read_chunk_shape(self) -> tuple[int, ...]:
         """The unit a read decodes: the inner chunk when sharded, else the chunk."""
         return self.sharding.chunk_shape if self.sharding else self.chunk_shape
-
-
-def _named(entry: Any) -> dict[str, Any]:
-    if isinstance(entry, str):
-        return {"name": entry, "configuration": {}}
-    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-        conf = entry.get("configuration") or {}
-        return {"name": entry["name"], "configuration": conf}
-    raise UnsupportedArray(f"malformed codec {entry!r}")
 
 
 def _ints(value: Any, what: str) -> tuple[int, ...]:
@@ -107,7 +88,7 @@ def layout_from_documents(documents: dict[str, Any], iri: str, base_url: str) ->
             return _v3(documents[V3_DOCUMENT], iri, base_url)
         if V2_ARRAY in documents:
             return _v2(documents[V2_ARRAY], documents.get(V2_ATTRS), iri, base_url)
-    except UnsupportedEncoding as exc:
+    except (UnsupportedEncoding, CodecError) as exc:
         raise UnsupportedArray(f"{iri}: {exc}") from exc
     raise UnsupportedArray(f"{iri} is not an array")
 
@@ -123,16 +104,10 @@ def _v3(meta: dict[str, Any], iri: str, base_url: str) -> ArrayLayout:
         raise UnsupportedArray(f"{iri}: chunk shape {list(chunk_shape)} does not fit shape {list(shape)}")
     data_type = _data_type(meta.get("data_type"), 3)
     dtype = data_type.numpy
-    codecs = [_named(c) for c in meta.get("codecs", [])]
+    codecs = parse_codecs(meta.get("codecs", []))
     sharding = None
-    if codecs and codecs[0]["name"] == "sharding_indexed" and len(codecs) == 1:
-        conf = codecs[0]["configuration"]
-        sharding = Sharding(
-            chunk_shape=_ints(conf.get("chunk_shape"), "sharding chunk_shape"),
-            codecs=[_named(c) for c in conf.get("codecs", [])],
-            index_codecs=[_named(c) for c in conf.get("index_codecs", [])],
-            index_location=conf.get("index_location", "end"),
-        )
+    if len(codecs) == 1 and codecs[0].name == "sharding_indexed":
+        sharding = parse_sharding(codecs[0].configuration)
         if any(s % c for s, c in zip(chunk_shape, sharding.chunk_shape, strict=True)):
             raise UnsupportedArray(f"{iri}: inner chunk shape does not divide the shard shape")
     return ArrayLayout(
@@ -151,9 +126,7 @@ def _v2(meta: dict[str, Any], attrs: dict[str, Any] | None, iri: str, base_url: 
         raise UnsupportedArray(f"{iri}: chunks {list(chunk_shape)} do not fit shape {list(shape)}")
     data_type = _data_type(meta.get("dtype"), 2)
     dtype = data_type.numpy
-    codecs = [{"name": f["id"], "configuration": f, "v2": "filter"} for f in meta.get("filters") or []]
-    if meta.get("compressor"):
-        codecs.append({"name": meta["compressor"]["id"], "configuration": meta["compressor"], "v2": "compressor"})
+    codecs = parse_v2_codecs(meta.get("filters"), meta.get("compressor"))
     order = meta.get("order", "C")
     if order not in ("C", "F"):
         raise UnsupportedArray(f"{iri}: order {order!r}")

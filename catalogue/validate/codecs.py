@@ -1,4 +1,7 @@
-"""Codec knowledge: the v3 codec chain rules and the v2 (numcodecs) codec ids.
+"""Codec rules: the v3 codec chain rules and the v2 (numcodecs) codec ids.
+
+Which codecs exist and at which stage of a chain each acts is the model's
+(:mod:`catalogue.model.codecs`); this module checks chains against it.
 
 Only metadata is inspected; no codec is instantiated, so no codec code runs
 (``pickle`` in particular is flagged, never touched).
@@ -10,26 +13,20 @@ from functools import cache
 from itertools import pairwise
 from typing import Any
 
+from catalogue.model.codecs import (
+    ARRAY_TO_ARRAY,
+    ARRAY_TO_BYTES,
+    UNSAFE_CODECS,
+    V3_CODECS,
+    codec_name,
+)
 from catalogue.model.json import short
 from catalogue.validate.context import META, NodeChecker
-
-_NUMCODECS_FILTERS = ("delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits")
-_NUMCODECS_BYTES = (
-    "adler32", "blosc", "bz2", "crc32", "crc32c", "fletcher32", "gzip", "jenkins_lookup3", "lz4",
-    "lzma", "shuffle", "zlib", "zstd",
-)
-ARRAY_TO_ARRAY = {"transpose", *(f"numcodecs.{n}" for n in _NUMCODECS_FILTERS)}
-ARRAY_TO_BYTES = {"bytes", "endian", "sharding_indexed", "vlen-utf8", "vlen-bytes",
-                  "numcodecs.pcodec", "numcodecs.zfpy"}
-BYTES_TO_BYTES = {"gzip", "zstd", "blosc", "crc32c", *(f"numcodecs.{n}" for n in _NUMCODECS_BYTES)}
-V3_CODECS = ARRAY_TO_ARRAY | ARRAY_TO_BYTES | BYTES_TO_BYTES
 
 #: numcodecs ids that exist even when their optional library is not installed.
 _NUMCODECS_OPTIONAL = {"msgpack2", "zfpy", "pcodec", "lz4", "blosc", "zstd", "crc32c", "json2", "pickle",
                        "vlen-utf8", "vlen-bytes", "vlen-array", "categorize", "base64", "shuffle",
                        "bitround", "quantize", "zlib", "gzip", "bz2", "lzma"}
-#: Codecs whose decoding runs arbitrary code.
-UNSAFE_CODECS = {"pickle", "numcodecs.pickle"}
 
 BLOSC_CNAMES = {"lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib"}
 BLOSC_SHUFFLES = {"noshuffle", "shuffle", "bitshuffle"}
@@ -41,14 +38,6 @@ def numcodecs_ids() -> frozenset[str]:
     from numcodecs.registry import codec_registry
 
     return frozenset(codec_registry) | _NUMCODECS_OPTIONAL
-
-
-def codec_name(entry: Any) -> str | None:
-    if isinstance(entry, str):
-        return entry
-    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-        return entry["name"]
-    return None
 
 
 def _is_positive_int_list(value: Any, rank: int | None = None) -> bool:

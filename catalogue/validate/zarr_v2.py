@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from catalogue.model.codecs import UNSAFE_CODECS
 from catalogue.model.datatypes import DataType, DataTypeError, parse_v2_dtype
 from catalogue.model.json import short
-from catalogue.validate.codecs import UNSAFE_CODECS, numcodecs_ids
+from catalogue.validate.codecs import numcodecs_ids
 from catalogue.validate.context import META, NodeChecker
 from catalogue.validate.rules import RULES
 from catalogue.validate.schemas import geozarr_validator, schema_errors

@@ -44,12 +44,12 @@ from rdflib.namespace import DCTERMS
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import CatalogueError
+from catalogue.model.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, BYTES_TO_BYTES, codec_name
 from catalogue.model.datatypes import item_size
 from catalogue.rdf.dcat import iri_name
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.rebuild import decode_literal, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
-from catalogue.validate.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, BYTES_TO_BYTES, codec_name
 
 from . import datasets as api
 from . import discovery
