@@ -15,6 +15,13 @@ from typing import Any
 import numpy as np
 
 from catalogue.errors import CatalogueError
+from catalogue.model.chunk_grids import (
+    ChunkGridError,
+    RegularChunkGrid,
+    parse_chunk_grid,
+    parse_shape,
+    parse_v2_chunks,
+)
 from catalogue.model.chunk_keys import KeyEncoding, UnsupportedEncoding
 from catalogue.model.codecs import (
     Codec,
@@ -30,7 +37,6 @@ from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V3_DOCUMENT
 
 class UnsupportedArray(CatalogueError):
     """The array's metadata names something the catalogue cannot resolve or read."""
-
 
 
 @dataclass(frozen=True)
@@ -55,18 +61,12 @@ class ArrayLayout:
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
-        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunk_shape, strict=True))
+        return RegularChunkGrid(self.chunk_shape).grid_shape(self.shape)
 
     @property
     def read_chunk_shape(self) -> tuple[int, ...]:
         """The unit a read decodes: the inner chunk when sharded, else the chunk."""
         return self.sharding.chunk_shape if self.sharding else self.chunk_shape
-
-
-def _ints(value: Any, what: str) -> tuple[int, ...]:
-    if not (isinstance(value, list) and all(type(v) is int and v >= 0 for v in value)):
-        raise UnsupportedArray(f"{what} is not a list of non-negative integers: {value!r}")
-    return tuple(value)
 
 
 def _data_type(value: Any, zarr_format: int) -> DataType:
@@ -88,19 +88,17 @@ def layout_from_documents(documents: dict[str, Any], iri: str, base_url: str) ->
             return _v3(documents[V3_DOCUMENT], iri, base_url)
         if V2_ARRAY in documents:
             return _v2(documents[V2_ARRAY], documents.get(V2_ATTRS), iri, base_url)
-    except (UnsupportedEncoding, CodecError) as exc:
+    except (ChunkGridError, UnsupportedEncoding, CodecError) as exc:
         raise UnsupportedArray(f"{iri}: {exc}") from exc
     raise UnsupportedArray(f"{iri} is not an array")
 
 
 # ---------------------------------------------------------------------- v3
 def _v3(meta: dict[str, Any], iri: str, base_url: str) -> ArrayLayout:
-    shape = _ints(meta.get("shape"), "shape")
-    grid = meta.get("chunk_grid")
-    if not (isinstance(grid, dict) and grid.get("name") == "regular"):
-        raise UnsupportedArray(f"{iri}: chunk grid {grid!r} is not a regular grid")
-    chunk_shape = _ints((grid.get("configuration") or {}).get("chunk_shape"), "chunk_shape")
-    if len(chunk_shape) != len(shape) or 0 in chunk_shape:
+    shape = parse_shape(meta.get("shape"))
+    grid = parse_chunk_grid(meta.get("chunk_grid"))
+    chunk_shape = grid.chunk_shape
+    if not grid.fits(shape):
         raise UnsupportedArray(f"{iri}: chunk shape {list(chunk_shape)} does not fit shape {list(shape)}")
     data_type = _data_type(meta.get("data_type"), 3)
     dtype = data_type.numpy
@@ -120,9 +118,10 @@ def _v3(meta: dict[str, Any], iri: str, base_url: str) -> ArrayLayout:
 
 # ---------------------------------------------------------------------- v2
 def _v2(meta: dict[str, Any], attrs: dict[str, Any] | None, iri: str, base_url: str) -> ArrayLayout:
-    shape = _ints(meta.get("shape"), "shape")
-    chunk_shape = _ints(meta.get("chunks"), "chunks")
-    if len(chunk_shape) != len(shape) or 0 in chunk_shape:
+    shape = parse_shape(meta.get("shape"))
+    grid = parse_v2_chunks(meta.get("chunks"))
+    chunk_shape = grid.chunk_shape
+    if not grid.fits(shape):
         raise UnsupportedArray(f"{iri}: chunks {list(chunk_shape)} do not fit shape {list(shape)}")
     data_type = _data_type(meta.get("dtype"), 2)
     dtype = data_type.numpy
