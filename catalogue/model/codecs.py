@@ -65,6 +65,25 @@ def normalise_codec_name(name: str) -> str:
     return name.strip().lower().removeprefix("numcodecs.")
 
 
+def inner_codec_names(configuration: Any, depth: int = 0) -> list[str]:
+    """Normalised names of the codecs inside a sharding configuration (recursively), not its index codecs.
+
+    Tolerant, for facets over whatever the metadata holds: malformed entries are skipped.
+    """
+    if not isinstance(configuration, dict) or depth > 8:
+        return []
+    out: list[str] = []
+    codecs = configuration.get("codecs")
+    for codec in codecs if isinstance(codecs, list) else []:
+        name = codec_name(codec)
+        if name is None:
+            continue
+        out.append(normalise_codec_name(name))
+        if name == "sharding_indexed" and isinstance(codec, dict):
+            out += inner_codec_names(codec.get("configuration"), depth + 1)
+    return out
+
+
 @dataclass(frozen=True)
 class Codec:
     """One codec of a chain: its name and configuration ({} when the metadata has none)."""

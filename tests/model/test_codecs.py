@@ -10,6 +10,7 @@ from catalogue.model.codecs import (
     ShardingCodec,
     codec_kind,
     codec_name,
+    inner_codec_names,
     normalise_codec_name,
     parse_codec,
     parse_codecs,
@@ -69,3 +70,10 @@ def test_names_and_kinds() -> None:
     assert codec_kind("numcodecs.zlib") == "bytes-to-bytes"
     assert codec_kind("mystery") is None
     assert normalise_codec_name(" Numcodecs.Zlib") == "zlib"
+
+
+def test_inner_codec_names_walk_nested_shards() -> None:
+    inner = {"name": "sharding_indexed", "configuration": {"codecs": ["bytes", "numcodecs.Zlib"]}}
+    assert inner_codec_names({"codecs": [inner, 5, "gzip"], "index_codecs": ["crc32c"]}) == [
+        "sharding_indexed", "bytes", "zlib", "gzip"]
+    assert inner_codec_names("nonsense") == []
