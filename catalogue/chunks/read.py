@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from catalogue.chunks.codecs import ChunkError, decode_v2, decode_v3
+from catalogue.chunks.codecs import MISSING, ChunkError, decode_v2, decode_v3
 from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.resolve import Resolution, resolve_selection, shard_indexes
 from catalogue.chunks.selection import Dim, result_shape
-from catalogue.chunks.sharding import MISSING
 from catalogue.storage.store import StoreAccess
 
 #: Chunks per pool task, fetched in one store call: few enough that fetching, decoding

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from catalogue.chunks.codecs import ChunkError
+from catalogue.chunks.codecs import MISSING, ChunkError, decode_shard_index
 from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.selection import Dim, normalise, parse, result_shape
-from catalogue.chunks.sharding import MISSING, decode_index, index_nbytes
-from catalogue.storage.store import StoreAccess, quote_path
+from catalogue.model.paths import quote_path
+from catalogue.storage.store import StoreAccess
 
 
 @dataclass
@@ -124,8 +124,7 @@ def shard_indexes(resolution: Resolution, store: StoreAccess, shard_keys: list[s
     layout = resolution.layout
     sharding = layout.sharding
     assert sharding is not None
-    conf = layout.codecs[0]["configuration"]
-    n = index_nbytes(conf, layout.chunk_shape)
+    n = sharding.index_nbytes(layout.chunk_shape)
     distinct = sorted(set(shard_keys))
     if sharding.index_location == "start":
         raw = store.read_ranges(distinct, [0] * len(distinct), [n] * len(distinct))
@@ -139,7 +138,7 @@ def shard_indexes(resolution: Resolution, store: StoreAccess, shard_keys: list[s
         if len(data) != n:
             raise ChunkError(f"{store.key_url(key)}: shard index is {len(data)} bytes, expected {n} (truncated shard?)")
         try:
-            out[key] = decode_index(data, conf, layout.chunk_shape)
+            out[key] = decode_shard_index(data, sharding, layout.chunk_shape)
         except ChunkError as exc:
             raise ChunkError(f"{store.key_url(key)}: {exc}") from exc
     return out

@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from catalogue.errors import DocumentError, join_pointer
+from catalogue.model.json import json_type
 
 #: Deepest nesting of arrays and objects accepted in a metadata document.
 MAX_DEPTH = 256
@@ -114,18 +115,3 @@ def require_object(value: Any, location: str, pointer: str = "") -> dict[str, An
     if not isinstance(value, dict):
         raise DocumentError(location, f"expected a JSON object, got {json_type(value)}", pointer, rule="json.not-object")
     return value
-
-
-def json_type(value: Any) -> str:
-    """The JSON name of a parsed value's type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"

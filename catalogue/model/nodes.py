@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from catalogue.errors import DocumentError
+from catalogue.model.paths import quote_path
 
 Kind = Literal["array", "group"]
 
@@ -118,6 +119,4 @@ class Hierarchy:
         return list(self.failed.values())
 
     def iri(self, path: str) -> str:
-        from catalogue.storage.store import quote_path
-
         return f"{self.url}/{quote_path(path)}" if path else self.url

@@ -48,6 +48,7 @@ from catalogue.errors import (
     SourceUnavailable,
     UsageError,
 )
+from catalogue.model.paths import PATH_SAFE, quote_path
 
 log = logging.getLogger(__name__)
 
@@ -67,18 +68,11 @@ DEFAULT_CONCURRENCY = 16
 #: First backoff delay in seconds; it doubles with every retry (0.2, 0.4, 0.8, ...).
 BACKOFF_SECONDS = 0.2
 
-#: Characters left unescaped in node paths when they become IRIs.
-_PATH_SAFE = "/!$&'()*+,;=:@-._~"
 #: Characters left alone when an http source URL is made a valid URI
 #: (existing %XX escapes are kept, so an already-encoded URL is unchanged).
-_URL_SAFE = _PATH_SAFE + "%[]"
+_URL_SAFE = PATH_SAFE + "%[]"
 
 REMOTE_SCHEMES = ("http", "https", "s3")
-
-
-def quote_path(path: str) -> str:
-    """Percent-encode a node path for use in an IRI (slashes kept)."""
-    return quote(path, safe=_PATH_SAFE)
 
 
 # ----------------------------------------------------------- error classes

@@ -13,8 +13,8 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
+from catalogue.model.json import short
 from catalogue.validate.context import ATTRS, NodeChecker
-from catalogue.validate.datatypes import short
 
 _STANDARD_NAME = re.compile(r"^[a-z][a-z0-9_]*( [a-z_]+)?$")
 _SINCE = re.compile(r"^\s*\S+\s+since\s+(.+?)\s*$", re.IGNORECASE)

@@ -1,4 +1,7 @@
-"""Codec knowledge: the v3 codec chain rules and the v2 (numcodecs) codec ids.
+"""Codec rules: the v3 codec chain rules and the v2 (numcodecs) codec ids.
+
+Which codecs exist and at which stage of a chain each acts is the model's
+(:mod:`catalogue.model.codecs`); this module checks chains against it.
 
 Only metadata is inspected; no codec is instantiated, so no codec code runs
 (``pickle`` in particular is flagged, never touched).
@@ -10,26 +13,20 @@ from functools import cache
 from itertools import pairwise
 from typing import Any
 
-from catalogue.validate.context import META, NodeChecker
-from catalogue.validate.datatypes import short, v3_item_size
-
-_NUMCODECS_FILTERS = ("delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits")
-_NUMCODECS_BYTES = (
-    "adler32", "blosc", "bz2", "crc32", "crc32c", "fletcher32", "gzip", "jenkins_lookup3", "lz4",
-    "lzma", "shuffle", "zlib", "zstd",
+from catalogue.model.codecs import (
+    ARRAY_TO_ARRAY,
+    ARRAY_TO_BYTES,
+    UNSAFE_CODECS,
+    V3_CODECS,
+    codec_name,
 )
-ARRAY_TO_ARRAY = {"transpose", *(f"numcodecs.{n}" for n in _NUMCODECS_FILTERS)}
-ARRAY_TO_BYTES = {"bytes", "endian", "sharding_indexed", "vlen-utf8", "vlen-bytes",
-                  "numcodecs.pcodec", "numcodecs.zfpy"}
-BYTES_TO_BYTES = {"gzip", "zstd", "blosc", "crc32c", *(f"numcodecs.{n}" for n in _NUMCODECS_BYTES)}
-V3_CODECS = ARRAY_TO_ARRAY | ARRAY_TO_BYTES | BYTES_TO_BYTES
+from catalogue.model.json import short
+from catalogue.validate.context import META, NodeChecker
 
 #: numcodecs ids that exist even when their optional library is not installed.
 _NUMCODECS_OPTIONAL = {"msgpack2", "zfpy", "pcodec", "lz4", "blosc", "zstd", "crc32c", "json2", "pickle",
                        "vlen-utf8", "vlen-bytes", "vlen-array", "categorize", "base64", "shuffle",
                        "bitround", "quantize", "zlib", "gzip", "bz2", "lzma"}
-#: Codecs whose decoding runs arbitrary code.
-UNSAFE_CODECS = {"pickle", "numcodecs.pickle"}
 
 BLOSC_CNAMES = {"lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib"}
 BLOSC_SHUFFLES = {"noshuffle", "shuffle", "bitshuffle"}
@@ -43,14 +40,6 @@ def numcodecs_ids() -> frozenset[str]:
     return frozenset(codec_registry) | _NUMCODECS_OPTIONAL
 
 
-def codec_name(entry: Any) -> str | None:
-    if isinstance(entry, str):
-        return entry
-    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-        return entry["name"]
-    return None
-
-
 def _is_positive_int_list(value: Any, rank: int | None = None) -> bool:
     return (
         isinstance(value, list)
@@ -62,9 +51,10 @@ def _is_positive_int_list(value: Any, rank: int | None = None) -> bool:
 class ChainChecker:
     """Checks one v3 codec chain (the array's, or a shard's inner or index chain)."""
 
-    def __init__(self, checker: NodeChecker, data_type: Any) -> None:
+    def __init__(self, checker: NodeChecker, item_size: int | None) -> None:
         self.c = checker
-        self.item_size = v3_item_size(data_type)
+        #: Bytes per element of the chain's data type (None when unknown, variable or invalid).
+        self.item_size = item_size
 
     def check(self, codecs: Any, tokens: tuple[Any, ...], rank: int | None, chunk_shape: list[int] | None) -> None:
         c = self.c
@@ -194,7 +184,7 @@ class ChainChecker:
         if "index_codecs" not in conf:
             bad(at, "missing required key index_codecs")
         else:
-            index = ChainChecker(self.c, "uint64")
+            index = ChainChecker(self.c, 8)  # the index: uint64 entries
             index.check(conf["index_codecs"], (*at, "index_codecs"), None if rank is None else rank + 1, None)
 
     def _keys(self, conf: dict[str, Any], at: tuple[Any, ...], allowed: set[str]) -> None:

@@ -27,9 +27,8 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry
 
-from catalogue.harvest.documents import json_type
+from catalogue.model.json import json_type, short
 from catalogue.resources import schema_text
-from catalogue.validate.datatypes import short
 
 PROFILES = ("corrected", "upstream")
 _GEOZARR_FILES = {"corrected": "zarr_array_metadata.yaml", "upstream": "zarr_array_metadata.upstream.yaml"}

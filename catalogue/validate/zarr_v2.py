@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalogue.validate.codecs import UNSAFE_CODECS, numcodecs_ids
+from catalogue.model.codecs import UNSAFE_CODECS
+from catalogue.model.datatypes import DataType, DataTypeError, parse_v2_dtype
+from catalogue.model.json import short
+from catalogue.validate.codecs import numcodecs_ids
 from catalogue.validate.context import META, NodeChecker
-from catalogue.validate.datatypes import short, v2_dtype, v2_fill_value_problem
 from catalogue.validate.rules import RULES
 from catalogue.validate.schemas import geozarr_validator, schema_errors
 
@@ -29,14 +31,15 @@ def check_array(c: NodeChecker, meta: dict[str, Any], profile: str) -> None:
     chunks = meta.get("chunks")
     if rank is not None and isinstance(chunks, list) and len(chunks) != rank:
         c.add("v2.chunks.rank", META, ("chunks",), f"{len(chunks)} chunk sizes for {rank} dimensions")
-    dtype = None
+    dtype: DataType | None = None
     if isinstance(meta.get("dtype"), str | list):
-        dtype, problem = v2_dtype(meta["dtype"])
-        if problem:
-            c.add("v2.dtype", META, ("dtype",), problem)
+        try:
+            dtype = parse_v2_dtype(meta["dtype"])
+        except DataTypeError as exc:
+            c.add("v2.dtype", META, ("dtype",), exc.problem)
     fill = meta.get("fill_value")
     if dtype is not None and "fill_value" in meta and not isinstance(fill, dict):
-        problem = v2_fill_value_problem(dtype, fill)
+        problem = dtype.fill_problem(fill)
         if problem:
             c.add("v2.fill_value", META, ("fill_value",), problem)
     compressor = meta.get("compressor")

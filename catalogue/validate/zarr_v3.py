@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from catalogue.model.datatypes import DataType, DataTypeError, parse_v3_data_type
+from catalogue.model.json import short
 from catalogue.validate.codecs import ChainChecker
 from catalogue.validate.context import META, NodeChecker
-from catalogue.validate.datatypes import short, v3_data_type_problem, v3_fill_value_problem
 
 ARRAY_KEYS = {"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
               "fill_value", "codecs", "attributes", "storage_transformers", "dimension_names"}
@@ -35,20 +36,21 @@ def check_array(c: NodeChecker, meta: dict[str, Any]) -> None:
             rank = len(shape)
         else:
             c.add("v3.shape", META, ("shape",), f"expected a list of non-negative integers, got {short(shape)}")
-    data_type = meta.get("data_type")
+    data_type: DataType | None = None
     if "data_type" in meta:
-        problem = v3_data_type_problem(data_type)
-        if problem:
-            c.add("v3.data_type", META, ("data_type",), problem)
+        try:
+            data_type = parse_v3_data_type(meta["data_type"])
+        except DataTypeError as exc:
+            c.add("v3.data_type", META, ("data_type",), exc.problem)
     chunk_shape = _chunk_grid(c, meta, rank) if "chunk_grid" in meta else None
     if "chunk_key_encoding" in meta:
         check_chunk_key_encoding(c, meta["chunk_key_encoding"], ("chunk_key_encoding",))
-    if "fill_value" in meta and "data_type" in meta:
-        problem = v3_fill_value_problem(data_type, meta["fill_value"])
+    if "fill_value" in meta and data_type is not None:
+        problem = data_type.fill_problem(meta["fill_value"])
         if problem:
             c.add("v3.fill_value", META, ("fill_value",), problem)
     if "codecs" in meta:
-        ChainChecker(c, data_type).check(meta["codecs"], ("codecs",), rank, chunk_shape)
+        ChainChecker(c, data_type.item_size if data_type else None).check(meta["codecs"], ("codecs",), rank, chunk_shape)
     if "dimension_names" in meta:
         names = meta["dimension_names"]
         if names is not None:

@@ -104,9 +104,9 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, Literal, URIRef
 
+from catalogue.model.codecs import codec_name
 from catalogue.rdf.dcat import iri_name
 from catalogue.rdf.provenance import HARVESTS_GRAPH
-from catalogue.validate.codecs import codec_name
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request

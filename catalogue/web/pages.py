@@ -44,12 +44,12 @@ from rdflib.namespace import DCTERMS
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import CatalogueError
+from catalogue.model.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, BYTES_TO_BYTES, codec_name
+from catalogue.model.datatypes import item_size
 from catalogue.rdf.dcat import iri_name
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.rebuild import decode_literal, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
-from catalogue.validate.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, BYTES_TO_BYTES, codec_name
-from catalogue.validate.datatypes import v2_dtype, v3_item_size
 
 from . import datasets as api
 from . import discovery
@@ -174,15 +174,8 @@ def shape_text(value: Any) -> str:
 
 
 def _itemsize(dtype: Any, zarr_format: int | None) -> int | None:
-    """Bytes per element when the data type says (None for variable-length, unknown and invalid).
-
-    The validator's own reading of data types (:mod:`catalogue.validate.datatypes`),
-    so the page sizes exactly the types validation accepts.
-    """
-    if zarr_format == 2:
-        dt, _problem = v2_dtype(dtype)
-        return None if dt is None or dt.hasobject or dt.itemsize == 0 else int(dt.itemsize)
-    return v3_item_size(dtype)
+    """Bytes per element when the data type says (None for variable-length, unknown and invalid)."""
+    return item_size(dtype, zarr_format)
 
 
 # --------------------------------------------------------------------------- page data
