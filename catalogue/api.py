@@ -30,7 +30,7 @@ from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.provenance import software_release
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
-from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from catalogue.chunks.layout import ArrayLayout
     from catalogue.graph.bulk import LoadReport
-    from catalogue.storage.store import StoreAccess
+    from catalogue.storage.access import StoreAccess
 
 log = logging.getLogger(__name__)
 
@@ -654,7 +654,7 @@ class Catalogue:
         return layout_from_documents(rebuild_documents(graph, iri), iri, base_url)
 
     def _chunk_store(self, layout: ArrayLayout, storage_options: dict[str, Any] | None = None) -> StoreAccess:
-        from catalogue.storage.store import open_store
+        from catalogue.storage.opening import open_store
 
         return open_store(layout.base_url, storage_options=storage_options)
 

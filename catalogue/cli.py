@@ -111,7 +111,7 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     of it was running (or the database stayed locked): try again later.
     """
     from catalogue.harvest.sources import Source, load_sources
-    from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+    from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
     entries = [Source(url=s) for s in sources] + (load_sources(config) if config else [])
     if not entries:
@@ -251,7 +251,7 @@ def validate(target: str, db: str | None, profile: str, fmt: str, from_store: bo
     summary. Exit code 0 without errors, 1 with errors, 2 on usage errors.
     """
     from catalogue.api import validate_store
-    from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+    from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
     report = None
     if not from_store and "://" in target and _catalogue_exists(db):

@@ -20,7 +20,7 @@ from catalogue.chunks.codecs import ChunkError
 from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.selection import Dim, normalise, parse, result_shape
 from catalogue.chunks.sharding import MISSING, decode_index, index_nbytes
-from catalogue.storage.store import StoreAccess, quote_path
+from catalogue.storage.access import StoreAccess, quote_path
 
 
 @dataclass

@@ -11,14 +11,14 @@ from catalogue.harvest.change import source_state
 from catalogue.harvest.reader import Progress, canonical_fingerprint, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
 from catalogue.model.nodes import Hierarchy
-from catalogue.storage.store import (
+from catalogue.storage.access import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     StoreAccess,
-    open_store,
 )
+from catalogue.storage.opening import open_store
 
 
 class SourceReader:
@@ -28,7 +28,7 @@ class SourceReader:
     client options). ``include``/``exclude``/``max_depth`` choose the nodes
     read; ``nodes`` names node paths to read where the store cannot be listed
     (see :mod:`catalogue.harvest.reader`). ``concurrency``, ``timeout`` and
-    ``retries`` bound remote requests (see :func:`catalogue.storage.store.open_store`).
+    ``retries`` bound remote requests (see :func:`catalogue.storage.opening.open_store`).
     Opening contacts nothing; the first request says whether the source can be reached.
     """
 

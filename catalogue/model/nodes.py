@@ -118,6 +118,6 @@ class Hierarchy:
         return list(self.failed.values())
 
     def iri(self, path: str) -> str:
-        from catalogue.storage.store import quote_path
+        from catalogue.storage.access import quote_path
 
         return f"{self.url}/{quote_path(path)}" if path else self.url
