@@ -702,7 +702,7 @@ class Catalogue:
         """Write the catalogue (or one graph) to ``out``; see ``catalogue.rdf.export``."""
         from catalogue.rdf.export import export
 
-        export(self, out, format=format, graph=graph, profile=profile)
+        export(self.store, out, format=format, graph=graph, profile=profile)
 
     def quads(self, graph: str | None = None) -> Iterator[tuple[RDFNode, RDFNode, RDFNode, URIRef]]:
         """Stream the stored quads of one graph or of all named graphs."""
