@@ -15,8 +15,8 @@ from rdflib import Dataset, Graph, Namespace, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
-from catalogue.errors import UsageError
-from catalogue.graph.database import database_url
+from catalogue.errors import CatalogueError, UsageError
+from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import load_hierarchy
 from catalogue.harvest.batch import (
@@ -348,6 +348,19 @@ def validate_store(
     return validate_hierarchy(hierarchy, profile=profile, source=source)
 
 
+def classify_error(exc: BaseException) -> CatalogueError | None:
+    """The catalogue error ``exc`` is, or stands for, or ``None`` for anything unexpected.
+
+    Catalogue errors are themselves (their class carries the exit code and category); a
+    database driver's lock error (SQLite busy, PostgreSQL lock timeout, deadlock) becomes
+    the :class:`~catalogue.errors.Busy` error that says which database and what to do.
+    The CLI exits by it; anything else is a bug, shown with its traceback.
+    """
+    if isinstance(exc, CatalogueError):
+        return exc
+    return busy_error(exc)
+
+
 def open(db: str | None = None) -> Catalogue:
     """Open (creating and migrating if needed) the catalogue database at ``db``.
 
@@ -357,4 +370,4 @@ def open(db: str | None = None) -> Catalogue:
     return Catalogue(db)
 
 
-__all__ = ["Catalogue", "open", "validate_store"]
+__all__ = ["Catalogue", "classify_error", "open", "validate_store"]

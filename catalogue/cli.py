@@ -28,25 +28,21 @@ def _fail(exc: CatalogueError) -> None:
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn catalogue errors into one line on stderr and the right exit code."""
+    """Turn catalogue errors into one line on stderr and their exit code (:func:`catalogue.api.classify_error`)."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from sqlalchemy.exc import OperationalError
-
-        from catalogue.graph.database import busy_error
+        from catalogue.api import classify_error
 
         try:
             return func(*args, **kwargs)
-        except CatalogueError as exc:
-            _fail(exc)
-        except OperationalError as exc:
-            busy = busy_error(exc)
-            if busy is None:
-                raise
-            _fail(busy)
         except BrokenPipeError:
             sys.exit(0)
+        except Exception as exc:
+            error = classify_error(exc)
+            if error is None:
+                raise
+            _fail(error)
 
     return wrapper
 

@@ -1,4 +1,11 @@
-"""Harvest: read a store's metadata into the model (no database involved)."""
+"""Harvest: a store's metadata read into the model, then into the catalogue.
+
+This package's own :class:`SourceReader` reads a source (no database involved);
+:mod:`~catalogue.harvest.run` harvests one source end to end (lock, run record, change
+check, validation, write), :mod:`~catalogue.harvest.writer` writes its graph
+incrementally, :mod:`~catalogue.harvest.records` keeps the runs' PROV records and
+:mod:`~catalogue.harvest.batch` harvests several sources as ``catalogue harvest`` does.
+"""
 
 from __future__ import annotations
 
