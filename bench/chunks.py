@@ -73,7 +73,7 @@ import zarr  # noqa: E402
 import catalogue  # noqa: E402
 from bench.common import environment, interleaved_rounds, timed  # noqa: E402
 from catalogue.chunks.resolve import resolve_selection  # noqa: E402
-from catalogue.storage.store import open_store  # noqa: E402
+from catalogue.storage.opening import open_store  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "chunks.json"
 ARRAY = "data"  # every store here is a root group holding one array of this name

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from catalogue.api import Catalogue, HarvestReport, open
+from catalogue.api import Catalogue, open
+from catalogue.harvest.run import HarvestReport
 
 __all__ = ["Catalogue", "HarvestReport", "__version__", "open"]

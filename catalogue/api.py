@@ -6,31 +6,32 @@ done from Python with the same semantics (transactions, errors, outputs).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
-import pathlib
-import posixpath
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from rdflib import PROV, RDF, RDFS, SH, BNode, Dataset, Graph, Literal, Namespace, URIRef
+from rdflib import Dataset, Graph, Namespace, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
-from catalogue.errors import Busy, CatalogueError, DocumentError, UsageError
-from catalogue.graph.database import database_url
+from catalogue.errors import CatalogueError, UsageError
+from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.store import SQLStore
-from catalogue.harvest import SourceReader, load_hierarchy
-from catalogue.harvest.reader import canonical_fingerprint
-from catalogue.model.nodes import Hierarchy, Node
-from catalogue.rdf.convert import Triple, hierarchy_triples
-from catalogue.rdf.provenance import now as provenance_now
-from catalogue.rdf.provenance import software_release
+from catalogue.harvest import load_hierarchy
+from catalogue.harvest.batch import (
+    BatchReport,
+    Progress,
+    SourceResult,
+    harvest_sources,
+    plan_sources,
+)
+from catalogue.harvest.records import RunRecords
+from catalogue.harvest.run import HarvestReport, harvest_source
+from catalogue.harvest.sources import Source
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
-from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
 
 if TYPE_CHECKING:
@@ -38,115 +39,9 @@ if TYPE_CHECKING:
 
     from catalogue.chunks.layout import ArrayLayout
     from catalogue.graph.bulk import LoadReport
-    from catalogue.storage.store import StoreAccess
+    from catalogue.storage.access import StoreAccess
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class HarvestReport:
-    """What one harvest did: counts, the graph it wrote, and what failed."""
-
-    source: str
-    graph: str
-    arrays: int = 0
-    groups: int = 0
-    triples: int = 0
-    errors: list[DocumentError] = field(default_factory=list)
-    #: Paths of failed nodes whose previously catalogued version was kept.
-    kept: list[str] = field(default_factory=list)
-    #: Paths of the nodes whose documents could not be read.
-    failed_paths: list[str] = field(default_factory=list)
-    #: The validation of every node (None when harvesting without validation).
-    validation: Report | None = None
-    #: The run as recorded in the provenance graph.
-    run: Any = None
-    #: What could not be discovered (groups of unlistable stores without consolidated metadata).
-    undiscovered: list[str] = field(default_factory=list)
-    #: The source was found as it was last harvested: nothing was read beyond the check.
-    unchanged: bool = False
-    #: Invalid nodes as the graph records them (unchanged runs, which validate nothing).
-    invalid_nodes: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """No node failed to be read (validation findings do not count: those nodes are catalogued)."""
-        return not self.errors
-
-    @property
-    def invalid(self) -> int:
-        """Catalogued (readable) nodes with validation errors."""
-        if self.validation is None:
-            return self.invalid_nodes
-        return len(self.validation.invalid_paths() - set(self.failed_paths))
-
-    def summary(self) -> str:
-        if self.unchanged:
-            return (f"unchanged {self.source}: {self.groups} groups, {self.arrays} arrays in graph <{self.graph}> "
-                    f"(source state as last harvested; use --full to read it all the same)")
-        text = (
-            f"harvested {self.source}: {self.groups} groups, {self.arrays} arrays, "
-            f"{self.triples} triples into graph <{self.graph}>"
-        )
-        if self.validation is not None:
-            counts = self.validation.counts()
-            text += (f"; {self.invalid} invalid node(s): {counts['error']} errors, "
-                     f"{counts['warning']} warnings, {counts['info']} infos")
-        if self.errors:
-            text += f"; {len(self.errors)} node(s) failed"
-            if self.kept:
-                text += f" ({len(self.kept)} kept their previous version)"
-        return text
-
-
-def source_url(source: str) -> str:
-    """A harvest source as a URL (local paths become absolute ``file://`` URLs), for provenance."""
-    if "://" in source:
-        return source.rstrip("/")
-    return pathlib.Path(source).expanduser().absolute().as_uri()
-
-
-def node_fingerprint(node: Node) -> str:
-    """What the node's metadata is: the fingerprint the reader gave it (ETags or a content hash),
-    or, for a node built some other way, the same canonical content hash the reader uses."""
-    return node.fingerprint or canonical_fingerprint(node)
-
-
-def _own_subjects(graph: Graph, iri: URIRef) -> list[RDFNode]:
-    """The node and the blank nodes it alone describes (its lists, codecs, configurations)."""
-    out: list[RDFNode] = [iri]
-    frontier: list[RDFNode] = [iri]
-    seen: set[RDFNode] = {iri}
-    while frontier:
-        for o in graph.objects(frontier.pop(), None):
-            if isinstance(o, BNode) and o not in seen:
-                seen.add(o)
-                out.append(o)
-                frontier.append(o)
-    return out
-
-
-def node_closure(graph: Graph, iri: URIRef, *, skip: Iterable[URIRef] = ()) -> list[Triple]:
-    """The triples describing one node: its own, those of its blank nodes and dependent arrays.
-
-    ``skip`` lists predicates left out (the harvester drops old membership
-    links, which it recomputes from the current walk).
-    """
-    skipped = set(skip)
-    out: list[Triple] = []
-    frontier: list[RDFNode] = [iri]
-    seen: set[RDFNode] = {iri}
-    while frontier:
-        subject = frontier.pop()
-        for s, p, o in graph.triples((subject, None, None)):
-            if p in skipped:
-                continue
-            out.append((s, p, o))
-            follow = isinstance(o, BNode) or p == ZARR.dependentArray
-            if follow and o not in seen:
-                seen.add(o)
-                frontier.append(o)
-    return out
 
 
 @functools.cache
@@ -178,6 +73,7 @@ class Catalogue:
             if self.store.namespace(prefix) != URIRef(str(ns)):
                 self.store.bind(prefix, ns, override=True)
         self.store.commit()
+        self._records = RunRecords(self.store, self.query)
 
     # ----------------------------------------------------------- lifecycle
     def close(self) -> None:
@@ -234,238 +130,31 @@ class Catalogue:
         skips that check. ``progress`` is called with the number of nodes read
         as the reading goes.
         """
-        from catalogue.graph.lock import HarvestLocked, harvest_lock
-        from catalogue.rdf.provenance import Run
+        return harvest_source(self._records, source, max_document_bytes=max_document_bytes, validate=validate,
+                              profile=profile, name=name, full=full, wait=wait, progress=progress, **load_options)
 
-        url = source_url(source)
-        try:
-            with harvest_lock(self.store.engine, url, wait=wait) as holder:
-                run = Run(source=url, label=name, host=holder.host, pid=holder.pid, holder=holder.token)
-                self._start(run)
-                try:
-                    report = self._harvest(run, source, max_document_bytes=max_document_bytes,
-                                           validate=validate, profile=profile, full=full,
-                                           progress=progress, load_options=load_options,
-                                           still_held=holder.still_held)
-                    run.recorded = True  # every way out of _harvest that returns has recorded the end
-                    return report
-                except BaseException as exc:
-                    # The run ends here, failed; unless the write lock could not be had, which
-                    # the record would wait for as long again (it then shows as interrupted).
-                    if not run.recorded and not isinstance(exc, Busy):
-                        run.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-                        run.errors.append(str(exc) if isinstance(exc, CatalogueError) else f"{type(exc).__name__}: {exc}")
-                        with contextlib.suppress(Exception):
-                            self._record(run)
-                    raise
-        except HarvestLocked as exc:
-            raise HarvestLocked(url, self._running_description(url)) from exc
+    def harvest_sources(
+        self,
+        sources: Iterable[str | Source] = (),
+        *,
+        config: str | None = None,
+        strict: bool = False,
+        progress: Callable[[Source, int, int], Progress | None] | None = None,
+        on_result: Callable[[SourceResult], None] | None = None,
+        **options: Any,
+    ) -> BatchReport:
+        """Harvest several sources in turn, as ``catalogue harvest`` does: ``sources`` (URLs or
+        :class:`~catalogue.harvest.sources.Source` entries), then the ``[[source]]`` entries of
+        the ``config`` file (docs/harvesting.md).
 
-    def _harvest(self, run: Any, source: str, *, max_document_bytes: int, validate: bool, profile: str,
-                 full: bool, progress: Callable[[int], None] | None, load_options: dict[str, Any],
-                 still_held: Callable[[], bool]) -> HarvestReport:
-        """The harvest proper, under the source's lock, with the run's start recorded.
-
-        ``still_held`` is asked before the graph is committed: a lock that went with its
-        database connection means another harvest of the source may be writing too.
+        Each source is one :meth:`harvest` (its own graph, its own lock); one that fails does
+        not stop the others. ``options`` are :meth:`harvest`'s (a source's own settings win).
+        ``on_result`` hears of each source as it is done; ``progress`` may give each source a
+        progress display. The :class:`~catalogue.harvest.batch.BatchReport` has the exit
+        code (``strict``: invalid nodes count as failures), the JSON and the summary line.
         """
-        from catalogue.graph.lock import HarvestLockLost
-        from catalogue.rdf.provenance import HARVESTS_GRAPH
-
-        try:
-            reader = SourceReader(source, max_document_bytes=max_document_bytes, **load_options)
-            previous = None if full else self._current_state(URIRef(reader.url))
-            self.store.rollback()  # no snapshot held while the source is read (WAL checkpoints wait for it)
-            state = None if full else reader.state(previous)
-            if state is not None:
-                state = f"{state}|{profile if validate else 'unvalidated'}|{software_release()}"
-                if state == previous:
-                    return self._unchanged(source, reader.url, run, state)
-            hierarchy = reader.load(progress)
-        except CatalogueError as exc:
-            run.outcome = "failed"
-            run.errors.append(str(exc))
-            with contextlib.suppress(Busy):  # the source's error is the one to report
-                self._record(run)
-            raise
-        graph_id = URIRef(hierarchy.url)
-        run.graph = hierarchy.url
-        report = HarvestReport(source=source, graph=hierarchy.url, run=run)
-        report.errors = hierarchy.errors
-        report.undiscovered = list(getattr(hierarchy, "undiscovered", []))
-        report.failed_paths = sorted(hierarchy.failed)
-        run.failed = len(hierarchy.failed)
-        run.errors = [str(e) for e in hierarchy.errors]
-        new_fingerprints = {hierarchy.iri(p): node_fingerprint(n) for p, n in hierarchy.nodes.items()}
-        validation = validate_hierarchy(hierarchy, profile=profile, source=source) if validate else None
-        # Everything the write depends on is read inside the write transaction: it is then
-        # current, and stays so until the commit.
-        with self.store.write_transaction():
-            old_fingerprints = self._fingerprints(graph_id)
-            kept_triples, kept_paths = self._previous_versions(graph_id, hierarchy)
-            report.kept = sorted(kept_paths)
-            catalogued = set(hierarchy.nodes) | kept_paths
-            if not hierarchy.nodes and not kept_triples:
-                run.outcome = "failed"
-                run.ended = provenance_now()
-                self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
-                return report  # nothing readable, nothing to keep: the catalogue stays as it was
-            kept_iris = {hierarchy.iri(p) for p in kept_paths}
-            run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
-            run.changed = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri, fp) != fp)
-            run.unchanged = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri) == fp)
-            run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
-            if hierarchy.failed:
-                run.outcome = "partial"
-            elif not kept_paths:
-                run.state = state  # every node read: a later run may compare against this state
-            extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
-            if validation is not None:
-                from catalogue.rdf.shacl import report_triples
-
-                report.validation = validation
-                extra += report_triples(validation, hierarchy, catalogued)
-            # Incremental when the previous version can be diffed node by node; a harvest with
-            # failed nodes (whose previous versions are spliced in) replaces the graph whole.
-            if old_fingerprints and not hierarchy.failed and not kept_paths:
-                report.triples = self._write_changes(graph_id, hierarchy, old_fingerprints, new_fingerprints, extra)
-            else:
-                triples = list(hierarchy_triples(hierarchy, member_filter=catalogued))
-                triples += kept_triples
-                triples += self._kept_memberships(hierarchy, kept_paths, catalogued)
-                triples += [(URIRef(iri), ZARR.fingerprint, Literal(fp)) for iri, fp in new_fingerprints.items()]
-                report.triples = self.store.replace_graph(graph_id, triples + extra)
-            run.ended = provenance_now()
-            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
-            if not still_held():
-                raise HarvestLockLost(f"the harvest lock of {run.source} was lost with its database "
-                                      "connection before the harvest could write; nothing was written, "
-                                      "harvest again")
-        for node in hierarchy.nodes.values():
-            if node.kind == "array":
-                report.arrays += 1
-            else:
-                report.groups += 1
-        return report
-
-    def _write_changes(self, graph_id: URIRef, h: Hierarchy, old_fp: dict[str, str], new_fp: dict[str, str],
-                       extra: list[Triple]) -> int:
-        """Rewrite only what changed: the triples of changed, removed and added nodes, membership
-        links of unchanged groups whose children changed, and the per-run triples (validation
-        report, ``zarr:valid`` flags, ``prov:wasGeneratedBy``), which describe this run.
-
-        Unchanged nodes are not even converted, so a re-harvest of an unchanged source costs
-        the reading, validating and comparing only. Same result as replacing the graph whole
-        (a test checks it). Runs in the current transaction; the caller commits.
-        """
-        from catalogue.rdf.shacl import report_iri
-
-        old = Graph(store=self.store, identifier=graph_id)
-        rewrite = {iri for iri, fp in new_fp.items() if old_fp.get(iri) != fp}
-        removed = set(old_fp) - set(new_fp)
-        for iri in sorted(rewrite | removed):
-            for subject in _own_subjects(old, URIRef(iri)):
-                self.store.remove((subject, None, None), old)
-        # Links into and out of the nodes that stay: membership of unchanged groups, per-run triples.
-        catalogued = set(h.nodes)
-        for path, node in h.nodes.items():
-            iri = h.iri(path)
-            if iri in rewrite:
-                continue
-            children = {URIRef(h.iri(m)) for m in node.members if m in catalogued}
-            linked = set(old.objects(URIRef(iri), ZARR.member))
-            for child in linked - children:
-                self.store.remove((URIRef(iri), ZARR.member, child), old)
-            for child in children - linked:
-                self.store.add((URIRef(iri), ZARR.member, child), old)
-        report = report_iri(h)
-        for result in list(old.objects(report, SH.result)):
-            self.store.remove((result, None, None), old)
-        self.store.remove((report, None, None), old)
-        self.store.remove((None, ZARR.valid, None), old)
-        self.store.remove((URIRef(h.url), ZARR.validationReport, None), old)
-        self.store.remove((URIRef(h.url), PROV.wasGeneratedBy, None), old)
-        new = list(hierarchy_triples(h, member_filter=catalogued, paths={p for p in h.nodes if h.iri(p) in rewrite}))
-        new += [(URIRef(iri), ZARR.fingerprint, Literal(new_fp[iri])) for iri in sorted(rewrite)]
-        self.store.addN((s, p, o, graph_id) for s, p, o in new + extra)
-        return len(old)
-
-    def _current_state(self, graph_id: URIRef) -> str | None:
-        """The source state recorded by the run that generated the graph's current version."""
-        from catalogue.rdf.provenance import HARVESTS_GRAPH
-
-        generated_by = Graph(store=self.store, identifier=graph_id).value(graph_id, PROV.wasGeneratedBy)
-        if generated_by is None:
-            return None
-        state = Graph(store=self.store, identifier=HARVESTS_GRAPH).value(generated_by, ZARR.sourceState)
-        return str(state) if state is not None else None
-
-    def _unchanged(self, source: str, graph: str, run: Any, state: str) -> HarvestReport:
-        """Record a run that found the source as it was: counts from the graph, nothing rewritten."""
-        graph_id = URIRef(graph)
-        current = Graph(store=self.store, identifier=graph_id)
-        run.graph = graph
-        run.outcome = "unchanged"
-        run.state = state
-        run.unchanged = sum(1 for _ in current.subject_objects(ZARR.fingerprint))
-        self._record(run)
-        report = HarvestReport(source=source, graph=graph, run=run, unchanged=True)
-        report.arrays = sum(1 for _ in current.subjects(RDF.type, ZARR.Array))
-        report.groups = sum(1 for _ in current.subjects(RDF.type, ZARR.Group))
-        report.invalid_nodes = sum(1 for _ in current.subjects(ZARR.valid, Literal(False)))
-        return report
-
-    def _start(self, run: Any) -> None:
-        """Record the run's start in a transaction of its own, before anything is read.
-
-        Runs of the same source that never ended and whose lock holder is gone are closed
-        as ``interrupted`` first (one whose holder cannot be checked, or is alive because
-        its lock was lost with its connection, is left as it is).
-        """
-        from catalogue.graph.lock import holder_alive
-        from catalogue.rdf.provenance import HARVESTS_GRAPH
-
-        with self.store.write_transaction():
-            for earlier, holder in self._unended_runs(run.source):
-                if holder is not None and holder_alive(self.store.engine, holder) is False:
-                    self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
-            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.start_triples())
-
-    def _record(self, run: Any) -> None:
-        """Record the end of a run that changed no hierarchy graph, in a transaction of its own."""
-        from catalogue.rdf.provenance import HARVESTS_GRAPH
-
-        run.ended = provenance_now()
-        with self.store.write_transaction():
-            self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
-        run.recorded = True
-
-    def _unended_runs(self, source: str) -> list[tuple[URIRef, str | None]]:
-        """Runs of ``source`` that recorded a start and no outcome, with their lock holders."""
-        from catalogue.rdf.provenance import HARVESTS_GRAPH
-
-        found = self.query(
-            f"SELECT ?run ?holder WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ ?run a zarr:HarvestRun ; prov:used ?source "
-            f"OPTIONAL {{ ?run zarr:lockHolder ?holder }} FILTER NOT EXISTS {{ ?run zarr:outcome ?o }} }} }}",
-            initBindings={"source": URIRef(source)},
-        )
-        return [(URIRef(str(row.run)), str(row.holder) if row.holder is not None else None) for row in found]
-
-    def _running_description(self, source: str) -> str:
-        """``pid P on host H since T`` of the newest unended run of ``source`` (for HarvestLocked)."""
-        self.store.rollback()
-        runs = [r for r in self.harvests(limit=None, source=source) if r["outcome"] == "running"]
-        if not runs:
-            return ""
-        newest = runs[0]
-        return f"pid {newest['pid']} on host {newest['host']} since {newest['started']}"
-
-    def _fingerprints(self, graph_id: URIRef) -> dict[str, str]:
-        """Node IRI -> fingerprint of the graph's current version (empty if not catalogued)."""
-        if graph_id not in set(self.store.graph_ids()):
-            return {}
-        old = Graph(store=self.store, identifier=graph_id)
-        return {str(s): str(o) for s, o in old.subject_objects(ZARR.fingerprint)}
+        return harvest_sources(self._records, plan_sources(sources, config), strict=strict, progress=progress, on_result=on_result,
+                               **options)
 
     def harvests(self, limit: int | None = 20, *, source: str | None = None) -> list[dict[str, Any]]:
         """The most recent harvest runs, newest first (from the PROV records), of every
@@ -475,50 +164,7 @@ class Catalogue:
         holding its source's lock is alive, and ``interrupted`` once it is gone (killed,
         crashed, its machine rebooted): ``host`` and ``pid`` say which process it was.
         """
-        from catalogue.graph.lock import holder_alive
-        from catalogue.rdf.provenance import HARVESTS_GRAPH
-
-        # Two small queries, not one with a dozen OPTIONALs (a join order search that took
-        # PostgreSQL's planner seconds): the runs to list, then every property of those runs.
-        listed = f"""
-        SELECT ?run ?source ?started WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{
-            ?run a zarr:HarvestRun ; prov:used ?source ; prov:startedAtTime ?started }} }}
-        ORDER BY DESC(?started) {f"LIMIT {int(limit)}" if limit else ""}
-        """
-        bindings = {"source": URIRef(source)} if source else {}
-        found = [(str(r.run), str(r.source), str(r.started)) for r in self.query(listed, initBindings=bindings)]
-        props: dict[str, dict[str, list[RDFNode]]] = {run: {} for run, _, _ in found}
-        if props:
-            values = " ".join(f"<{run}>" for run in props)
-            for r in self.query(f"SELECT ?run ?p ?o WHERE {{ VALUES ?run {{ {values} }} "
-                                f"GRAPH <{HARVESTS_GRAPH}> {{ ?run ?p ?o }} }}"):
-                props[str(r.run)].setdefault(str(r.p), []).append(r.o)
-
-        def one(run: str, predicate: URIRef) -> RDFNode | None:
-            return next(iter(props[run].get(str(predicate), [])), None)
-
-        rows = []
-        for run, run_source, started in found:
-            outcome = one(run, ZARR.outcome)
-            if outcome is None:
-                holder = one(run, ZARR.lockHolder)
-                alive = holder_alive(self.store.engine, str(holder)) if holder is not None else False
-                outcome = "interrupted" if alive is False else "running"
-            label, graph, ended = one(run, RDFS.label), one(run, PROV.generated), one(run, PROV.endedAtTime)
-            host, pid = one(run, ZARR.host), one(run, ZARR.processId)
-            counts = {key: one(run, predicate) for key, predicate in (
-                ("added", ZARR.nodesAdded), ("changed", ZARR.nodesChanged), ("unchanged", ZARR.nodesUnchanged),
-                ("removed", ZARR.nodesRemoved), ("failed", ZARR.nodesFailed))}
-            rows.append({
-                "run": run, "source": run_source, "name": str(label) if label is not None else "",
-                "graph": str(graph) if graph is not None else None, "outcome": str(outcome),
-                "started": started, "ended": str(ended) if ended is not None else None,
-                **{key: int(value) if value is not None else 0 for key, value in counts.items()},
-                "errors": sorted(str(e) for e in props[run].get(str(ZARR.error), [])),
-                "host": str(host) if host is not None else None,
-                "pid": int(pid) if pid is not None else None,
-            })
-        return rows
+        return self._records.listing(limit, source=source)
 
     # ---------------------------------------------------------------- load
     def load(self, path: str, *, format: str | None = None, graph: str | None = None) -> LoadReport:
@@ -532,28 +178,6 @@ class Catalogue:
         from catalogue.graph.bulk import load_file
 
         return load_file(self.store, path, format=format, graph=graph)
-
-    def _previous_versions(self, graph_id: URIRef, h: Hierarchy) -> tuple[list[Triple], set[str]]:
-        if not h.failed or graph_id not in set(self.store.graph_ids()):
-            return [], set()
-        old = Graph(store=self.store, identifier=graph_id)
-        triples: list[Triple] = []
-        kept: set[str] = set()
-        for path in h.failed:
-            closure = node_closure(old, URIRef(h.iri(path)), skip=[ZARR.member, ZARR.valid, PROV.wasGeneratedBy])
-            if closure:
-                triples += closure
-                kept.add(path)
-        return triples, kept
-
-    @staticmethod
-    def _kept_memberships(h: Hierarchy, kept: set[str], catalogued: set[str]) -> list[Triple]:
-        """Membership links from kept (failed) groups to their children found now."""
-        return [
-            (URIRef(h.iri(posixpath.dirname(path))), ZARR.member, URIRef(h.iri(path)))
-            for path in catalogued
-            if path and posixpath.dirname(path) in kept
-        ]
 
     # ---------------------------------------------------------------- read
     def query(self, sparql: str, **kwargs: Any) -> Result:
@@ -654,7 +278,7 @@ class Catalogue:
         return layout_from_documents(rebuild_documents(graph, iri), iri, base_url)
 
     def _chunk_store(self, layout: ArrayLayout, storage_options: dict[str, Any] | None = None) -> StoreAccess:
-        from catalogue.storage.store import open_store
+        from catalogue.storage.opening import open_store
 
         return open_store(layout.base_url, storage_options=storage_options)
 
@@ -702,7 +326,7 @@ class Catalogue:
         """Write the catalogue (or one graph) to ``out``; see ``catalogue.rdf.export``."""
         from catalogue.rdf.export import export
 
-        export(self, out, format=format, graph=graph, profile=profile)
+        export(self.store, out, format=format, graph=graph, profile=profile)
 
     def quads(self, graph: str | None = None) -> Iterator[tuple[RDFNode, RDFNode, RDFNode, URIRef]]:
         """Stream the stored quads of one graph or of all named graphs."""
@@ -724,6 +348,19 @@ def validate_store(
     return validate_hierarchy(hierarchy, profile=profile, source=source)
 
 
+def classify_error(exc: BaseException) -> CatalogueError | None:
+    """The catalogue error ``exc`` is, or stands for, or ``None`` for anything unexpected.
+
+    Catalogue errors are themselves (their class carries the exit code and category); a
+    database driver's lock error (SQLite busy, PostgreSQL lock timeout, deadlock) becomes
+    the :class:`~catalogue.errors.Busy` error that says which database and what to do.
+    The CLI exits by it; anything else is a bug, shown with its traceback.
+    """
+    if isinstance(exc, CatalogueError):
+        return exc
+    return busy_error(exc)
+
+
 def open(db: str | None = None) -> Catalogue:
     """Open (creating and migrating if needed) the catalogue database at ``db``.
 
@@ -733,4 +370,4 @@ def open(db: str | None = None) -> Catalogue:
     return Catalogue(db)
 
 
-__all__ = ["Catalogue", "DocumentError", "HarvestReport", "Report", "open", "validate_store"]
+__all__ = ["Catalogue", "classify_error", "open", "validate_store"]

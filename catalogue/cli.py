@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from catalogue.errors import CatalogueError, UsageError, display_location
+from catalogue.errors import CatalogueError, display_location
 from catalogue.validate import DEFAULT_PROFILE, PROFILES
 
 DB_HELP = "Catalogue database: a file path or SQLAlchemy URL [env CATALOGUE_DB; default ./catalogue.db]."
@@ -28,25 +28,21 @@ def _fail(exc: CatalogueError) -> None:
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn catalogue errors into one line on stderr and the right exit code."""
+    """Turn catalogue errors into one line on stderr and their exit code (:func:`catalogue.api.classify_error`)."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from sqlalchemy.exc import OperationalError
-
-        from catalogue.graph.database import busy_error
+        from catalogue.api import classify_error
 
         try:
             return func(*args, **kwargs)
-        except CatalogueError as exc:
-            _fail(exc)
-        except OperationalError as exc:
-            busy = busy_error(exc)
-            if busy is None:
-                raise
-            _fail(busy)
         except BrokenPipeError:
             sys.exit(0)
+        except Exception as exc:
+            error = classify_error(exc)
+            if error is None:
+                raise
+            _fail(error)
 
     return wrapper
 
@@ -110,53 +106,38 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     failed, 2 on usage errors, 3 if a source was skipped because another harvest
     of it was running (or the database stayed locked): try again later.
     """
-    from catalogue.harvest.sources import Source, load_sources
-    from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+    from catalogue.harvest.batch import plan_sources
+    from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
-    entries = [Source(url=s) for s in sources] + (load_sources(config) if config else [])
-    if not entries:
-        raise UsageError("nothing to harvest: give SOURCE arguments or --config SOURCES.TOML")
+    entries = plan_sources(sources, config)
     common = {k: v for k, v in (("concurrency", concurrency), ("timeout", timeout), ("retries", retries)) if v is not None}
     interactive = not as_json and sys.stderr.isatty()
-    results: list[dict[str, Any]] = []
-    exit_code = 0
+
+    def done(result: Any) -> None:
+        if result.error is not None:
+            click.echo(f"error: {result.error_line()}", err=True)
+            return
+        _print_report(result.report)
+        if len(entries) == 1 and not as_json:
+            click.echo(result.report.summary(), err=not result.report.ok)
+
     with _open(db) as cat:
-        for number, source in enumerate(entries, 1):
-            bar = _progress(source.label, number, len(entries)) if interactive else None
-            try:
-                try:
-                    report = cat.harvest(source.url, name=source.name, profile=profile, full=full, wait=wait,
-                                         max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES,
-                                         progress=bar.update if bar is not None else None,
-                                         **{**common, **source.load_options()})
-                finally:
-                    if bar is not None:
-                        bar.close()  # before any message, so lines do not interleave with the bar
-            except CatalogueError as exc:
-                click.echo(f"error: {source.label}: {exc}" if source.label not in str(exc) else f"error: {exc}", err=True)
-                exit_code = max(exit_code, exc.exit_code)
-                results.append({"source": source.url, "name": source.name, "outcome": "failed", "error": str(exc)})
-            else:
-                _print_report(report)
-                if not report.ok or (strict and report.invalid):
-                    exit_code = max(exit_code, 1)
-                results.append(_report_json(report))
-                if len(entries) == 1 and not as_json:
-                    click.echo(report.summary(), err=not report.ok)
+        batch = cat.harvest_sources(entries, strict=strict, progress=_progress if interactive else None,
+                                    on_result=done, profile=profile, full=full, wait=wait,
+                                    max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES, **common)
     if as_json:
-        click.echo(json.dumps({"ok": exit_code == 0, "sources": results,
-                               "failed_sources": sum(r["outcome"] == "failed" for r in results)}, indent=2))
+        click.echo(json.dumps(batch.as_json(), indent=2))
     elif len(entries) > 1:
-        click.echo(_run_summary(results), err=exit_code != 0)
-    if exit_code:
-        sys.exit(exit_code)
+        click.echo(batch.summary(), err=batch.exit_code != 0)
+    if batch.exit_code:
+        sys.exit(batch.exit_code)
 
 
-def _progress(label: str, number: int, total: int) -> Any:
+def _progress(source: Any, number: int, total: int) -> Any:
     """A bar counting the nodes read from one source, with nodes per second (TTY only)."""
     from tqdm import tqdm
 
-    desc = f"[{number}/{total}] {label}" if total > 1 else label
+    desc = f"[{number}/{total}] {source.label}" if total > 1 else source.label
     if len(desc) > 48:
         desc = "…" + desc[-47:]
     return tqdm(desc=desc, unit=" nodes", file=sys.stderr, dynamic_ncols=True, leave=False, mininterval=0.2)
@@ -174,32 +155,6 @@ def _print_report(report: Any) -> None:
     if len(shown) > MAX_HARVEST_FINDINGS:
         click.echo(f"warning: ... and {len(shown) - MAX_HARVEST_FINDINGS} more findings "
                    f"(catalogue validate {report.graph})", err=True)
-
-
-def _report_json(report: Any) -> dict[str, Any]:
-    run = report.run.as_json() if report.run is not None else {}
-    return {
-        **run,
-        "source": report.source, "graph": report.graph, "groups": report.groups,
-        "arrays": report.arrays, "triples": report.triples,
-        "errors": [str(e) for e in report.errors], "kept_previous": report.kept,
-        "invalid_nodes": report.invalid,
-        "validation": report.validation.counts() if report.validation else None,
-    }
-
-
-def _run_summary(results: list[dict[str, Any]]) -> str:
-    failed = sum(r["outcome"] == "failed" for r in results)
-    done = [r for r in results if r["outcome"] != "failed"]
-    total = {k: sum(r.get(k, 0) for r in done) for k in ("added", "changed", "unchanged", "removed", "failed")}
-    return (
-        f"harvested {len(done)} of {len(results)} sources"
-        + (f" ({failed} failed)" if failed else "")
-        + f": {sum(r['groups'] + r['arrays'] for r in done)} nodes "
-        f"({total['added']} added, {total['changed']} changed, {total['unchanged']} unchanged, "
-        f"{total['removed']} removed, {total['failed']} failed), "
-        f"{sum(r['invalid_nodes'] for r in done)} invalid"
-    )
 
 
 @main.command()
@@ -251,7 +206,7 @@ def validate(target: str, db: str | None, profile: str, fmt: str, from_store: bo
     summary. Exit code 0 without errors, 1 with errors, 2 on usage errors.
     """
     from catalogue.api import validate_store
-    from catalogue.storage.store import DEFAULT_MAX_DOCUMENT_BYTES
+    from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
     report = None
     if not from_store and "://" in target and _catalogue_exists(db):

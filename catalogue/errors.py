@@ -9,15 +9,24 @@ from __future__ import annotations
 
 
 class CatalogueError(Exception):
-    """Base class: anything the CLI reports as ``error: ...`` with exit code 1."""
+    """Base class: anything the CLI reports as ``error: ...`` with exit code 1.
 
-    exit_code = 1
+    Each class carries its classification, so that the CLI, the web and a Python user
+    tell errors apart the same way (:func:`catalogue.api.classify_error` adds the
+    database's lock errors): ``exit_code`` is what the CLI exits with, ``category``
+    names the kind (``error`` about the data, ``usage``, ``busy``: try again later,
+    ``unavailable``: a store could not be reached).
+    """
+
+    exit_code: int = 1
+    category: str = "error"
 
 
 class UsageError(CatalogueError):
     """The request itself is wrong (unknown source, bad option): exit code 2."""
 
     exit_code = 2
+    category = "usage"
 
 
 class Busy(CatalogueError):
@@ -27,6 +36,7 @@ class Busy(CatalogueError):
     and usage (2) errors."""
 
     exit_code = 3
+    category = "busy"
 
 
 class SourceNotFound(UsageError):
@@ -62,6 +72,8 @@ class SourceUnavailable(CatalogueError):
     carries on, whereas an unreachable host, a missing bucket or refused
     credentials stop the harvest. ``denied`` marks 401/403-style refusals.
     """
+
+    category = "unavailable"
 
     def __init__(self, location: str, reason: str, *, whole_source: bool = True, denied: bool = False) -> None:
         self.location = location

@@ -294,7 +294,7 @@ def test_error_locations_are_local_paths():
                                                  ("xarray_cf_v2", [".zmetadata"]), ("xarray_cf_v3", ["zarr.json"])])
 def test_each_document_is_read_once(good_stores, monkeypatch, name, expected):
     """Walks read every metadata document exactly once; consolidated stores read only the root document."""
-    from catalogue.storage.store import StoreAccess
+    from catalogue.storage.access import StoreAccess
 
     reads: list[str] = []
     original = StoreAccess.read

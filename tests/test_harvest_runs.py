@@ -17,10 +17,10 @@ import stores
 from click.testing import CliRunner
 
 import catalogue
-from catalogue.api import source_url
 from catalogue.cli import main
 from catalogue.errors import UsageError
 from catalogue.graph.lock import HarvestLocked, harvest_lock
+from catalogue.harvest.run import source_url
 from catalogue.harvest.sources import load_sources
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 

@@ -28,7 +28,7 @@ from catalogue.errors import DocumentError, SourceUnavailable, UsageError
 from catalogue.harvest import load_hierarchy
 from catalogue.harvest.reader import canonical_fingerprint, fingerprint_documents
 from catalogue.model.nodes import Hierarchy
-from catalogue.storage.store import open_store
+from catalogue.storage.opening import open_store
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -353,7 +353,8 @@ def test_classify_http_errors():
     from multidict import CIMultiDict, CIMultiDictProxy
     from yarl import URL
 
-    from catalogue.storage.store import _Failure, classify
+    from catalogue.storage.failures import Failure as _Failure
+    from catalogue.storage.failures import classify
 
     info = aiohttp.RequestInfo(URL("http://h/x"), "GET", CIMultiDictProxy(CIMultiDict()), URL("http://h/x"))
 
@@ -470,7 +471,8 @@ def test_classify_s3_errors():
     from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
     from s3fs.errors import translate_boto_error
 
-    from catalogue.storage.store import _Failure, classify
+    from catalogue.storage.failures import Failure as _Failure
+    from catalogue.storage.failures import classify
 
     def s3_error(code: str, status: int) -> BaseException:
         error = ClientError({"Error": {"Code": code, "Message": code}, "ResponseMetadata": {"HTTPStatusCode": status}},
@@ -517,7 +519,7 @@ def test_s3_harvest_and_read_through_the_catalogue(local, s3, tmp_path, monkeypa
 
 # ------------------------------------------------------ selection (local)
 def test_exclude_skips_nodes_and_their_subtrees_unread(good_stores, monkeypatch):
-    from catalogue.storage.store import StoreAccess
+    from catalogue.storage.access import StoreAccess
 
     reads: list[str] = []
     original = StoreAccess.read

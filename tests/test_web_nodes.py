@@ -29,10 +29,10 @@ from servers import http_server
 from webserver import serve
 
 import catalogue
-from catalogue.api import node_closure
 from catalogue.errors import display_location
 from catalogue.harvest import load_hierarchy
 from catalogue.model.nodes import V3_DOCUMENT
+from catalogue.rdf.closure import node_closure
 from catalogue.web import nodes
 from catalogue.web.settings import Settings
 

@@ -22,7 +22,7 @@ from catalogue.chunks.codecs import MISSING, ChunkError, decode_v2, decode_v3
 from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.resolve import Resolution, resolve_selection, shard_indexes
 from catalogue.chunks.selection import Dim, result_shape
-from catalogue.storage.store import StoreAccess
+from catalogue.storage.access import StoreAccess
 
 #: Chunks per pool task, fetched in one store call: few enough that fetching, decoding
 #: and copying overlap across threads, enough that remote stores fetch several at once.

@@ -20,7 +20,7 @@ from catalogue.chunks.codecs import MISSING, ChunkError, decode_shard_index
 from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.selection import Dim, normalise, parse, result_shape
 from catalogue.model.paths import quote_path
-from catalogue.storage.store import StoreAccess
+from catalogue.storage.access import StoreAccess
 
 
 @dataclass

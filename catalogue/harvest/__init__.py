@@ -1,4 +1,11 @@
-"""Harvest: read a store's metadata into the model (no database involved)."""
+"""Harvest: a store's metadata read into the model, then into the catalogue.
+
+This package's own :class:`SourceReader` reads a source (no database involved);
+:mod:`~catalogue.harvest.run` harvests one source end to end (lock, run record, change
+check, validation, write), :mod:`~catalogue.harvest.writer` writes its graph
+incrementally, :mod:`~catalogue.harvest.records` keeps the runs' PROV records and
+:mod:`~catalogue.harvest.batch` harvests several sources as ``catalogue harvest`` does.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +18,14 @@ from catalogue.harvest.change import source_state
 from catalogue.harvest.reader import Progress, canonical_fingerprint, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
 from catalogue.model.nodes import Hierarchy
-from catalogue.storage.store import (
+from catalogue.storage.access import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     StoreAccess,
-    open_store,
 )
+from catalogue.storage.opening import open_store
 
 
 class SourceReader:
@@ -28,7 +35,7 @@ class SourceReader:
     client options). ``include``/``exclude``/``max_depth`` choose the nodes
     read; ``nodes`` names node paths to read where the store cannot be listed
     (see :mod:`catalogue.harvest.reader`). ``concurrency``, ``timeout`` and
-    ``retries`` bound remote requests (see :func:`catalogue.storage.store.open_store`).
+    ``retries`` bound remote requests (see :func:`catalogue.storage.opening.open_store`).
     Opening contacts nothing; the first request says whether the source can be reached.
     """
 

@@ -30,7 +30,7 @@ import json
 from catalogue.errors import CatalogueError, SourceUnavailable
 from catalogue.harvest.reader import fingerprint_documents
 from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V2_CONSOLIDATED, V2_GROUP, V3_DOCUMENT
-from catalogue.storage.store import StoreAccess
+from catalogue.storage.access import StoreAccess
 
 METADATA_NAMES = (V3_DOCUMENT, V2_ARRAY, V2_GROUP, V2_ATTRS, V2_CONSOLIDATED)
 

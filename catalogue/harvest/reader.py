@@ -62,7 +62,7 @@ from catalogue.model.nodes import (
     Node,
 )
 from catalogue.model.structure import check_format, check_v3
-from catalogue.storage.store import StoreAccess
+from catalogue.storage.access import StoreAccess
 
 log = logging.getLogger(__name__)
 

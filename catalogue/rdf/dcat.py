@@ -38,17 +38,14 @@ properties, first and last harvest), never one query per dataset.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
 from rdflib import DCAT, DCTERMS, FOAF, RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node as RDFNode
 
 from catalogue.rdf.provenance import HARVESTS_GRAPH
+from catalogue.rdf.sources import QueryFunction
 from catalogue.rdf.vocabulary import ZARR
-
-if TYPE_CHECKING:
-    from catalogue.api import Catalogue
 
 HYDRA = Namespace("http://www.w3.org/ns/hydra/core#")
 IANA_MEDIA_TYPES = "https://www.iana.org/assignments/media-types/"
@@ -89,22 +86,22 @@ class DatasetRecord:
     modified: Literal | None = None
 
 
-def count_datasets(cat: Catalogue) -> int:
+def count_datasets(query: QueryFunction) -> int:
     """How many datasets (harvested hierarchies) the catalogue has."""
-    row = next(iter(cat.query("SELECT (COUNT(?d) AS ?n) WHERE { GRAPH ?d { ?d a dcat:Dataset } }")))
+    row = next(iter(query("SELECT (COUNT(?d) AS ?n) WHERE { GRAPH ?d { ?d a dcat:Dataset } }")))
     return int(row[0])
 
 
-def last_harvest(cat: Catalogue) -> Literal | None:
+def last_harvest(query: QueryFunction) -> Literal | None:
     """When the last harvest that generated a graph ended (the catalogue's ``dct:modified``)."""
-    rows = list(cat.query(
+    rows = list(query(
         f"SELECT (MAX(?end) AS ?m) WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ ?run prov:generated ?g ; prov:endedAtTime ?end }} }}"
     ))
     value = rows[0][0] if rows else None
     return value if isinstance(value, Literal) else None
 
 
-def dataset_records(cat: Catalogue, offset: int, limit: int) -> list[DatasetRecord]:
+def dataset_records(query: QueryFunction, offset: int, limit: int) -> list[DatasetRecord]:
     """The datasets ``offset .. offset+limit`` in IRI order, with their DCAT properties (3 queries)."""
     page = _DATASETS % (int(limit), int(offset))
     records: dict[str, DatasetRecord] = {}
@@ -112,7 +109,7 @@ def dataset_records(cat: Catalogue, offset: int, limit: int) -> list[DatasetReco
     SELECT ?d ?p ?o WHERE {{ {page}
         GRAPH ?d {{ ?d ?p ?o }}
         VALUES ?p {{ rdf:type dct:title dct:description dcat:keyword dct:publisher zarr:zarrFormat }} }}"""
-    for d, p, o in cat.query(props):
+    for d, p, o in query(props):
         rec = records.setdefault(str(d), DatasetRecord(str(d)))
         text = str(o)
         if p == DCTERMS.title and rec.title is None:
@@ -130,7 +127,7 @@ def dataset_records(cat: Catalogue, offset: int, limit: int) -> list[DatasetReco
     issued = f"""
     SELECT ?d (MIN(?end) AS ?t) WHERE {{ {page}
         GRAPH <{HARVESTS_GRAPH}> {{ ?run prov:generated ?d ; prov:endedAtTime ?end }} }} GROUP BY ?d"""
-    for d, t in cat.query(issued):
+    for d, t in query(issued):
         if str(d) in records and isinstance(t, Literal):
             records[str(d)].issued = t
     modified = f"""
@@ -138,7 +135,7 @@ def dataset_records(cat: Catalogue, offset: int, limit: int) -> list[DatasetReco
         GRAPH <{HARVESTS_GRAPH}> {{ ?run prov:generated ?d ; prov:endedAtTime ?end ;
             zarr:nodesAdded ?a ; zarr:nodesChanged ?c ; zarr:nodesRemoved ?r }}
         FILTER(?a > 0 || ?c > 0 || ?r > 0) }} GROUP BY ?d"""
-    for d, t in cat.query(modified):
+    for d, t in query(modified):
         if str(d) in records and isinstance(t, Literal):
             records[str(d)].modified = t
     for rec in records.values():

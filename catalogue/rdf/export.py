@@ -1,21 +1,22 @@
-"""Export the catalogue as RDF: Turtle, N-Triples, N-Quads, TriG or JSON-LD.
+"""The one exporter of the catalogue's RDF: Turtle, N-Triples, N-Quads, TriG or JSON-LD, streamed.
 
-Line-based formats are streamed straight from the store. Turtle and TriG
-group triples by subject, so they are built in memory first. JSON-LD is
-compacted with the catalogue context (inlined, so the output needs no network
-to be expanded again), which makes each node read like its Zarr metadata.
-
-:func:`stream` is the streamed form the web server uses (``/export``): text
-pieces produced graph by graph (Turtle, TriG, JSON-LD) or a batch of lines at
-a time (N-Triples, N-Quads), so only one graph is ever held in memory.
+``catalogue export`` (:meth:`catalogue.api.Catalogue.export`) and the web's ``/export``
+both use :func:`stream`, in any profile (``catalogue``: the lossless catalogue triples;
+``iliad``/``iliad-verbatim``: :mod:`catalogue.rdf.iliad`). It reads a
+:class:`~catalogue.rdf.sources.QuadSource` graph by graph and produces text pieces:
+N-Triples and N-Quads a batch of lines at a time, Turtle and TriG graph by graph,
+JSON-LD as one document whose named graphs are compacted one at a time with the
+catalogue context (inlined, so the output needs no network to be expanded again, and
+each node reads like its Zarr metadata). So only one graph is ever held in memory.
+Format names and aliases come from :mod:`catalogue.rdf.formats`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator
-from typing import IO, TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO
 
 from pyld import jsonld
 from rdflib import Dataset, Graph, URIRef
@@ -24,22 +25,25 @@ from rdflib.term import Node as RDFNode
 
 from catalogue.errors import UsageError
 from catalogue.rdf.contexts import document_loader, export_context
+from catalogue.rdf.formats import (
+    JSONLD,
+    NQUADS,
+    NTRIPLES,
+    TRIG,
+    TURTLE,
+    RDFFormat,
+    parse_rdf_format,
+)
+from catalogue.rdf.iliad import IliadView
+from catalogue.rdf.sources import QuadSource
 from catalogue.rdf.vocabulary import PREFIXES
-
-if TYPE_CHECKING:
-    from catalogue.api import Catalogue
 
 log = logging.getLogger(__name__)
 
 Quad = tuple[RDFNode, RDFNode, RDFNode, URIRef]
 
-FORMATS = {
-    "turtle": "turtle", "ttl": "turtle",
-    "nt": "nt", "ntriples": "nt", "n-triples": "nt",
-    "nquads": "nquads", "nq": "nquads", "n-quads": "nquads",
-    "trig": "trig",
-    "json-ld": "json-ld", "jsonld": "json-ld",
-}
+#: The formats the exporter streams (RDF/XML cannot be written graph by graph).
+STREAM_FORMATS: tuple[RDFFormat, ...] = (TURTLE, NTRIPLES, NQUADS, TRIG, JSONLD)
 PROFILES = ("catalogue", "iliad", "iliad-verbatim")
 
 
@@ -85,17 +89,8 @@ def compact_nquads(nquads: str) -> dict:
     return jsonld.compact(expanded, {"@context": export_context()}, {"documentLoader": document_loader})
 
 
-#: Streamed formats: name -> (media type, file extension).
-STREAM_FORMATS = {
-    "turtle": ("text/turtle", "ttl"),
-    "nt": ("application/n-triples", "nt"),
-    "nquads": ("application/n-quads", "nq"),
-    "trig": ("application/trig", "trig"),
-    "json-ld": ("application/ld+json", "jsonld"),
-}
-
-
-def stream(cat: Catalogue, format: str, graph: str | None = None, *, batch_chars: int = 1 << 16) -> Iterator[str]:
+def stream(source: QuadSource, format: str | RDFFormat, graph: str | None = None, *, profile: str = "catalogue",
+           batch_chars: int = 1 << 16) -> Iterator[str]:
     """The export of one graph (or every graph) as text pieces, never the whole of it at once.
 
     N-Triples and N-Quads come row by row, joined into pieces of about
@@ -107,26 +102,34 @@ def stream(cat: Catalogue, format: str, graph: str | None = None, *, batch_chars
     ``{"@context": …, "@graph": [{"@id": g, "@graph": […]}, …]}`` whose named
     graphs are compacted one at a time with the export context, so it stays a
     single JSON document any JSON-LD processor reads while only one graph is
-    in memory. Raises :class:`UsageError` for an unknown format or graph
+    in memory. Raises :class:`UsageError` for an unknown format, profile or graph
     before anything is produced.
     """
-    fmt = FORMATS.get(format.lower())
-    if fmt is None:
-        raise UsageError(f"unknown export format {format!r}; choose from {', '.join(sorted(STREAM_FORMATS))}")
-    ids = cat.store.graph_ids()
+    fmt = format if isinstance(format, RDFFormat) else parse_rdf_format(format, STREAM_FORMATS)
+    if profile not in PROFILES:
+        raise UsageError(f"unknown export profile {profile!r}; choose from {', '.join(PROFILES)}")
+    ids: Sequence[RDFNode] = source.graph_ids()
     if graph is not None:
         if URIRef(graph) not in ids:
             raise UsageError(f"no graph <{graph}> in the catalogue")
         ids = [URIRef(graph)]
-    return _pieces(cat, fmt, ids, batch_chars)
+    if profile == "catalogue":
+        return _pieces(source, fmt.name, ids, batch_chars)
+    view = IliadView(source, verbatim=profile == "iliad-verbatim")
+    return _reported(_pieces(view, fmt.name, ids, batch_chars), view)
 
 
-def _pieces(cat: Catalogue, fmt: str, ids: list[RDFNode], batch_chars: int) -> Iterator[str]:
+def _reported(pieces: Iterator[str], view: IliadView) -> Iterator[str]:
+    yield from pieces
+    view.report()
+
+
+def _pieces(source: QuadSource, fmt: str, ids: Sequence[RDFNode], batch_chars: int) -> Iterator[str]:
     if fmt in ("nt", "nquads"):
         batch: list[str] = []
         size = 0
         for g in ids:
-            for s, p, o in cat.store.graph_triples(g):
+            for s, p, o in source.graph_triples(g):
                 line = triple_line(s, p, o) if fmt == "nt" else quad_line(s, p, o, g)  # type: ignore[arg-type]
                 batch.append(line)
                 size += len(line)
@@ -140,7 +143,7 @@ def _pieces(cat: Catalogue, fmt: str, ids: list[RDFNode], batch_chars: int) -> I
         yield '{"@context": ' + json.dumps(export_context(), ensure_ascii=False) + ', "@graph": ['
         first = True
         for g in ids:
-            doc = compact_nquads("".join(quad_line(s, p, o, g) for s, p, o in cat.store.graph_triples(g)))  # type: ignore[arg-type]
+            doc = compact_nquads("".join(quad_line(s, p, o, g) for s, p, o in source.graph_triples(g)))  # type: ignore[arg-type]
             doc.pop("@context", None)
             members = doc.get("@graph", [doc]) if "@id" not in doc else [doc]
             for member in members:
@@ -151,7 +154,7 @@ def _pieces(cat: Catalogue, fmt: str, ids: list[RDFNode], batch_chars: int) -> I
         yield "\n]}\n"
         return
     for g in ids:
-        quads = ((s, p, o, g) for s, p, o in cat.store.graph_triples(g))
+        quads = ((s, p, o, g) for s, p, o in source.graph_triples(g))
         if fmt == "turtle":
             text = to_graph(quads).serialize(format="turtle")  # type: ignore[arg-type]
         else:
@@ -160,30 +163,8 @@ def _pieces(cat: Catalogue, fmt: str, ids: list[RDFNode], batch_chars: int) -> I
             yield text if text.endswith("\n") else text + "\n"
 
 
-def export(cat: Catalogue, out: IO[str], *, format: str = "turtle", graph: str | None = None, profile: str = "catalogue") -> None:
-    """Write one graph, or every harvested graph, to ``out``."""
-    fmt = FORMATS.get(format.lower())
-    if fmt is None:
-        raise UsageError(f"unknown export format {format!r}; choose from {', '.join(sorted(set(FORMATS.values())))}")
-    if profile not in PROFILES:
-        raise UsageError(f"unknown export profile {profile!r}; choose from {', '.join(PROFILES)}")
-    quads: Iterator[Quad]
-    if profile == "catalogue":
-        quads = cat.quads(graph)
-    else:
-        from catalogue.rdf.iliad import iliad_quads
-
-        quads = iliad_quads(cat, graph, verbatim=(profile == "iliad-verbatim"))
-    if fmt == "nt":
-        for s, p, o, _ in quads:
-            out.write(triple_line(s, p, o))
-    elif fmt == "nquads":
-        for q in quads:
-            out.write(quad_line(*q))
-    elif fmt == "turtle":
-        out.write(to_graph(quads).serialize(format="turtle"))
-    elif fmt == "trig":
-        out.write(to_dataset(quads).serialize(format="trig"))
-    else:
-        json.dump(compact_jsonld(quads), out, ensure_ascii=False, indent=2)
-        out.write("\n")
+def export(source: QuadSource, out: IO[str], *, format: str = "turtle", graph: str | None = None,
+           profile: str = "catalogue") -> None:
+    """Write one graph, or every graph, to ``out``: the pieces of :func:`stream`, as they come."""
+    for piece in stream(source, format, graph, profile=profile):
+        out.write(piece)

@@ -64,13 +64,13 @@ async def catalog(
     links = CatalogLinks(public_base(request), page_query=f"format={rep.name}" if format is not None else "")
 
     def work(cat: Catalogue) -> bytes:
-        total = count_datasets(cat)
+        total = count_datasets(cat.query)
         last = page_count(total, page_size)
         if page > last:
             raise HTTPError(404, f"page {page} is past the last page ({last}, at page_size {page_size})")
-        records = dataset_records(cat, (page - 1) * page_size, page_size)
+        records = dataset_records(cat.query, (page - 1) * page_size, page_size)
         graph = catalog_page(records, total=total, page=page, page_size=page_size, links=links,
-                             modified=last_harvest(cat))
+                             modified=last_harvest(cat.query))
         if rep.name == "jsonld":
             context = {prefix: str(ns) for prefix, ns in DCAT_PREFIXES.items()}
             return graph.serialize(format="json-ld", context=context, auto_compact=True).encode()

@@ -25,6 +25,7 @@ from catalogue.api import Catalogue
 from catalogue.errors import UsageError
 from catalogue.rdf import export as rdf_export
 from catalogue.rdf.dcat import iri_name
+from catalogue.rdf.formats import parse_rdf_format
 
 from .errors import HTTPError
 from .nodes import Representation, check_iri, first_then_rest, negotiate
@@ -44,7 +45,7 @@ _RDF_FORMAT = {"turtle": "turtle", "nquads": "nquads", "trig": "trig", "jsonld":
 
 def filename(graph: str | None, rep: Representation) -> str:
     """A safe download name: the graph's last path segment (``store.zarr.ttl``) or ``catalogue.<ext>``."""
-    _, ext = rdf_export.STREAM_FORMATS[_RDF_FORMAT[rep.name]]
+    ext = parse_rdf_format(_RDF_FORMAT[rep.name]).extension
     stem = "catalogue"
     if graph:
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", iri_name(graph)).strip("._") or "graph"
@@ -74,7 +75,7 @@ async def export(
 
     def work(cat: Catalogue) -> Iterator[str]:
         try:  # checks the graph (and the format) before producing anything: a 404 before any body
-            return rdf_export.stream(cat, fmt, graph)
+            return rdf_export.stream(cat.store, fmt, graph)
         except UsageError as exc:  # the format is one of ours, so it is the graph that is missing
             raise HTTPError(404, str(exc)) from None
 

@@ -8,7 +8,7 @@ wins; responses carry ``Vary: Accept``):
 * ``text/html``: 303 See Other to the portal page ``/browse?iri=<IRI>``;
 * ``text/turtle`` (the default) and ``application/n-triples``: the node's
   description: its own triples, those of its blank nodes and dependent arrays
-  (:func:`catalogue.api.node_closure`), and the SHACL results whose focus is
+  (:func:`catalogue.rdf.closure.node_closure`), and the SHACL results whose focus is
   the node, linked from the hierarchy's validation report;
 * ``application/ld+json``: the same triples compacted with the catalogue's
   export context (as ``catalogue export --format json-ld``);
@@ -47,7 +47,8 @@ from fastapi import APIRouter, Query, Request
 from rdflib import SH, Graph, URIRef
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 
-from catalogue.api import Catalogue, node_closure
+from catalogue.api import Catalogue
+from catalogue.rdf.closure import node_closure
 from catalogue.rdf.convert import Triple
 from catalogue.rdf.export import compact_nquads, to_graph, triple_line
 from catalogue.rdf.rebuild import NodeNotFound, node_kind, rebuild_documents

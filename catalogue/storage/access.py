@@ -26,29 +26,20 @@ s3fs); what this module adds on top is what a harvest from cron needs:
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import os
 import posixpath
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, unquote, urlsplit
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem, sync
 from fsspec.implementations.local import LocalFileSystem
 
-from catalogue.errors import (
-    CatalogueError,
-    DocumentError,
-    SourceNotFound,
-    SourceUnavailable,
-    UsageError,
-)
-from catalogue.model.paths import PATH_SAFE, quote_path
+from catalogue.errors import CatalogueError, DocumentError, SourceUnavailable
+from catalogue.model.paths import quote_path
+from catalogue.storage.retry import attempt
 
 log = logging.getLogger(__name__)
 
@@ -68,117 +59,7 @@ DEFAULT_CONCURRENCY = 16
 #: First backoff delay in seconds; it doubles with every retry (0.2, 0.4, 0.8, ...).
 BACKOFF_SECONDS = 0.2
 
-#: Characters left alone when an http source URL is made a valid URI
-#: (existing %XX escapes are kept, so an already-encoded URL is unchanged).
-_URL_SAFE = PATH_SAFE + "%[]"
-
 REMOTE_SCHEMES = ("http", "https", "s3")
-
-
-# ----------------------------------------------------------- error classes
-class _Failure(Enum):
-    """What a failed remote request means for the harvest."""
-
-    ABSENT = "absent"  # 404, NoSuchKey: the document does not exist
-    EMPTY = "empty"  # 416 on a ranged read: the file exists and is empty
-    TRANSIENT = "transient"  # 5xx, 429, time-outs, resets: try again later
-    CONNECT = "connect"  # cannot connect at all: transient, but about the whole source
-    DENIED = "denied"  # 401/403, bad or missing credentials: never retried
-    GONE = "gone"  # the bucket does not exist: the whole source is missing
-    FATAL = "fatal"  # anything else: this document cannot be read
-
-
-_AUTH_CODES = {
-    "AccessDenied", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch",
-    "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "AccountProblem", "InvalidSecurity",
-    "RequestTimeTooSkewed", "NotSignedUp", "UnrecognizedClientException",
-}
-_THROTTLE_CODES = {
-    "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests",
-    "RequestThrottled", "ServiceUnavailable", "InternalError", "RequestTimeout",
-    "BandwidthLimitExceeded", "OperationAborted",
-}
-_CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN}
-_RESET_ERRNOS = {errno.ECONNRESET, errno.ECONNABORTED, errno.EPIPE, errno.ETIMEDOUT}
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """The exception and its causes/contexts (the libraries wrap each other's errors)."""
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen and len(seen) < 8:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def _status_failure(status: int) -> _Failure | None:
-    if status in (404, 410):
-        return _Failure.ABSENT
-    if status == 416:
-        return _Failure.EMPTY
-    if status in (401, 403):
-        return _Failure.DENIED
-    if status in (408, 425, 429) or status >= 500:
-        return _Failure.TRANSIENT
-    return None
-
-
-def classify(exc: BaseException, timeout: float) -> tuple[_Failure, str]:
-    """Sort a failed request into a :class:`_Failure` and a short reason for the message."""
-    import aiohttp
-
-    try:
-        import botocore.exceptions as boto
-    except ImportError:  # pragma: no cover - s3fs (and so botocore) is a dependency
-        boto = None  # type: ignore[assignment]
-    for item in _chain(exc):
-        if boto is not None and isinstance(item, boto.ClientError):
-            response: dict[str, Any] = getattr(item, "response", None) or {}
-            code = str(response.get("Error", {}).get("Code", ""))
-            status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
-            message = str(response.get("Error", {}).get("Message", "")) or code
-            reason = f"{code or 'error'} (HTTP {status}): {message}" if status else f"{code}: {message}"
-            if code == "NoSuchBucket":
-                return _Failure.GONE, "the bucket does not exist"
-            if code in ("NoSuchKey", "NotFound", "404"):
-                return _Failure.ABSENT, reason
-            if code == "InvalidRange":
-                return _Failure.EMPTY, reason
-            if code in _AUTH_CODES:
-                return _Failure.DENIED, reason
-            if code in _THROTTLE_CODES:
-                return _Failure.TRANSIENT, reason
-            return (_status_failure(status) or _Failure.FATAL), reason
-        if isinstance(item, aiohttp.ClientResponseError):
-            reason = f"HTTP {item.status} {item.message}".strip()
-            return (_status_failure(item.status) or _Failure.FATAL), reason
-    for item in _chain(exc):
-        if isinstance(item, TimeoutError) or (  # asyncio's and fsspec's time-outs too
-            boto is not None and isinstance(item, boto.ConnectTimeoutError | boto.ReadTimeoutError)
-        ):
-            return _Failure.TRANSIENT, f"timed out after {timeout:g} s"
-        if isinstance(item, aiohttp.ClientConnectorError):
-            return _Failure.CONNECT, f"cannot connect: {item.os_error.strerror or item.os_error}"
-        if boto is not None and isinstance(item, boto.NoCredentialsError):
-            return _Failure.DENIED, "no credentials found (give key/secret or anon=True in storage_options, or set AWS_* variables)"
-        if boto is not None and isinstance(item, boto.EndpointConnectionError):
-            return _Failure.CONNECT, f"cannot connect to {item.kwargs.get('endpoint_url', 'the endpoint')}"
-        if isinstance(item, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientOSError):
-            return _Failure.TRANSIENT, f"connection lost: {item}"
-        if boto is not None and isinstance(item, boto.HTTPClientError | boto.ConnectionError):
-            return _Failure.TRANSIENT, f"connection error: {item}"
-        if isinstance(item, aiohttp.ClientConnectionError):
-            return _Failure.TRANSIENT, f"connection error: {item}"
-        if isinstance(item, OSError) and item.errno in _CONNECT_ERRNOS:
-            return _Failure.CONNECT, f"cannot connect: {item.strerror}"
-        if isinstance(item, OSError) and item.errno in _RESET_ERRNOS:
-            return _Failure.TRANSIENT, f"connection lost: {item.strerror}"
-    if isinstance(exc, FileNotFoundError):
-        return _Failure.ABSENT, "not found"
-    if isinstance(exc, PermissionError):
-        return _Failure.DENIED, str(exc) or "permission denied"
-    return _Failure.FATAL, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 # ------------------------------------------------------------------ store
@@ -354,41 +235,9 @@ class StoreAccess:
         return sync(self.fs.loop, main)  # type: ignore[attr-defined]
 
     async def _attempt(self, key: str, request: Callable[[], Awaitable[T]]) -> T | bytes | None:
-        """One remote request with the retry policy: None when absent, b"" for 416 on empty files.
-
-        Raises SourceUnavailable (denied, gone, or transient failures outlasting
-        the retries) or DocumentError (anything else about this one key).
-        """
-        url = self.key_url(key)
-        attempts = self.retries + 1
-        last = ""
-        connect = False
-        for attempt in range(attempts):
-            try:
-                return await asyncio.wait_for(request(), self.timeout)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                kind, reason = classify(exc, self.timeout)
-                if kind is _Failure.ABSENT:
-                    return None
-                if kind is _Failure.EMPTY:
-                    return b""
-                if kind is _Failure.DENIED:
-                    raise SourceUnavailable(
-                        url, f"access denied: {reason} (check the credentials in storage_options or the URL)", denied=True
-                    ) from None
-                if kind is _Failure.GONE:
-                    raise SourceUnavailable(url, reason) from None
-                if kind is _Failure.FATAL:
-                    raise DocumentError(url, f"cannot read: {reason}", rule="document.unreadable") from None
-                last, connect = reason, kind is _Failure.CONNECT
-                if attempt + 1 < attempts:
-                    delay = self.backoff * 2**attempt
-                    log.debug("%s: %s; retrying in %.1f s", url, reason, delay)
-                    await asyncio.sleep(delay)
-        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-        raise SourceUnavailable(url, f"unavailable after {tries}: {last}", whole_source=connect)
+        """One remote request for ``key`` under the store's retry policy (:func:`~catalogue.storage.retry.attempt`)."""
+        return await attempt(self.key_url(key), request, timeout=self.timeout, retries=self.retries,
+                             backoff=self.backoff)
 
     def _remote_documents(self, keys: list[str], limit: int) -> list[bytes | CatalogueError | None]:
         """Fetch documents concurrently, each as bytes [0, limit] (one past the limit)."""
@@ -608,108 +457,3 @@ def _requested_span(data: Any, start: int | None, end: int | None) -> Any:
     if start is not None and start >= 0 and end is not None and end >= 0 and len(data) > end - start:
         return data[start:end]
     return data
-
-
-# ---------------------------------------------------------------- opening
-def _local_root(source: str) -> str:
-    if source.startswith("file://"):
-        parts = urlsplit(source)
-        if parts.netloc not in ("", "localhost"):
-            raise UsageError(f"{source}: file URLs with a host are not supported")
-        return unquote(parts.path)
-    return source
-
-
-def _check_limits(timeout: float, retries: int, concurrency: int) -> None:
-    if not timeout > 0:
-        raise UsageError(f"timeout must be a positive number of seconds, not {timeout!r}")
-    if retries < 0:
-        raise UsageError(f"retries must be 0 or more, not {retries!r}")
-    if concurrency < 1:
-        raise UsageError(f"concurrency must be 1 or more, not {concurrency!r}")
-
-
-def open_store(
-    source: str,
-    *,
-    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
-    storage_options: dict[str, Any] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    retries: int = DEFAULT_RETRIES,
-    concurrency: int = DEFAULT_CONCURRENCY,
-) -> StoreAccess:
-    """Open the store a harvest SOURCE names: a local path, ``file://``, ``http(s)://`` or ``s3://`` URL.
-
-    Local roots are made absolute (symlinks are *not* resolved, so the IRIs
-    are the paths the operator gave) and must be existing folders. Remote
-    roots are not contacted here: the first read says whether they can be
-    reached (as :class:`~catalogue.errors.SourceUnavailable`).
-
-    ``storage_options`` go to fsspec unchanged (s3fs: ``endpoint_url``,
-    ``key``, ``secret``, ``anon``, ``client_kwargs``...; credentials may also
-    come from the environment), except that the time limit and the retry
-    policy of this module are filled in where the caller did not set them.
-    ``timeout`` bounds each request attempt (seconds); ``retries`` is the
-    number of retries after a transient failure; ``concurrency`` bounds the
-    requests in flight.
-    """
-    _check_limits(timeout, retries, concurrency)
-    scheme = source.split("://", 1)[0].lower() if "://" in source else ""
-    limits = {"max_document_bytes": max_document_bytes, "timeout": timeout, "retries": retries,
-              "concurrency": concurrency}
-    if scheme in ("http", "https"):
-        return _open_http(source, scheme, storage_options, **limits)
-    if scheme == "s3":
-        return _open_s3(source, storage_options, **limits)
-    if scheme not in ("", "file"):
-        raise UsageError(
-            f"{source}: '{scheme}://' stores are not supported; give a local path, or a file://, http(s):// or s3:// URL"
-        )
-    local = os.path.abspath(os.path.expanduser(_local_root(source)))
-    if not os.path.exists(local):
-        raise SourceNotFound(f"{local}: no such file or folder")
-    if not os.path.isdir(local):
-        raise SourceNotFound(f"{local}: is a file; give the folder of a Zarr hierarchy root")
-    fs = fsspec.filesystem("file", **(storage_options or {}))
-    url = Path(local).as_uri().rstrip("/")
-    return StoreAccess(fs=fs, root=local.rstrip("/") or "/", url=url, **limits)  # type: ignore[arg-type]
-
-
-def _open_http(source: str, scheme: str, storage_options: dict[str, Any] | None, **limits: Any) -> StoreAccess:
-    import aiohttp
-
-    parts = urlsplit(source)
-    if not parts.hostname:
-        raise UsageError(f"{source}: an http URL needs a host")
-    if parts.query or parts.fragment:
-        raise UsageError(f"{source}: a store URL cannot have a query or fragment (keys are appended to it)")
-    # a valid URI (spaces and the like escaped, existing %XX escapes kept): it is the hierarchy IRI
-    url = quote(source.rstrip("/"), safe=_URL_SAFE)
-    options = dict(storage_options or {})
-    client_kwargs = dict(options.pop("client_kwargs", None) or {})
-    client_kwargs.setdefault("timeout", aiohttp.ClientTimeout(total=limits["timeout"]))
-    options.setdefault("encoded", True)
-    fs = fsspec.filesystem(scheme, client_kwargs=client_kwargs, **options)
-    return StoreAccess(fs=fs, root=url, url=url, listable=False, **limits)
-
-
-def _open_s3(source: str, storage_options: dict[str, Any] | None, **limits: Any) -> StoreAccess:
-    bucket, _, prefix = source[len("s3://"):].strip("/").partition("/")
-    if not bucket:
-        raise UsageError(f"{source}: an s3 URL needs a bucket (s3://bucket/path/to/store.zarr)")
-    prefix = prefix.strip("/")
-    options = dict(storage_options or {})
-    config_kwargs = dict(options.pop("config_kwargs", None) or {})
-    config_kwargs.setdefault("connect_timeout", limits["timeout"])
-    config_kwargs.setdefault("read_timeout", limits["timeout"])
-    # botocore's own retries would multiply ours (and s3fs's) into minutes per unreachable key
-    config_kwargs.setdefault("retries", {"max_attempts": 1, "mode": "standard"})
-    try:
-        fs = fsspec.filesystem("s3", config_kwargs=config_kwargs, **options)
-    except ImportError as exc:  # pragma: no cover - s3fs is a dependency
-        raise UsageError(f"{source}: s3:// stores need the s3fs package ({exc})") from exc
-    fs.retries = 1  # s3fs retries some errors itself (5 times by default); ours apply instead
-    fs.invalidate_cache()  # a cached instance may hold listings from an earlier harvest
-    root = f"{bucket}/{prefix}" if prefix else bucket
-    url = f"s3://{bucket}/{quote_path(prefix)}" if prefix else f"s3://{bucket}"
-    return StoreAccess(fs=fs, root=root, url=url, **limits)

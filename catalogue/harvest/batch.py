@@ -1,0 +1,136 @@
+"""Several sources harvested one after another, as ``catalogue harvest`` does.
+
+Each source goes into its own graph (:func:`catalogue.harvest.run.harvest_source`, with
+its own lock); a source that fails is recorded and the others go on. The
+:class:`BatchReport` says what happened to each, the exit code the command ends with
+(the worst of them: 1 a source or node failed, 3 a source was busy) and the one-line
+summary, so that a Python user gets what the command prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from catalogue.errors import CatalogueError, UsageError
+from catalogue.harvest.records import RunRecords
+from catalogue.harvest.run import HarvestReport, harvest_source
+from catalogue.harvest.sources import Source, load_sources
+
+__all__ = ["BatchReport", "Progress", "SourceResult", "harvest_sources", "plan_sources"]
+
+
+class Progress(Protocol):
+    """A progress display of one source: told the nodes read, closed when the source is done."""
+
+    def update(self, n: int = 1) -> Any: ...
+
+    def close(self) -> Any: ...
+
+
+@dataclass
+class SourceResult:
+    """One source of a batch: its report, or the error that stopped it."""
+
+    source: Source
+    report: HarvestReport | None = None
+    error: CatalogueError | None = None
+
+    def exit_code(self, strict: bool = False) -> int:
+        """0, or 1 when a node failed (or, with ``strict``, was invalid), or the error's exit code."""
+        if self.error is not None:
+            return self.error.exit_code
+        assert self.report is not None
+        return 1 if not self.report.ok or (strict and self.report.invalid) else 0
+
+    def error_line(self) -> str:
+        """The error as one line naming the source (unless the message already does)."""
+        label = self.source.label
+        return f"{label}: {self.error}" if label not in str(self.error) else str(self.error)
+
+    def as_json(self) -> dict[str, Any]:
+        if self.report is None:
+            return {"source": self.source.url, "name": self.source.name, "outcome": "failed", "error": str(self.error)}
+        return self.report.as_json()
+
+
+@dataclass
+class BatchReport:
+    """What a harvest of several sources did."""
+
+    results: list[SourceResult] = field(default_factory=list)
+    strict: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """The worst exit code of the sources (0 when every source was harvested fully)."""
+        return max((r.exit_code(self.strict) for r in self.results), default=0)
+
+    def as_json(self) -> dict[str, Any]:
+        sources = [r.as_json() for r in self.results]
+        return {"ok": self.exit_code == 0, "sources": sources,
+                "failed_sources": sum(r["outcome"] == "failed" for r in sources)}
+
+    def summary(self) -> str:
+        """One line over every source: how many were harvested, nodes by change, invalid nodes."""
+        results = [r.as_json() for r in self.results]
+        failed = sum(r["outcome"] == "failed" for r in results)
+        done = [r for r in results if r["outcome"] != "failed"]
+        total = {k: sum(r.get(k, 0) for r in done) for k in ("added", "changed", "unchanged", "removed", "failed")}
+        return (
+            f"harvested {len(done)} of {len(results)} sources"
+            + (f" ({failed} failed)" if failed else "")
+            + f": {sum(r['groups'] + r['arrays'] for r in done)} nodes "
+            f"({total['added']} added, {total['changed']} changed, {total['unchanged']} unchanged, "
+            f"{total['removed']} removed, {total['failed']} failed), "
+            f"{sum(r['invalid_nodes'] for r in done)} invalid"
+        )
+
+
+def plan_sources(sources: Iterable[str | Source] = (), config: str | None = None) -> list[Source]:
+    """The sources to harvest: ``sources`` (URLs or entries), then the ``[[source]]`` entries
+    of the ``config`` file; a usage error when there are none."""
+    entries = [s if isinstance(s, Source) else Source(url=s) for s in sources]
+    entries += load_sources(config) if config else []
+    if not entries:
+        raise UsageError("nothing to harvest: give SOURCE arguments or --config SOURCES.TOML")
+    return entries
+
+
+def harvest_sources(
+    records: RunRecords,
+    entries: list[Source],
+    *,
+    strict: bool = False,
+    progress: Callable[[Source, int, int], Progress | None] | None = None,
+    on_result: Callable[[SourceResult], None] | None = None,
+    **options: Any,
+) -> BatchReport:
+    """Harvest every source in turn; a source that fails does not stop the others.
+
+    ``options`` go to :func:`~catalogue.harvest.run.harvest_source` for every source
+    (``profile``, ``full``, ``wait``, ``max_document_bytes``, and ``concurrency``,
+    ``timeout``, ``retries`` unless a source sets its own). ``progress(source, number,
+    total)`` may give a :class:`Progress` for a source; it is closed before
+    ``on_result`` hears of the source, so output does not interleave with it.
+    """
+    batch = BatchReport(strict=strict)
+    for number, source in enumerate(entries, 1):
+        bar = progress(source, number, len(entries)) if progress is not None else None
+        try:
+            try:
+                report = harvest_source(records, source.url, name=source.name,
+                                        progress=bar.update if bar is not None else None,
+                                        **{**options, **source.load_options()})
+            finally:
+                if bar is not None:
+                    bar.close()
+        except CatalogueError as exc:
+            result = SourceResult(source, error=exc)
+        else:
+            result = SourceResult(source, report=report)
+        batch.results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return batch

@@ -1,0 +1,256 @@
+"""One source harvested end to end: locked, recorded, read, compared, validated, written.
+
+:func:`harvest_source` is what ``Catalogue.harvest`` does (see its docstring for the
+guarantees): it takes the source's harvest lock (:mod:`catalogue.graph.lock`), records
+the run's start (:mod:`catalogue.harvest.records`), takes the source's state and stops
+there when it is as last harvested (:mod:`catalogue.harvest.change`), else reads the
+hierarchy (:class:`catalogue.harvest.SourceReader`), validates it and writes it in one
+write transaction (:mod:`catalogue.harvest.writer`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rdflib import PROV, RDF, Graph, Literal, URIRef
+
+from catalogue.errors import Busy, CatalogueError, DocumentError
+from catalogue.graph.lock import HarvestLocked, HarvestLockLost, harvest_lock
+from catalogue.harvest import SourceReader
+from catalogue.harvest.reader import canonical_fingerprint
+from catalogue.harvest.records import RunRecords
+from catalogue.harvest.writer import fingerprints, previous_versions, replace_graph, write_changes
+from catalogue.model.nodes import Node
+from catalogue.rdf.convert import Triple
+from catalogue.rdf.provenance import HARVESTS_GRAPH, Run, software_release
+from catalogue.rdf.provenance import now as provenance_now
+from catalogue.rdf.shacl import report_triples
+from catalogue.rdf.vocabulary import ZARR
+from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
+from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
+
+__all__ = ["HarvestReport", "harvest_source", "node_fingerprint", "source_url"]
+
+
+
+
+@dataclass
+class HarvestReport:
+    """What one harvest did: counts, the graph it wrote, and what failed."""
+
+    source: str
+    graph: str
+    arrays: int = 0
+    groups: int = 0
+    triples: int = 0
+    errors: list[DocumentError] = field(default_factory=list)
+    #: Paths of failed nodes whose previously catalogued version was kept.
+    kept: list[str] = field(default_factory=list)
+    #: Paths of the nodes whose documents could not be read.
+    failed_paths: list[str] = field(default_factory=list)
+    #: The validation of every node (None when harvesting without validation).
+    validation: Report | None = None
+    #: The run as recorded in the provenance graph.
+    run: Run | None = None
+    #: What could not be discovered (groups of unlistable stores without consolidated metadata).
+    undiscovered: list[str] = field(default_factory=list)
+    #: The source was found as it was last harvested: nothing was read beyond the check.
+    unchanged: bool = False
+    #: Invalid nodes as the graph records them (unchanged runs, which validate nothing).
+    invalid_nodes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """No node failed to be read (validation findings do not count: those nodes are catalogued)."""
+        return not self.errors
+
+    @property
+    def invalid(self) -> int:
+        """Catalogued (readable) nodes with validation errors."""
+        if self.validation is None:
+            return self.invalid_nodes
+        return len(self.validation.invalid_paths() - set(self.failed_paths))
+
+    def as_json(self) -> dict[str, Any]:
+        """The run's record with the report's counts (``catalogue harvest --json``, one source)."""
+        run = self.run.as_json() if self.run is not None else {}
+        return {
+            **run,
+            "source": self.source, "graph": self.graph, "groups": self.groups,
+            "arrays": self.arrays, "triples": self.triples,
+            "errors": [str(e) for e in self.errors], "kept_previous": self.kept,
+            "invalid_nodes": self.invalid,
+            "validation": self.validation.counts() if self.validation else None,
+        }
+
+    def summary(self) -> str:
+        if self.unchanged:
+            return (f"unchanged {self.source}: {self.groups} groups, {self.arrays} arrays in graph <{self.graph}> "
+                    f"(source state as last harvested; use --full to read it all the same)")
+        text = (
+            f"harvested {self.source}: {self.groups} groups, {self.arrays} arrays, "
+            f"{self.triples} triples into graph <{self.graph}>"
+        )
+        if self.validation is not None:
+            counts = self.validation.counts()
+            text += (f"; {self.invalid} invalid node(s): {counts['error']} errors, "
+                     f"{counts['warning']} warnings, {counts['info']} infos")
+        if self.errors:
+            text += f"; {len(self.errors)} node(s) failed"
+            if self.kept:
+                text += f" ({len(self.kept)} kept their previous version)"
+        return text
+
+
+def source_url(source: str) -> str:
+    """A harvest source as a URL (local paths become absolute ``file://`` URLs), for provenance."""
+    if "://" in source:
+        return source.rstrip("/")
+    return pathlib.Path(source).expanduser().absolute().as_uri()
+
+
+def node_fingerprint(node: Node) -> str:
+    """What the node's metadata is: the fingerprint the reader gave it (ETags or a content hash),
+    or, for a node built some other way, the same canonical content hash the reader uses."""
+    return node.fingerprint or canonical_fingerprint(node)
+
+
+def harvest_source(
+    records: RunRecords,
+    source: str,
+    *,
+    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    validate: bool = True,
+    profile: str = DEFAULT_PROFILE,
+    name: str = "",
+    full: bool = False,
+    wait: bool = False,
+    progress: Callable[[int], None] | None = None,
+    **load_options: Any,
+) -> HarvestReport:
+    """Harvest the hierarchy at ``source`` into its own named graph of ``records.store``
+    (see :meth:`catalogue.api.Catalogue.harvest`)."""
+    url = source_url(source)
+    try:
+        with harvest_lock(records.store.engine, url, wait=wait) as holder:
+            run = Run(source=url, label=name, host=holder.host, pid=holder.pid, holder=holder.token)
+            records.start(run)
+            try:
+                report = _harvest(records, run, source, max_document_bytes=max_document_bytes,
+                                  validate=validate, profile=profile, full=full,
+                                  progress=progress, load_options=load_options,
+                                  still_held=holder.still_held)
+                run.recorded = True  # every way out of _harvest that returns has recorded the end
+                return report
+            except BaseException as exc:
+                # The run ends here, failed; unless the write lock could not be had, which
+                # the record would wait for as long again (it then shows as interrupted).
+                if not run.recorded and not isinstance(exc, Busy):
+                    run.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                    run.errors.append(str(exc) if isinstance(exc, CatalogueError) else f"{type(exc).__name__}: {exc}")
+                    with contextlib.suppress(Exception):
+                        records.record(run)
+                raise
+    except HarvestLocked as exc:
+        raise HarvestLocked(url, records.running_description(url)) from exc
+
+
+def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: int, validate: bool, profile: str,
+             full: bool, progress: Callable[[int], None] | None, load_options: dict[str, Any],
+             still_held: Callable[[], bool]) -> HarvestReport:
+    """The harvest proper, under the source's lock, with the run's start recorded.
+
+    ``still_held`` is asked before the graph is committed: a lock that went with its
+    database connection means another harvest of the source may be writing too.
+    """
+    store = records.store
+    try:
+        reader = SourceReader(source, max_document_bytes=max_document_bytes, **load_options)
+        previous = None if full else records.current_state(URIRef(reader.url))
+        store.rollback()  # no snapshot held while the source is read (WAL checkpoints wait for it)
+        state = None if full else reader.state(previous)
+        if state is not None:
+            state = f"{state}|{profile if validate else 'unvalidated'}|{software_release()}"
+            if state == previous:
+                return _unchanged(records, source, reader.url, run, state)
+        hierarchy = reader.load(progress)
+    except CatalogueError as exc:
+        run.outcome = "failed"
+        run.errors.append(str(exc))
+        with contextlib.suppress(Busy):  # the source's error is the one to report
+            records.record(run)
+        raise
+    graph_id = URIRef(hierarchy.url)
+    run.graph = hierarchy.url
+    report = HarvestReport(source=source, graph=hierarchy.url, run=run)
+    report.errors = hierarchy.errors
+    report.undiscovered = list(getattr(hierarchy, "undiscovered", []))
+    report.failed_paths = sorted(hierarchy.failed)
+    run.failed = len(hierarchy.failed)
+    run.errors = [str(e) for e in hierarchy.errors]
+    new_fingerprints = {hierarchy.iri(p): node_fingerprint(n) for p, n in hierarchy.nodes.items()}
+    validation = validate_hierarchy(hierarchy, profile=profile, source=source) if validate else None
+    # Everything the write depends on is read inside the write transaction: it is then
+    # current, and stays so until the commit.
+    with store.write_transaction():
+        old_fingerprints = fingerprints(store, graph_id)
+        kept_triples, kept_paths = previous_versions(store, graph_id, hierarchy)
+        report.kept = sorted(kept_paths)
+        catalogued = set(hierarchy.nodes) | kept_paths
+        if not hierarchy.nodes and not kept_triples:
+            run.outcome = "failed"
+            run.ended = provenance_now()
+            store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+            return report  # nothing readable, nothing to keep: the catalogue stays as it was
+        kept_iris = {hierarchy.iri(p) for p in kept_paths}
+        run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
+        run.changed = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri, fp) != fp)
+        run.unchanged = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri) == fp)
+        run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
+        if hierarchy.failed:
+            run.outcome = "partial"
+        elif not kept_paths:
+            run.state = state  # every node read: a later run may compare against this state
+        extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
+        if validation is not None:
+            report.validation = validation
+            extra += report_triples(validation, hierarchy, catalogued)
+        # Incremental when the previous version can be diffed node by node; a harvest with
+        # failed nodes (whose previous versions are spliced in) replaces the graph whole.
+        if old_fingerprints and not hierarchy.failed and not kept_paths:
+            report.triples = write_changes(store, graph_id, hierarchy, old_fingerprints, new_fingerprints, extra)
+        else:
+            report.triples = replace_graph(store, graph_id, hierarchy, catalogued, kept_triples, kept_paths,
+                                           new_fingerprints, extra)
+        run.ended = provenance_now()
+        store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+        if not still_held():
+            raise HarvestLockLost(f"the harvest lock of {run.source} was lost with its database "
+                                  "connection before the harvest could write; nothing was written, "
+                                  "harvest again")
+    for node in hierarchy.nodes.values():
+        if node.kind == "array":
+            report.arrays += 1
+        else:
+            report.groups += 1
+    return report
+
+
+def _unchanged(records: RunRecords, source: str, graph: str, run: Run, state: str) -> HarvestReport:
+    """Record a run that found the source as it was: counts from the graph, nothing rewritten."""
+    graph_id = URIRef(graph)
+    current = Graph(store=records.store, identifier=graph_id)
+    run.graph = graph
+    run.outcome = "unchanged"
+    run.state = state
+    run.unchanged = sum(1 for _ in current.subject_objects(ZARR.fingerprint))
+    records.record(run)
+    report = HarvestReport(source=source, graph=graph, run=run, unchanged=True)
+    report.arrays = sum(1 for _ in current.subjects(RDF.type, ZARR.Array))
+    report.groups = sum(1 for _ in current.subjects(RDF.type, ZARR.Group))
+    report.invalid_nodes = sum(1 for _ in current.subjects(ZARR.valid, Literal(False)))
+    return report
