@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
     from catalogue.chunks.layout import ArrayLayout
     from catalogue.graph.bulk import LoadReport
+    from catalogue.graph.sparql.dataset import RDFDataset
+    from catalogue.rdf.results import Answer
     from catalogue.storage.access import StoreAccess
 
 log = logging.getLogger(__name__)
@@ -188,6 +190,41 @@ class Catalogue:
         """
         init_ns = {**PREFIXES, **kwargs.pop("initNs", {})}
         return self.dataset.query(sparql, initNs=init_ns, **kwargs)
+
+    def answer(
+        self,
+        sparql: str,
+        *,
+        dataset: RDFDataset | None = None,
+        max_results: int | None = None,
+        timeout: float | None = None,
+        check_form: Callable[[str], Any] | None = None,
+    ) -> Answer:
+        """Run a query and read its whole answer under limits, as the SPARQL endpoint does.
+
+        ``dataset`` names the default and named graphs (the SPARQL Protocol's
+        ``default-graph-uri``/``named-graph-uri``; otherwise the query's ``FROM``/``FROM
+        NAMED``, otherwise the union of all graphs); only catalogued graphs are ever read.
+        ``max_results`` rows or triples (:class:`~catalogue.errors.TooLarge` beyond),
+        ``timeout`` seconds (:class:`~catalogue.errors.QueryTimeout`); a bad query is a
+        :class:`~catalogue.errors.QueryError`. Write the answer with
+        :func:`catalogue.rdf.results.serialise`. See :mod:`catalogue.graph.sparql.answer`.
+        """
+        from catalogue.graph.sparql.answer import answer_query
+
+        return answer_query(self.store, sparql, dataset=dataset, max_results=max_results,
+                            timeout=timeout, check_form=check_form)
+
+    def update(self, sparql: str, *, timeout: float | None = None) -> None:
+        """Apply a SPARQL Update and commit it, or change nothing and raise.
+
+        Operations without GRAPH or WITH address the store's own unnamed graph, never a
+        harvested hierarchy; LOAD, USING and SERVICE are refused
+        (:class:`~catalogue.errors.QueryError`). See :mod:`catalogue.graph.sparql.update`.
+        """
+        from catalogue.graph.sparql.update import run_update
+
+        run_update(self.store, sparql, timeout=timeout)
 
     def explain(self, sparql: str, **kwargs: Any) -> tuple[Result, list[str]]:
         """Run a query to completion and return its result and the SQL that ran.

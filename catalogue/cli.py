@@ -392,7 +392,8 @@ def query(
     SPARQL is the query text, @FILE to read it from a file, or - for stdin.
     Prefixes zarr, dcat, dct, prov, rdf, rdfs, xsd, owl and sh are pre-bound.
     """
-    from catalogue.query_output import render
+    from catalogue.graph.sparql.answer import query_failure
+    from catalogue.rdf.results import render
 
     text = _query_text(sparql)
     with _open(db) as cat:
@@ -405,17 +406,11 @@ def query(
                 render(result, out, fmt)
             for statement in statements:
                 click.echo(statement + "\n", err=True)
-        except CatalogueError:
-            raise
         except Exception as exc:  # rdflib raises pyparsing and evaluation errors of many types
-            from catalogue.errors import UsageError
-            from catalogue.graph.database import busy_error
-
-            busy = busy_error(exc)
-            if busy is not None:
-                raise busy from exc
-            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise UsageError(f"query failed: {type(exc).__name__}: {message}") from exc
+            failure = query_failure(exc)
+            if failure is exc:
+                raise
+            raise failure from exc
 
 
 def _query_text(sparql: str) -> str:

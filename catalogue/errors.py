@@ -123,3 +123,21 @@ class QueryTimeout(CatalogueError):
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         super().__init__(f"the query ran longer than its time limit of {seconds:g} s and was stopped")
+
+
+class QueryError(UsageError):
+    """A SPARQL query or update that does not parse, cannot be evaluated, or asks for
+    something the catalogue refuses (``SERVICE``, ``LOAD``, ``USING``).
+
+    The query's fault as far as its author can act on it: exit code 2 on the command
+    line, HTTP 400 on the web. ``str()`` is one line (a parse error keeps its position).
+    """
+
+
+class TooLarge(CatalogueError):
+    """A query asks for more than a configured limit allows (a result past
+    ``max_results``, an explicit RDF dataset past the triples copied for it).
+
+    Nothing was returned: the remedy is a more selective query (``LIMIT``,
+    ``GRAPH``), not a retry. HTTP 413 on the web.
+    """

@@ -34,8 +34,9 @@ from webserver import serve
 import catalogue
 from catalogue.graph.deadline import QueryTimeout, check_deadline, query_deadline
 from catalogue.rdf.vocabulary import ZARR
+from catalogue.web.negotiation import negotiate, parse_accept
 from catalogue.web.settings import Settings
-from catalogue.web.sparql import negotiate, nesting_depth, parse_accept
+from catalogue.web.sparql.protocol import nesting_depth
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.zarr"))

@@ -19,12 +19,13 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
 
-from . import datasets, dcat, errors, export, nodes, portal, sparql
+from . import datasets, dcat, errors, export, nodes, portal
 from .discovery import index_for as datasets_index
 from .head import HeadAsGet
 from .limits import BodyLimit
 from .pool import CataloguePool
 from .settings import Settings
+from .sparql import routes as sparql
 
 
 def _version() -> str:

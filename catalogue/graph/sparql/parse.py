@@ -1,0 +1,94 @@
+"""Parsing SPARQL for the catalogue: its prefixes pre-bound, errors as one line.
+
+Queries and updates arrive from the web endpoint, ``catalogue query`` and Python
+callers as text; this turns them into rdflib's algebra (one thread at a time, see
+:func:`~catalogue.graph.sparql.evaluate.parse_query`) or into a
+:class:`~catalogue.errors.QueryError` naming the problem and its position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any, Final
+
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.plugins.sparql.sparql import Query
+
+from catalogue.errors import QueryError
+from catalogue.rdf.vocabulary import PREFIXES
+
+from .evaluate import parse_query as parse_locked
+from .evaluate import parse_update as parse_update_locked
+
+__all__ = ["FORMS", "one_line", "parse_query", "parse_update", "query_form", "uses"]
+
+#: rdflib's algebra name of each query form -> the form's SPARQL keyword.
+FORMS: Final = {
+    "SelectQuery": "SELECT",
+    "AskQuery": "ASK",
+    "ConstructQuery": "CONSTRUCT",
+    "DescribeQuery": "DESCRIBE",
+}
+
+#: Queries longer than this are parsed afresh each time instead of being cached.
+_CACHED_QUERY_CHARS: Final = 10_000
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an exception's message, whitespace collapsed (its type if empty)."""
+    text = str(exc).strip()
+    return " ".join(text.splitlines()[0].split()) if text else type(exc).__name__
+
+
+def _translate(text: str) -> Query:
+    try:
+        return parse_locked(text, None, dict(PREFIXES))
+    except RecursionError:
+        raise QueryError("the query is nested too deeply for the SPARQL parser") from None
+    except Exception as exc:  # pyparsing's ParseException, rdflib's plain Exceptions (unknown prefix)
+        raise QueryError(f"malformed query: {one_line(exc)}") from None
+
+
+_translate_cached = lru_cache(maxsize=256)(_translate)
+
+
+def parse_query(text: str) -> Query:
+    """Parse and translate a query with the catalogue prefixes bound (short ones cached)."""
+    return _translate_cached(text) if len(text) <= _CACHED_QUERY_CHARS else _translate(text)
+
+
+def query_form(query: Query) -> str:
+    """SELECT, ASK, CONSTRUCT or DESCRIBE."""
+    return FORMS[query.algebra.name]
+
+
+def parse_update(text: str) -> Any:
+    """Parse and translate an update with the catalogue prefixes bound."""
+    try:
+        return parse_update_locked(text, None, dict(PREFIXES))
+    except RecursionError:
+        raise QueryError("the update is nested too deeply for the SPARQL parser") from None
+    except Exception as exc:
+        raise QueryError(f"malformed update: {one_line(exc)}") from None
+
+
+def _walk(root: Any) -> Iterator[CompValue]:
+    """Every algebra node under ``root`` (iteratively: algebras can be deep)."""
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, CompValue):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+
+
+def uses(algebra: CompValue, name: str) -> bool:
+    """Whether the algebra has a node called ``name`` anywhere (``ServiceGraphPattern``, ``Graph``)."""
+    return any(part.name == name for part in _walk(algebra))
