@@ -149,6 +149,29 @@ def node_closure(graph: Graph, iri: URIRef, *, skip: Iterable[URIRef] = ()) -> l
     return out
 
 
+def node_description(graph: Graph, iri: str) -> list[Triple]:
+    """The node's closure plus the validation results about it (and the report's link to them).
+
+    What ``/node`` answers for a node in RDF: :func:`node_closure` and the SHACL
+    results whose focus is the node, linked from the hierarchy's validation report.
+    """
+    node = URIRef(iri)
+    out = node_closure(graph, node)
+    seen = set(out)
+
+    def add(triple: Triple) -> None:
+        if triple not in seen:
+            seen.add(triple)
+            out.append(triple)
+
+    for result in list(graph.subjects(SH.focusNode, node)):
+        for report in graph.subjects(SH.result, result):
+            add((report, SH.result, result))  # type: ignore[arg-type]
+        for triple in graph.triples((result, None, None)):
+            add(triple)
+    return out
+
+
 @functools.cache
 def _store_prefixes() -> dict[str, Namespace]:
     """The catalogue's prefixes that the store keeps bound: all but those whose namespace

@@ -66,11 +66,12 @@ from catalogue.graph.deadline import check_deadline, run_with_deadline
 from catalogue.query_output import render_tsv
 from catalogue.rdf.export import bind_prefixes
 from catalogue.rdf.vocabulary import PREFIXES
-from catalogue.web.pool import Overloaded
+from catalogue.web.http.pool import Overloaded
 
-from .errors import HTTPError
-from .negotiation import negotiate, parse_accept
-from .nodes import check_iri
+from .http.errors import HTTPError
+from .http.negotiation import best_media_type as negotiate
+from .http.negotiation import parse_accept
+from .http.params import checked_iri as check_iri
 from .settings import Settings
 
 __all__ = ["negotiate", "parse_accept", "router"]
