@@ -35,6 +35,7 @@ class CatalogueReader(Protocol):
 
     def query(self, sparql: str) -> Any: ...
 
+
 #: One query per property: ``GRAPH ?g { ?s <p> ?o }`` is one index range scan.
 _PROPERTY_QUERY = "SELECT ?g ?s ?o WHERE {{ GRAPH ?g {{ ?s {p} ?o }} }}"
 _TYPE_QUERY = "SELECT ?g ?s WHERE {{ GRAPH ?g {{ ?s a {c} }} }}"

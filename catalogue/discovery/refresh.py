@@ -46,6 +46,7 @@ class HasApp(Protocol):
     @property
     def app(self) -> Any: ...
 
+
 class _Holder:
     """The app's current index and the state of its refresh (event-loop side only)."""
 
@@ -58,7 +59,7 @@ class _Holder:
 
     async def _refresh(self, app: HasState) -> None:
         """Check the signature; rebuild (in a worker thread) if it changed."""
-        pool = app.state.pool
+        pool: IndexRunner = app.state.pool
         current = self.index
         try:
             if current is not None:

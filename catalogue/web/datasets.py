@@ -46,6 +46,7 @@ from .search_params import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, MAX_Q_CHARS, se
 
 router = APIRouter()
 
+
 # ------------------------------------------------------------------ response models (OpenAPI)
 class VariableOut(BaseModel):
     """One array of the dataset."""

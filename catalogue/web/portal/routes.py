@@ -28,6 +28,8 @@ from .render import STATIC, error_page, guard, mount_base, render
 from .search_page import search_view
 
 router = APIRouter(include_in_schema=False)
+
+
 def _params(request: Request) -> dict[str, list[str]]:
     return parse_query_string(request.scope.get("query_string", b""))
 
