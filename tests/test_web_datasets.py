@@ -1,4 +1,4 @@
-"""Dataset discovery: the index (catalogue/web/discovery.py) and GET /datasets.
+"""Dataset discovery: the index (catalogue/discovery/) and GET /datasets.
 
 The known catalogue: the three examples, four stores of tests/stores.py (a v2
 group with odd dtypes, a v3 lone array, and two readable but invalid lone
@@ -36,18 +36,17 @@ if str(REPO) not in sys.path:  # bench/ is not an installed package
     sys.path.insert(0, str(REPO))
 
 from bench.web_data import build_catalogue  # noqa: E402
-from catalogue.web.discovery import (  # noqa: E402
+from catalogue.discovery.build import build_index  # noqa: E402
+from catalogue.discovery.index import (  # noqa: E402
     FACETS,
     DatasetIndex,
     DatasetSummary,
     QueryError,
     SearchQuery,
     Variable,
-    build_index,
-    current_index,
-    fold,
-    normalise_dtype,
 )
+from catalogue.discovery.normalise import fold, normalise_dtype  # noqa: E402
+from catalogue.discovery.refresh import current_index  # noqa: E402
 from catalogue.web.settings import Settings  # noqa: E402
 
 EXAMPLES = pathlib.Path(__file__).parent.parent / "examples"

@@ -231,7 +231,7 @@ def test_a_stream_held_open_does_not_take_connections_from_requests(tmp_path):
     """The pool's two lanes: a stream whose reader stopped holds a stream connection only."""
     import asyncio
 
-    from catalogue.web.pool import CataloguePool, Overloaded
+    from catalogue.web.http.pool import CataloguePool, Overloaded
 
     db = str(tmp_path / "c.db")
     with catalogue.open(db) as cat:

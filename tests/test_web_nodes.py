@@ -33,7 +33,7 @@ from catalogue.errors import display_location
 from catalogue.harvest import load_hierarchy
 from catalogue.model.nodes import V3_DOCUMENT
 from catalogue.rdf.closure import node_closure
-from catalogue.web import nodes
+from catalogue.web.node_answer import REL_CHUNKS, REL_TENSORSTORE
 from catalogue.web.settings import Settings
 
 EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.zarr"))
@@ -267,8 +267,8 @@ def test_link_headers(served):
     assert dataset == f"/node?iri={quote(uri(example(SSH[0])), safe='')}"
     [(describes, _)] = by_rel["describes"]
     assert describes == iri
-    [(spec, _)] = by_rel[nodes.REL_TENSORSTORE]
-    [(chunks, _)] = by_rel[nodes.REL_CHUNKS]
+    [(spec, _)] = by_rel[REL_TENSORSTORE]
+    [(chunks, _)] = by_rel[REL_CHUNKS]
     assert served.client.get(served.base + spec).status_code == 200
     assert served.client.get(served.base + chunks).status_code == 200
     # a group has no TensorStore spec or chunks

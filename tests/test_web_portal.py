@@ -39,7 +39,8 @@ from conftest import ARTIFACTS, report_measurement
 from webserver import serve
 
 import catalogue
-from catalogue.web import pages
+from catalogue.web.portal import arrays, graph_digest, tree
+from catalogue.web.portal import node_page as pages
 from catalogue.web.settings import Settings
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
@@ -397,22 +398,22 @@ def test_large_hierarchy_path_shows_the_same(cat, sources, monkeypatch):
     """Graphs over FULL_LOAD_LIMIT are read node by node: the page must not change."""
     iris = [iri_of(sources["ocean_model_v3.zarr"]), iri_of(sources["ocean_model_v3.zarr"], "ocean/surface/ssh"),
             iri_of(sources["dependent"], "multiscale"), iri_of(sources["wrong_types"])]
-    pages._cache.clear()
+    graph_digest._cache.clear()
     whole = [pages.node_page(cat, iri, base="") for iri in iris]
-    monkeypatch.setattr(pages, "FULL_LOAD_LIMIT", 0)
-    pages._cache.clear()
+    monkeypatch.setattr(graph_digest, "FULL_LOAD_LIMIT", 0)
+    graph_digest._cache.clear()
     piecewise = [pages.node_page(cat, iri, base="") for iri in iris]
-    pages._cache.clear()
+    graph_digest._cache.clear()
     assert piecewise == whole
 
 
 def test_huge_hierarchy_shows_the_path_and_counts_the_rest(client, cat, sources, monkeypatch):
     """Past MAX_TREE nodes the tree keeps the path to the node open and counts what it hides;
     past FULL_LOAD_LIMIT triples a group page lists MAX_LISTED_LARGE arrays in full."""
-    monkeypatch.setattr(pages, "MAX_TREE", 3)
-    monkeypatch.setattr(pages, "FULL_LOAD_LIMIT", 0)
+    monkeypatch.setattr(tree, "MAX_TREE", 3)
+    monkeypatch.setattr(graph_digest, "FULL_LOAD_LIMIT", 0)
     monkeypatch.setattr(pages, "MAX_LISTED_LARGE", 2)
-    pages._cache.clear()
+    graph_digest._cache.clear()
     try:
         root = iri_of(sources["ocean_model_v3.zarr"])
         page = pages.node_page(cat, iri_of(sources["ocean_model_v3.zarr"], "ocean/surface/ssh"), base="")
@@ -430,7 +431,7 @@ def test_huge_hierarchy_shows_the_path_and_counts_the_rest(client, cat, sources,
         more = surface.all("span", **{"class": "tree-more"})
         assert len(more) == 2  # grid (2 inside) and profiles (3 inside) are folded
     finally:
-        pages._cache.clear()
+        graph_digest._cache.clear()
 
 
 def _v3_array(data_type: object, codecs: list) -> dict:
@@ -443,31 +444,31 @@ def _v3_array(data_type: object, codecs: list) -> dict:
 
 def test_array_sizes_follow_the_validator():
     """Only data types validation accepts are sized: bfloat16 is not a Zarr v3 type."""
-    info = pages.NodeInfo(iri="file:///a.zarr/x", path="x", kind="array")
+    info = graph_digest.NodeInfo(iri="file:///a.zarr/x", path="x", kind="array")
     expected = [("float32", 96), ("complex128", 384), ("bool", 24), ("r16", 48), ({"name": "int16"}, 48),
                 ("bfloat16", None), ("r12", None), ("string", None)]
     for dtype, nbytes in expected:
-        assert pages.array_view(info, _v3_array(dtype, [{"name": "bytes"}])).nbytes == nbytes, dtype
+        assert arrays.array_view(info, _v3_array(dtype, [{"name": "bytes"}])).nbytes == nbytes, dtype
     v2 = {".zarray": {"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<f8", "compressor": None,
                       "fill_value": 0, "order": "C", "filters": None}}
-    assert pages.array_view(info, v2).nbytes == 192
+    assert arrays.array_view(info, v2).nbytes == 192
     v2[".zarray"]["dtype"] = "|O"
-    assert pages.array_view(info, v2).nbytes is None
+    assert arrays.array_view(info, v2).nbytes is None
 
 
 def test_codec_kinds_follow_the_validator():
     """Each codec is labelled with the kind the validator gives it (unknown codecs: no label)."""
-    info = pages.NodeInfo(iri="file:///a.zarr/x", path="x", kind="array")
+    info = graph_digest.NodeInfo(iri="file:///a.zarr/x", path="x", kind="array")
     codecs = [{"name": "numcodecs.delta", "configuration": {"dtype": "<f4"}},
               {"name": "numcodecs.fixedscaleoffset", "configuration": {"offset": 0, "scale": 10, "dtype": "<f4"}},
               "transpose", {"name": "numcodecs.pcodec"}, {"name": "zstd"}, {"name": "numcodecs.zlib"},
               {"name": "private.codec"}]
-    view = pages.array_view(info, _v3_array("float32", codecs))
+    view = arrays.array_view(info, _v3_array("float32", codecs))
     assert [(c.name, c.role) for c in view.codecs] == [
         ("numcodecs.delta", "array → array"), ("numcodecs.fixedscaleoffset", "array → array"),
         ("transpose", "array → array"), ("numcodecs.pcodec", "array → bytes"), ("zstd", "bytes → bytes"),
         ("numcodecs.zlib", "bytes → bytes"), ("private.codec", "")]
-    zfp = pages.array_view(info, _v3_array("float32", [{"name": "numcodecs.zfpy"}]))
+    zfp = arrays.array_view(info, _v3_array("float32", [{"name": "numcodecs.zfpy"}]))
     assert zfp.codecs[0].role == "array → bytes"
 
 
@@ -507,7 +508,7 @@ def test_cached_digest_sees_a_load_after_the_recheck_interval(tmp_path):
     extra.write_text(f"<{store.absolute().as_uri()}> <http://www.w3.org/ns/dcat#keyword> \"added\" .\n")
     with catalogue.open(f"sqlite:///{tmp_path / 'recheck.db'}") as c:
         iri = c.harvest(str(store)).graph
-        pages._cache.clear()
+        graph_digest._cache.clear()
         try:
             first = pages.node_page(c, iri, base="", recheck=3600)
             assert first.keywords == [] and first.counts == {"groups": 1, "arrays": 0}
@@ -515,7 +516,7 @@ def test_cached_digest_sees_a_load_after_the_recheck_interval(tmp_path):
             assert pages.node_page(c, iri, base="", recheck=3600).keywords == []  # trusted within the interval
             assert pages.node_page(c, iri, base="", recheck=0).keywords == ["added"]
         finally:
-            pages._cache.clear()
+            graph_digest._cache.clear()
 
 
 BROKEN_TTL = """

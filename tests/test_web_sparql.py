@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
+from catalogue.web.negotiation import negotiate, parse_accept
 from conftest import temporary_postgres_database
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.compare import isomorphic
@@ -34,7 +35,6 @@ from webserver import serve
 import catalogue
 from catalogue.graph.deadline import QueryTimeout, check_deadline, query_deadline
 from catalogue.rdf.vocabulary import ZARR
-from catalogue.web.negotiation import negotiate, parse_accept
 from catalogue.web.settings import Settings
 from catalogue.web.sparql.protocol import nesting_depth
 

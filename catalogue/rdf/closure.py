@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rdflib import BNode, Graph, URIRef
+from rdflib import SH, BNode, Graph, URIRef
 from rdflib.term import Node as RDFNode
 
 from catalogue.rdf.convert import Triple
 from catalogue.rdf.vocabulary import ZARR
 
-__all__ = ["node_closure", "own_subjects"]
+__all__ = ["node_closure", "node_description", "own_subjects"]
 
 
 def own_subjects(graph: Graph, iri: URIRef) -> list[RDFNode]:
@@ -54,4 +54,27 @@ def node_closure(graph: Graph, iri: URIRef, *, skip: Iterable[URIRef] = ()) -> l
             if follow and o not in seen:
                 seen.add(o)
                 frontier.append(o)
+    return out
+
+
+def node_description(graph: Graph, iri: str) -> list[Triple]:
+    """The node's closure plus the validation results about it (and the report's link to them).
+
+    What ``/node`` answers for a node in RDF: :func:`node_closure` and the SHACL
+    results whose focus is the node, linked from the hierarchy's validation report.
+    """
+    node = URIRef(iri)
+    out = node_closure(graph, node)
+    seen = set(out)
+
+    def add(triple: Triple) -> None:
+        if triple not in seen:
+            seen.add(triple)
+            out.append(triple)
+
+    for result in list(graph.subjects(SH.focusNode, node)):
+        for report in graph.subjects(SH.result, result):
+            add((report, SH.result, result))  # type: ignore[arg-type]
+        for triple in graph.triples((result, None, None)):
+            add(triple)
     return out

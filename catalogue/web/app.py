@@ -1,9 +1,11 @@
 """The ASGI application: routes from each endpoint module, shared state, middleware.
 
 ``create_app(settings)`` builds it; ``catalogue serve`` runs it on uvicorn.
-Endpoint modules each export a ``router``; they reach the database through
-``request.app.state.pool`` (:class:`~catalogue.web.pool.CataloguePool`) and
-read limits from ``request.app.state.settings``. The OpenAPI document of the
+Each endpoint module or package exports a ``router`` (a package from its
+``routes`` module: ``portal/``, and ``stac/`` when it comes); they share the
+HTTP plumbing of ``http/`` and reach the database through
+``request.app.state.pool`` (:class:`~catalogue.web.http.pool.CataloguePool`)
+and read limits from ``request.app.state.settings``. The OpenAPI document of the
 JSON API is at ``/openapi.json`` (interactive at ``/docs``).
 """
 
@@ -19,11 +21,14 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
 
-from . import datasets, dcat, errors, export, nodes, portal
-from .discovery import index_for as datasets_index
-from .head import HeadAsGet
-from .limits import BodyLimit
-from .pool import CataloguePool
+from catalogue.discovery.refresh import index_for as datasets_index
+
+from . import datasets, dcat, export, nodes
+from .http import errors
+from .http.head import HeadAsGet
+from .http.limits import BodyLimit
+from .http.pool import CataloguePool
+from .portal import routes as portal
 from .settings import Settings
 from .sparql import routes as sparql
 

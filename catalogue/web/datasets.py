@@ -1,6 +1,6 @@
 """``GET /datasets``: dataset search for portals (free text, filters, facets, paging, sort).
 
-The work is done by the in-memory index of :mod:`catalogue.web.discovery`
+The work is done by the in-memory index of :mod:`catalogue.discovery`
 (semantics, index design and refresh are documented there and in
 ``docs/web.md``). This module validates the parameters, runs the search on
 the event loop (it takes tens of microseconds; in a worker thread for very
@@ -12,53 +12,39 @@ Every bad parameter is a 400 with one line: unknown sort, limit outside
 often, a date that is not ISO 8601, or a query string that is longer than
 16,384 bytes, not valid UTF-8 once percent-decoded or holds control
 characters. The portal's search page parses its parameters with the same
-functions (:func:`check_query_string`, :func:`search_query`), so both accept
-and refuse the same searches.
+functions (:func:`catalogue.web.http.params.check_query_string`,
+:func:`catalogue.web.search_params.search_query`), so both accept and refuse
+the same searches.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
-from urllib.parse import quote, unquote_to_bytes
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from .discovery import (
+from catalogue.discovery.index import (
     FACETS,
     INLINE_LIMIT,
-    SORTS,
     DatasetIndex,
     DatasetSummary,
     QueryError,
     SearchQuery,
-    current_index,
-    tokenize,
 )
-from .errors import HTTPError
+from catalogue.discovery.normalise import tokenize
+from catalogue.discovery.refresh import current_index
+
+from .http.errors import HTTPError
+from .http.params import check_query_string
+from .search_params import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, MAX_Q_CHARS, search_query
 
 router = APIRouter()
-
-#: Page size when none is asked for, and the largest page.
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 200
-#: Deepest offset (deep paging is a crawler's job: use /catalog or /sparql).
-MAX_OFFSET = 10_000
-#: Characters of ``q``.
-MAX_Q_CHARS = 500
-#: Values one filter may repeat, and characters per value.
-MAX_VALUES = 50
-MAX_VALUE_CHARS = 200
-#: Bytes of the raw query string.
-MAX_QUERY_STRING = 16_384
-#: C0 controls and DEL: no search text or filter value has them.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 # ------------------------------------------------------------------ response models (OpenAPI)
@@ -122,98 +108,6 @@ class DatasetsPage(BaseModel):
 class ErrorOut(BaseModel):
     error: str
     status: int
-
-
-# ------------------------------------------------------------------ parameters (shared with the portal)
-def check_query_string(raw: bytes) -> None:
-    """Refuse a query string that is too long, not UTF-8 once percent-decoded, or has control characters.
-
-    Starlette decodes parameters with replacement characters, which would
-    silently search for U+FFFD; a client sending broken bytes should hear so.
-    The portal's pages apply the same rules (:func:`catalogue.web.pages.parse_query_string`).
-    """
-    if len(raw) > MAX_QUERY_STRING:
-        raise HTTPError(400, f"query string longer than {MAX_QUERY_STRING:,} bytes")
-    try:
-        text = unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
-    except UnicodeDecodeError:
-        raise HTTPError(400, "query string is not valid UTF-8 after percent-decoding") from None
-    if _CONTROL.search(text):
-        raise HTTPError(400, "query parameters must not contain control characters")
-
-
-def _values(name: str, values: Sequence[str]) -> list[str]:
-    if len(values) > MAX_VALUES:
-        raise HTTPError(400, f"{name}: at most {MAX_VALUES} values")
-    for value in values:
-        if len(value) > MAX_VALUE_CHARS:
-            raise HTTPError(400, f"{name}: values must be at most {MAX_VALUE_CHARS} characters")
-    return list(dict.fromkeys(values))
-
-
-def _whole(name: str, value: int | str | None, default: int, high: int, low: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise HTTPError(400, f"{name} must be a whole number") from None
-    if not low <= value <= high:
-        raise HTTPError(400, f"{name} must be between {low:,} and {high:,}")
-    return value
-
-
-def search_query(
-    *, q: str = "", dtype: Sequence[str] = (), dimension: Sequence[str] = (), standard_name: Sequence[str] = (),
-    units: Sequence[str] = (), zarr_format: Sequence[int | str] = (), codec: Sequence[str] = (),
-    valid: str | None = None, harvested_since: str | None = None, limit: int | str | None = None,
-    offset: int | str | None = None, sort: str | None = None,
-) -> SearchQuery:
-    """The :class:`SearchQuery` of ``/datasets`` and the portal's search page, checked.
-
-    Takes the parameters as the query string gives them (None or empty
-    sequences when absent; ``limit``, ``offset`` and ``zarr_format`` as text or
-    already-converted integers) and raises :class:`HTTPError` 400 with one
-    line saying which one is wrong and why. The query string itself is
-    checked by :func:`check_query_string`.
-    """
-    if len(q) > MAX_Q_CHARS:
-        raise HTTPError(400, f"q must be at most {MAX_Q_CHARS} characters")
-    formats: list[int] = []
-    for value in _values("zarr_format", [str(v).strip() for v in zarr_format]):
-        if value not in ("2", "3"):
-            raise HTTPError(400, "zarr_format must be 2 or 3")
-        formats.append(int(value))
-    if valid not in (None, "true", "false"):
-        raise HTTPError(400, "valid must be true or false")
-    try:
-        since = parse_since(harvested_since) if harvested_since is not None else None
-    except ValueError:
-        raise HTTPError(400, "harvested_since must be an ISO 8601 date or date-time") from None
-    sort = "relevance" if sort is None else sort
-    if sort not in SORTS:
-        raise HTTPError(400, f"sort must be one of {', '.join(SORTS)}")
-    return SearchQuery(
-        q=q, dtype=_values("dtype", dtype), dimension=_values("dimension", dimension),
-        standard_name=_values("standard_name", standard_name), units=_values("units", units),
-        zarr_format=formats, codec=_values("codec", codec),
-        valid=None if valid is None else valid == "true", harvested_since=since,
-        limit=_whole("limit", limit, DEFAULT_LIMIT, MAX_LIMIT, 1), offset=_whole("offset", offset, 0, MAX_OFFSET, 0),
-        sort=sort,
-    )
-
-
-def parse_since(text: str) -> datetime:
-    """An ISO 8601 date (midnight UTC) or date-time (UTC when no offset is given)."""
-    text = text.strip()
-    if len(text) > 64:
-        raise ValueError(text)
-    if len(text) == 10:
-        day = date.fromisoformat(text)
-        return datetime(day.year, day.month, day.day, tzinfo=UTC)
-    moment = datetime.fromisoformat(text)
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -28,19 +28,20 @@ from catalogue.rdf.dcat import (
     last_harvest,
     page_count,
 )
+from catalogue.rdf.formats import JSONLD, NTRIPLES, RDFXML, TURTLE
 
-from .errors import HTTPError
-from .nodes import Representation, negotiate, public_base
+from .http.errors import HTTPError
+from .http.links import public_base
+from .http.negotiation import Representation, negotiate
 
 router = APIRouter(tags=["dcat"])
 
 DCAT_FORMATS: tuple[Representation, ...] = (
-    Representation("turtle", "text/turtle", ("ttl",)),
-    Representation("jsonld", "application/ld+json", ("json-ld",)),
-    Representation("rdfxml", "application/rdf+xml", ("xml", "rdf")),
-    Representation("ntriples", "application/n-triples", ("nt", "n-triples")),
+    Representation.of("turtle", TURTLE),
+    Representation.of("jsonld", JSONLD),
+    Representation.of("rdfxml", RDFXML),
+    Representation.of("ntriples", NTRIPLES),
 )
-_RDFLIB = {"turtle": "turtle", "jsonld": "json-ld", "rdfxml": "pretty-xml", "ntriples": "nt"}
 
 
 @router.get(
@@ -71,10 +72,12 @@ async def catalog(
         records = dataset_records(cat.query, (page - 1) * page_size, page_size)
         graph = catalog_page(records, total=total, page=page, page_size=page_size, links=links,
                              modified=last_harvest(cat.query))
-        if rep.name == "jsonld":
+        if rep.rdf == JSONLD:
             context = {prefix: str(ns) for prefix, ns in DCAT_PREFIXES.items()}
             return graph.serialize(format="json-ld", context=context, auto_compact=True).encode()
-        return graph.serialize(format=_RDFLIB[rep.name], encoding="utf-8")
+        # RDF/XML as rdflib's pretty-xml: nested descriptions, which is what DCAT harvesters read best
+        name = "pretty-xml" if rep.rdf == RDFXML else rep.rdf.name  # type: ignore[union-attr]
+        return graph.serialize(format=name, encoding="utf-8")
 
     body = await request.app.state.pool.run(work)
     return Response(body, media_type=rep.media_type, headers={"Vary": "Accept"})

@@ -25,27 +25,28 @@ from catalogue.api import Catalogue
 from catalogue.errors import UsageError
 from catalogue.rdf import export as rdf_export
 from catalogue.rdf.dcat import iri_name
-from catalogue.rdf.formats import parse_rdf_format
+from catalogue.rdf.formats import JSONLD, NQUADS, NTRIPLES, TRIG, TURTLE
 
-from .errors import HTTPError
-from .nodes import Representation, check_iri, first_then_rest, negotiate
+from .http.errors import HTTPError
+from .http.negotiation import Representation, negotiate
+from .http.params import checked_iri
+from .http.streaming import first_then_rest
 
 router = APIRouter(tags=["export"])
 
-#: Representation -> the rdf.export format name.
 EXPORT_FORMATS: tuple[Representation, ...] = (
-    Representation("turtle", "text/turtle", ("ttl",)),
-    Representation("nquads", "application/n-quads", ("nq", "n-quads")),
-    Representation("trig", "application/trig"),
-    Representation("jsonld", "application/ld+json", ("json-ld",)),
-    Representation("ntriples", "application/n-triples", ("nt", "n-triples")),
+    Representation.of("turtle", TURTLE),
+    Representation.of("nquads", NQUADS),
+    Representation.of("trig", TRIG),
+    Representation.of("jsonld", JSONLD),
+    Representation.of("ntriples", NTRIPLES),
 )
-_RDF_FORMAT = {"turtle": "turtle", "nquads": "nquads", "trig": "trig", "jsonld": "json-ld", "ntriples": "nt"}
 
 
 def filename(graph: str | None, rep: Representation) -> str:
     """A safe download name: the graph's last path segment (``store.zarr.ttl``) or ``catalogue.<ext>``."""
-    ext = parse_rdf_format(_RDF_FORMAT[rep.name]).extension
+    assert rep.rdf is not None
+    ext = rep.rdf.extension
     stem = "catalogue"
     if graph:
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", iri_name(graph)).strip("._") or "graph"
@@ -69,9 +70,10 @@ async def export(
     format: str | None = Query(None, description="Overrides Accept: turtle, nquads, trig, jsonld, ntriples"),
 ) -> StreamingResponse:
     if graph is not None:
-        check_iri(graph, "graph")
+        checked_iri(graph, "graph")
     rep = negotiate(request, EXPORT_FORMATS)
-    fmt = _RDF_FORMAT[rep.name]
+    assert rep.rdf is not None
+    fmt = rep.rdf.name
 
     def work(cat: Catalogue) -> Iterator[str]:
         try:  # checks the graph (and the format) before producing anything: a 404 before any body

@@ -7,7 +7,7 @@ import hmac
 
 from fastapi import Request
 
-from ..errors import HTTPError
+from ..http.errors import HTTPError
 
 __all__ = ["authorise"]
 

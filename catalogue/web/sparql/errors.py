@@ -6,7 +6,7 @@ than the server is willing to produce); 503 past ``query_timeout``
 (:class:`~catalogue.errors.QueryTimeout`: the server stopped the work, a temporary
 refusal of this much work rather than a client syntax error; the same status as when
 every connection is busy). Busy databases and full pools are answered by the app's
-handlers (:mod:`catalogue.web.errors`).
+handlers (:mod:`catalogue.web.http.errors`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from catalogue.errors import QueryError, QueryTimeout, TooLarge
 
-from ..errors import HTTPError
+from ..http.errors import HTTPError
 
 __all__ = ["http_errors", "timeout_message"]
 

@@ -16,8 +16,8 @@ from typing import Final
 
 from catalogue.rdf import formats
 
-from ..errors import HTTPError
-from ..negotiation import negotiate
+from ..http.errors import HTTPError
+from ..http.negotiation import best_media_type
 
 __all__ = [
     "GRAPH_NAMES",
@@ -91,7 +91,7 @@ def choose(
             f"format={wanted[0][:100]!r} is not available for {what}; "
             f"use one of {', '.join(names)} or a media type: {', '.join(offers)}",
         )
-    media = negotiate(accept, list(offers))
+    media = best_media_type(accept, list(offers))
     if media is None:
         raise HTTPError(
             406,

@@ -16,8 +16,8 @@ from fastapi import Request
 
 from catalogue.graph.sparql.dataset import RDFDataset
 
-from ..errors import HTTPError
-from ..nodes import check_iri
+from ..http.errors import HTTPError
+from ..http.params import checked_iri
 from ..settings import Settings
 
 __all__ = [
@@ -85,10 +85,10 @@ def parse_params(raw: bytes, where: str) -> list[tuple[str, str]]:
 
 def _graph_iris(params: list[tuple[str, str]], name: str) -> tuple[str, ...]:
     """The distinct values of parameter ``name``, each checked as the node endpoint checks
-    an IRI (:func:`catalogue.web.nodes.check_iri`): HTTP 400 naming the parameter if not."""
+    an IRI (:func:`catalogue.web.http.params.checked_iri`): HTTP 400 naming the parameter if not."""
     iris = [value for key, value in params if key == name]
     for iri in iris:
-        check_iri(iri, name)
+        checked_iri(iri, name)
     return tuple(dict.fromkeys(iris))
 
 

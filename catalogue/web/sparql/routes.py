@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from catalogue.api import Catalogue
 from catalogue.rdf.results import Answer, serialise
 
-from ..errors import HTTPError
+from ..http.errors import HTTPError
 from ..settings import Settings
 from .auth import authorise
 from .errors import http_errors

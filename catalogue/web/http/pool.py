@@ -86,6 +86,9 @@ class _Lane:
 class CataloguePool:
     """Connections to one database: ``size`` for requests, ``stream_size`` for streamed responses."""
 
+    #: What :meth:`run` raises when no connection is free (see :class:`catalogue.discovery.refresh.IndexRunner`).
+    overloaded: type[Exception] = Overloaded
+
     def __init__(self, db: str | None, size: int, queue_timeout: float, stream_size: int = 2) -> None:
         self.db = db
         self.queue_timeout = queue_timeout

@@ -1,16 +1,10 @@
-"""The HTML portal: ``/`` (search with facets) and ``/browse?iri=…`` (a dataset or node).
+"""Rendering portal pages: Jinja2, the static files, the security headers, HTML error pages.
 
 Server-rendered with Jinja2 (autoescaping on; catalogue data is never marked
-safe) from the data :mod:`catalogue.web.pages` assembles, with one small
-stylesheet and one small script (copy buttons only) served from
-``/static/``. Pages work without JavaScript and load nothing from elsewhere;
-the Content-Security-Policy says so, which also neuters any markup a hostile
+safe), with one small stylesheet and one small script (copy buttons only)
+served from ``/static/``. Pages load nothing from elsewhere; the
+Content-Security-Policy says so, which also neuters any markup a hostile
 catalogue entry might smuggle past the escaping.
-
-Browsers get HTML for errors too: every failure of these routes (a malformed
-IRI, an unknown node, invalid search parameters, an overloaded server) is
-answered with an error page carrying the status and one line, never a JSON
-body or a stack trace.
 """
 
 from __future__ import annotations
@@ -24,21 +18,17 @@ from datetime import UTC, datetime
 from importlib.resources import files
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, Response
 
 from catalogue.errors import CatalogueError, UsageError
 
-from . import discovery, pages
-from .errors import HTTPError
-from .pages import PageError
-from .pool import Overloaded
+from ..http.errors import HTTPError
+from ..http.pool import Overloaded
 
 log = logging.getLogger(__name__)
-
-router = APIRouter(include_in_schema=False)
 
 #: Security headers of every portal page: nothing but our own files may load or run.
 HTML_HEADERS = {
@@ -127,13 +117,13 @@ def _datetime(value: Any) -> str:
 ENV = _environment()
 
 
-def _base(request: Request) -> str:
+def mount_base(request: Request) -> str:
     """Where the app is mounted (links are absolute paths under it, so proxies keep working)."""
     return str(request.scope.get("root_path", "")).rstrip("/")
 
 
 def _context(request: Request, **values: Any) -> dict[str, Any]:
-    base = _base(request)
+    base = mount_base(request)
     return {
         "base": base,
         "static": lambda name: static_url(base, name),
@@ -143,7 +133,7 @@ def _context(request: Request, **values: Any) -> dict[str, Any]:
     }
 
 
-async def _render(request: Request, template: str, status: int = 200, **values: Any) -> Response:
+async def render(request: Request, template: str, status: int = 200, **values: Any) -> Response:
     """Render on a worker thread (templates are CPU work) and add the portal's headers."""
     context = _context(request, **values)
     body = await run_in_threadpool(ENV.get_template(template).render, **context)
@@ -161,19 +151,17 @@ _TITLES = {
 async def error_page(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     """An HTML error page: the status, a title and one line saying why."""
     line = " ".join(str(message).split())[:500]
-    response = await _render(request, "error.html", status=status, status_code=status,
+    response = await render(request, "error.html", status=status, status_code=status,
                              heading=_TITLES.get(status, "Error"), message=line,
                              page_title=f"{status} {_TITLES.get(status, 'Error')}")
     response.headers.update(headers or {})
     return response
 
 
-async def _guard(request: Request, build: Callable[[], Awaitable[Response]]) -> Response:
+async def guard(request: Request, build: Callable[[], Awaitable[Response]]) -> Response:
     """Run a page handler, turning every failure into an HTML error page."""
     try:
         return await build()
-    except PageError as exc:
-        return await error_page(request, exc.status, exc.message)
     except HTTPError as exc:
         return await error_page(request, exc.status, exc.message, exc.headers)
     except Overloaded as exc:
@@ -185,64 +173,3 @@ async def _guard(request: Request, build: Callable[[], Awaitable[Response]]) -> 
     except Exception:
         log.exception("%s %s failed", request.method, request.url.path)
         return await error_page(request, 500, "internal error (logged on the server)")
-
-
-def _params(request: Request) -> dict[str, list[str]]:
-    return pages.parse_query_string(request.scope.get("query_string", b""))
-
-
-# --------------------------------------------------------------------------- routes
-@router.api_route("/browse", methods=["GET", "HEAD"], response_class=HTMLResponse)
-async def browse(request: Request) -> Response:
-    """The dataset/node page: tree, layout, attributes, findings, provenance, snippets."""
-
-    async def build() -> Response:
-        params = _params(request)
-        iri = pages.check_iri(params.get("iri"))
-        base = _base(request)
-        recheck = discovery.refresh_interval(request.app)
-        page = await request.app.state.pool.run(lambda cat: pages.node_page(cat, iri, base=base, recheck=recheck))
-        return await _render(request, "node.html", page=page, page_title=page.title)
-
-    return await _guard(request, build)
-
-
-@router.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
-async def search(request: Request) -> Response:
-    """The search page: a search box, facets with counts, results, paging."""
-
-    async def build() -> Response:
-        params = _params(request)
-        query = pages.parse_search(params)
-        index = await discovery.current_index(request)
-        try:
-            if len(index) <= discovery.INLINE_LIMIT:  # tens of microseconds: not worth a thread
-                result = index.search(query)
-            else:
-                result = await run_in_threadpool(index.search, query)
-        except discovery.QueryError as exc:
-            raise PageError(400, str(exc)) from None
-        view = pages.search_view(query, result, base=_base(request), catalogue_size=len(index))
-        title = f"“{query.q}” · search" if query.q else "Search"
-        return await _render(request, "search.html", view=view, query=query, page_title=title,
-                             active_nav="search")
-
-    return await _guard(request, build)
-
-
-@router.api_route("/static/{name:path}", methods=["GET", "HEAD"])
-async def static(request: Request, name: str) -> Response:
-    """The portal's CSS, script and icon; long-lived caching when asked by version."""
-    found = STATIC.get(name)
-    if found is None:
-        return await error_page(request, 404, "no such static file")
-    etag = f'"{found.etag}"'
-    versioned = request.query_params.get("v") == found.etag
-    headers = {
-        "ETag": etag,
-        "Cache-Control": "public, max-age=31536000, immutable" if versioned else "public, max-age=300",
-        "X-Content-Type-Options": "nosniff",
-    }
-    if request.headers.get("if-none-match", "").strip() in (etag, "W/" + etag):
-        return Response(status_code=304, headers=headers)
-    return Response(found.body, media_type=found.media_type, headers=headers)

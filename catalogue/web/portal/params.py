@@ -1,0 +1,68 @@
+"""The portal's query parameters, read strictly with ``/datasets``'s rules.
+
+Parameters are decoded by :func:`catalogue.web.http.params.parse_query_string`
+(invalid UTF-8, control characters, over-long query strings are 400s); the
+search is checked by ``/datasets``'s own parser
+(:func:`catalogue.web.search_params.search_query`), so both accept and refuse
+the same searches; a bad value is an :class:`~catalogue.web.http.errors.HTTPError`
+400, which the portal answers with an HTML error page.
+"""
+
+from __future__ import annotations
+
+from catalogue.discovery.index import SearchQuery
+
+from ..http.errors import HTTPError
+from ..http.params import checked_iri
+from ..search_params import search_query
+
+#: Query parameters of the search page, in the order links write them.
+SEARCH_LISTS = ("dtype", "dimension", "standard_name", "units", "zarr_format", "codec")
+#: Results per page of the HTML search (``limit`` may ask for up to the API's maximum).
+PAGE_SIZE = 20
+
+
+def iri_param(values: list[str] | None) -> str:
+    """The single ``iri`` parameter, if it is an absolute IRI (else :class:`HTTPError` 400).
+
+    The rules are the node endpoint's (:func:`catalogue.web.http.params.checked_iri`).
+    The IRI is only compared with catalogued IRIs (nothing is fetched or
+    opened), so a ``file:`` IRI or ``..`` segments cannot reach the file
+    system; relative references (``../../etc/passwd``) are refused outright.
+    """
+    if not values or not values[0]:
+        raise HTTPError(400, "missing parameter: iri (the IRI of a catalogued node)")
+    if len(values) > 1:
+        raise HTTPError(400, "give the parameter iri once")
+    try:
+        return checked_iri(values[0])
+    except HTTPError as exc:
+        raise HTTPError(exc.status, "malformed IRI: " + exc.message) from None
+
+
+def _one(params: dict[str, list[str]], name: str) -> str | None:
+    values = [v for v in params.get(name, []) if v != ""]
+    if len(values) > 1:
+        raise HTTPError(400, f"give the parameter {name} once")
+    return values[0] if values else None
+
+
+def parse_search(params: dict[str, list[str]]) -> SearchQuery:
+    """The :class:`~catalogue.discovery.index.SearchQuery` of the page's parameters (same as ``/datasets``).
+
+    The values are checked by ``/datasets``'s own parser
+    (:func:`catalogue.web.search_params.search_query`); a bad value is a
+    :class:`HTTPError` 400 saying which parameter and why. Empty values (an
+    empty search box, "any" choices) mean "not given", a single-valued
+    parameter given twice is refused; unknown parameters are ignored.
+    """
+    def many(name: str) -> list[str]:
+        return [v for v in params.get(name, []) if v != ""]
+
+    limit = _one(params, "limit")
+    return search_query(
+        q=_one(params, "q") or "", dtype=many("dtype"), dimension=many("dimension"),
+        standard_name=many("standard_name"), units=many("units"), zarr_format=many("zarr_format"),
+        codec=many("codec"), valid=_one(params, "valid"), harvested_since=_one(params, "harvested_since"),
+        limit=PAGE_SIZE if limit is None else limit, offset=_one(params, "offset"), sort=_one(params, "sort"),
+    )
