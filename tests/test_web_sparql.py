@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
-from catalogue.web.negotiation import negotiate, parse_accept
+from catalogue.web.http.negotiation import best_media_type, parse_accept
 from conftest import temporary_postgres_database
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.compare import isomorphic
@@ -180,7 +180,7 @@ def rows(result: Result) -> set[tuple[Any, ...]]:
     ],
 )
 def test_negotiate(accept: str | None, expected: str | None) -> None:
-    assert negotiate(accept, ["a/x", "b/y", "a/z"]) == expected
+    assert best_media_type(accept, ["a/x", "b/y", "a/z"]) == expected
 
 
 def test_parse_accept_ignores_accept_extensions_and_bad_q() -> None:
