@@ -13,17 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # bench/ is not an installed package
-    sys.path.insert(0, str(REPO))
-
-from bench import chunks as bench_chunks  # noqa: E402
+from bench import chunks as bench_chunks
 
 
 def _positive(value: Any) -> bool:

@@ -11,21 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # bench/ is not an installed package
-    sys.path.insert(0, str(REPO))
-
 pytest.importorskip("pyoxigraph")
 
-from bench.sparql import compare, generate, run  # noqa: E402
-from catalogue.model.nodes import Hierarchy, Node  # noqa: E402
-from catalogue.rdf.convert import hierarchy_triples  # noqa: E402
+from bench.sparql import compare, generate, run
+from catalogue.model.nodes import Hierarchy, Node
+from catalogue.rdf.convert import hierarchy_triples
 
 SCALE = 0.01  # ~10,000 triples, 10 groups
 QUERIES = sorted(run.QUERIES_DIR.glob("*.rq"))

@@ -20,11 +20,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-import stores
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from zarr_reference import arrays_of, same, same_dtype, zarr_read
 
 import catalogue
 from catalogue.chunks.codecs import ChunkError
@@ -32,6 +30,8 @@ from catalogue.chunks.selection import SelectionError, normalise, parse
 from catalogue.cli import main
 from catalogue.harvest import load_hierarchy
 from catalogue.model.chunk_keys import KeyEncoding
+from tests.support import stores
+from tests.support.zarr_reference import arrays_of, same, same_dtype, zarr_read
 
 METADATA_FILES = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
 

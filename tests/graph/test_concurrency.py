@@ -13,20 +13,17 @@ import contextlib
 import os
 import pathlib
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 import catalogue
+from bench import stress
 from catalogue.graph.store import SQLStore
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # bench/ is not an installed package
-    sys.path.insert(0, str(REPO))
-
-from bench import stress  # noqa: E402
+from tests.support.paths import (
+    REPO,  # bench/ (not an installed package) is found through pyproject's pythonpath
+)
 
 EXAMPLE = REPO / "examples" / "cf_air_temperature_v3.zarr"
 pytestmark = pytest.mark.slow

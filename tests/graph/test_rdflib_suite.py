@@ -5,7 +5,7 @@ the namespace bindings, every store they list): ``test/test_dataset/test_dataset
 ``test/test_graph/test_graph.py`` and ``test/test_store/test_namespace_binding.py``.
 They are taken from the sdist of the rdflib version installed here (downloaded from
 the package index once into ``build/rdflib-sdist/``) and run in a pytest process of
-their own with ``tests/rdflib_suite/catalogue_stores.py`` loaded, which registers a
+their own with ``tests/graph/rdflib_suite/catalogue_stores.py`` loaded, which registers a
 PostgreSQL variant of the store when ``CATALOGUE_TEST_POSTGRES_URL`` is set.
 
 The one adaptation: ``test_namespace_binding.py`` lists its stores by hand rather than
@@ -29,9 +29,10 @@ from importlib.metadata import version
 
 import pytest
 
+from tests.support.paths import REPO
+
 pytestmark = [pytest.mark.slow]
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 CACHE = REPO / "build" / "rdflib-sdist"
 MODULES = [
     "test/test_dataset/test_dataset.py",
@@ -85,7 +86,7 @@ def test_rdflib_store_tests_pass_on_the_catalogue_store(tmp_path: pathlib.Path) 
     root = _test_tree(_sdist(), tmp_path)
     report = tmp_path / "junit.xml"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "rdflib_suite"), str(root)])
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "graph" / "rdflib_suite"), str(root)])
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "catalogue_stores", "-p", "no:cacheprovider",
          "-q", "-m", "not webtest", "-W", "ignore", f"--junitxml={report}",

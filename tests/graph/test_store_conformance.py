@@ -17,7 +17,7 @@
   is marked ``xfail(strict=True)``; deliberate deviations (and Memory's own bugs) are
   pinned as they are (see the "Differences" section at the end).
 
-tests/test_graph_store.py covers the SQL side (term encoding, bulk loads, garbage
+tests/graph/test_store.py covers the SQL side (term encoding, bulk loads, garbage
 collection, SPARQL on fixed data); this module does not repeat it.
 """
 

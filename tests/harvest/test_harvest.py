@@ -9,15 +9,14 @@ import subprocess
 import sys
 
 import pytest
-import stores
 from click.testing import CliRunner
-from jsonvalues import assert_json_equal
 
 import catalogue
 from catalogue.cli import main
 from catalogue.errors import display_location
-
-SEED_EXAMPLES = pathlib.Path(__file__).parent / "seed_examples"
+from tests.support import stores
+from tests.support.jsonvalues import assert_json_equal
+from tests.support.paths import SEED_EXAMPLES
 
 
 def run(*args: str) -> tuple[int, str, str]:

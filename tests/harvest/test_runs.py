@@ -13,22 +13,20 @@ import threading
 import time
 
 import pytest
-import stores
 from click.testing import CliRunner
 
 import catalogue
+from bench.stress import comparable
 from catalogue.api import source_url
 from catalogue.cli import main
 from catalogue.errors import UsageError
 from catalogue.graph.lock import HarvestLocked, harvest_lock
 from catalogue.harvest.sources import load_sources
 from catalogue.rdf.provenance import HARVESTS_GRAPH
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # bench/ is not an installed package
-    sys.path.insert(0, str(REPO))
-
-from bench.stress import comparable  # noqa: E402  (the graph less its per-run triples)
+from tests.support import stores
+from tests.support.paths import (
+    REPO,  # bench/ (not an installed package) is found through pyproject's pythonpath
+)
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -90,7 +88,7 @@ def test_sources_file_errors_name_the_entry(tmp_path, text, message):
 
 
 def test_the_documented_example_config_parses():
-    example = pathlib.Path(__file__).resolve().parents[1] / "docs" / "sources.example.toml"
+    example = REPO / "docs" / "sources.example.toml"
     sources = load_sources(example)
     assert len(sources) >= 3 and {s.url.split(":")[0] for s in sources} >= {"s3", "https"}
 

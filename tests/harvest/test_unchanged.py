@@ -13,11 +13,10 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-import servers
-import stores
 
 import catalogue
 from catalogue.rdf.provenance import HARVESTS_GRAPH
+from tests.support import servers, stores
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,13 @@ import json
 import pathlib
 
 from click.testing import CliRunner
-from jsonvalues import assert_json_equal
-from seeds import json_blocks, seed_text
 
 from catalogue.cli import main
 from catalogue.harvest import load_hierarchy
 from catalogue.model.zom import hierarchy_zom
-
-SEED_EXAMPLES = pathlib.Path(__file__).parent / "seed_examples"
+from tests.support.jsonvalues import assert_json_equal
+from tests.support.paths import SEED_EXAMPLES
+from tests.support.seeds import json_blocks, seed_text
 
 
 def zom_cli(path: pathlib.Path) -> dict:

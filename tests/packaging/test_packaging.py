@@ -32,16 +32,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-try:
-    from tests import stores
-    from tests.zarr_reference import arrays_of, same, same_dtype, zarr_read
-except ImportError:  # tests/ is not a package: pytest put tests/ itself on sys.path
-    import stores
-    from zarr_reference import arrays_of, same, same_dtype, zarr_read
+from tests.support import stores
+from tests.support.paths import REPO
+from tests.support.zarr_reference import arrays_of, same, same_dtype, zarr_read
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::UserWarning")]
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 #: Source folder -> package folder inside the wheel (pyproject's package-dir).
 DATA_PACKAGES = {
     "contexts": "catalogue/contexts",

@@ -13,7 +13,6 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonvalues import assert_json_equal
 from pyld import jsonld
 from rdflib import RDF, XSD, Graph, Literal, URIRef
 
@@ -31,6 +30,7 @@ from catalogue.rdf.convert import hierarchy_triples, node_jsonld
 from catalogue.rdf.iliad import zarray_triples
 from catalogue.rdf.rebuild import rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
+from tests.support.jsonvalues import assert_json_equal
 
 ROOT = "file:///data/store.zarr"
 

@@ -14,15 +14,15 @@ import pathlib
 from typing import Any
 
 import pytest
-from jsonvalues import assert_json_equal
 from rdflib import Dataset, Graph
 
 import catalogue
 from catalogue.errors import display_location
 from catalogue.harvest import load_hierarchy
 from catalogue.model.nodes import V3_DOCUMENT
+from tests.support.jsonvalues import assert_json_equal
+from tests.support.paths import SEED_EXAMPLES
 
-SEED_EXAMPLES = pathlib.Path(__file__).parent / "seed_examples"
 SEED_STORES = ["building-block", "zep6-v2", "zep6-v3"]
 
 

@@ -6,7 +6,6 @@ import json
 
 from click.testing import CliRunner
 from rdflib import OWL, RDF, RDFS, Graph, URIRef
-from seeds import seed_text
 
 from catalogue.cli import main
 from catalogue.rdf.contexts import catalogue_context
@@ -18,6 +17,7 @@ from catalogue.resources import (
     context_text,
     ontology_turtle,
 )
+from tests.support.seeds import seed_text
 
 REQUIRED_TERMS = ["Group", "Array", "member", "path", "zarrFormat", "shape", "chunkShape", "dataType",
                   "dimensionNames", "fillValue", "codecs", "chunkKeyEncoding", "attributes"]

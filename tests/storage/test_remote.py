@@ -1,6 +1,6 @@
 """Harvesting from http(s):// and s3:// stores, against real servers on 127.0.0.1.
 
-The HTTP server (tests/servers.py) serves folders written by zarr-python and
+The HTTP server (tests/support/servers.py) serves folders written by zarr-python and
 xarray, answers 404 for anything else and cannot list folders, like a static
 file server; it can fail, refuse or hang on chosen paths. The S3 server is
 moto in server mode, written to by zarr-python through s3fs. The yardstick
@@ -18,8 +18,6 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-import servers
-import stores
 import zarr
 from click.testing import CliRunner
 
@@ -29,6 +27,7 @@ from catalogue.harvest import load_hierarchy
 from catalogue.harvest.reader import canonical_fingerprint, fingerprint_documents
 from catalogue.model.nodes import Hierarchy
 from catalogue.storage.store import open_store
+from tests.support import servers, stores
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import pathlib
 
 import pytest
 
-SEEDS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "seeds"
+from tests.support.paths import SEEDS
 
 
 def seed_text(name: str) -> str:

@@ -1,7 +1,8 @@
 """The strict comparer itself must catch what ``==`` misses."""
 
 import pytest
-from jsonvalues import first_difference
+
+from tests.support.jsonvalues import first_difference
 
 
 @pytest.mark.parametrize(

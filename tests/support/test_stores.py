@@ -1,5 +1,5 @@
-"""Sanity tests for the store builders (tests/stores.py), the committed seed
-examples (tests/seed_examples/) and the demo stores (examples/)."""
+"""Sanity tests for the store builders (tests/support/stores.py), the committed seed
+examples (tests/support/data/seed_examples/) and the demo stores (examples/)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,11 @@ import numpy as np
 import pytest
 import zarr
 
-try:
-    from tests import stores
-except ImportError:  # tests/ is not a package: pytest put tests/ itself on sys.path
-    import stores
+from tests.support import stores
+from tests.support.paths import EXAMPLES, SEED_EXAMPLES, SEEDS
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-SEED_EXAMPLES = REPO / "tests" / "seed_examples"
-EXAMPLES = REPO / "examples"
-SEEDS = REPO.parent / "shared" / "seeds"
 
 METADATA_NAMES = {"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"}
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import pytest
-import stores
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,8 +27,9 @@ from catalogue.model.dependent import expand_dependent_arrays
 from catalogue.model.nodes import Hierarchy, Location, Node
 from catalogue.validate import RULES, validate_hierarchy
 from catalogue.validate.findings import MAX_PER_RULE
+from tests.support import stores
+from tests.support.paths import REPO, SEED_EXAMPLES
 
-SEED_EXAMPLES = pathlib.Path(__file__).parent / "seed_examples"
 DELETE = object()
 
 V3_ARRAY: dict[str, Any] = {
@@ -462,7 +462,7 @@ def test_findings_are_stored_as_shacl_and_queryable(tmp_path, db_url):
 
 
 def test_rule_ids_are_well_formed_and_documented():
-    docs = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text()
+    docs = (REPO / "docs" / "validation.md").read_text()
     for rule_id, rule in RULES.items():
         assert rule_id == rule.id and rule.statement.endswith(".")
         assert f"`{rule_id}`" in docs, rule_id

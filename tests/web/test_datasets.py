@@ -1,6 +1,6 @@
 """Dataset discovery: the index (catalogue/web/discovery.py) and GET /datasets.
 
-The known catalogue: the three examples, four stores of tests/stores.py (a v2
+The known catalogue: the three examples, four stores of tests/support/stores.py (a v2
 group with odd dtypes, a v3 lone array, and two readable but invalid lone
 arrays) and ten synthetic datasets of bench/web_data.py. Expected answers come
 from an oracle that reads the metadata files on disk (not the catalogue), so
@@ -16,7 +16,6 @@ import json
 import os
 import pathlib
 import re
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -26,17 +25,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-import stores
-from webserver import serve
 
 import catalogue
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # bench/ is not an installed package
-    sys.path.insert(0, str(REPO))
-
-from bench.web_data import build_catalogue  # noqa: E402
-from catalogue.web.discovery import (  # noqa: E402
+from bench.web_data import build_catalogue
+from catalogue.web.discovery import (
     FACETS,
     DatasetIndex,
     DatasetSummary,
@@ -48,9 +40,13 @@ from catalogue.web.discovery import (  # noqa: E402
     fold,
     normalise_dtype,
 )
-from catalogue.web.settings import Settings  # noqa: E402
+from catalogue.web.settings import Settings
+from tests.support import stores
+from tests.support.paths import (  # bench/ (not an installed package) is found through pyproject's pythonpath
+    EXAMPLES,
+)
+from tests.support.webserver import serve
 
-EXAMPLES = pathlib.Path(__file__).parent.parent / "examples"
 N_SYNTHETIC = 10
 #: Datasets flagged invalid: the two broken stores and synthetic dataset 7 (every 25th from 7).
 INVALID_NAMES = {"missing_key.zarr", "wrong_types.zarr", "ds-0007.zarr"}

@@ -14,18 +14,19 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
-import stores
 from rdflib import DCAT, DCTERMS, FOAF, RDF, RDFS, BNode, Dataset, Graph, Literal, URIRef
 from rdflib.compare import isomorphic
-from webserver import serve
 
 import catalogue
 from catalogue.api import Catalogue
 from catalogue.rdf.dcat import HYDRA, ZARR_SPECS
 from catalogue.rdf.provenance import timestamp
 from catalogue.web.settings import Settings
+from tests.support import stores
+from tests.support.paths import EXAMPLES as EXAMPLES_DIR
+from tests.support.webserver import serve
 
-EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.zarr"))
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.zarr"))
 GENERATED = 24
 
 

@@ -8,23 +8,23 @@ N-Quads arrive in many body chunks).
 from __future__ import annotations
 
 import io
-import pathlib
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import httpx
 import pytest
-import stores
-from graphs import canonical_json_literals
 from rdflib import BNode, Dataset, Graph, Literal
 from rdflib.compare import isomorphic
-from webserver import serve
 
 import catalogue
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.web.settings import Settings
+from tests.support import stores
+from tests.support.graphs import canonical_json_literals
+from tests.support.paths import EXAMPLES as EXAMPLES_DIR
+from tests.support.webserver import serve
 
-EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.zarr"))
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.zarr"))
 PARSE = {"turtle": "turtle", "nquads": "nquads", "trig": "trig", "jsonld": "json-ld", "ntriples": "nt"}
 MEDIA = {"turtle": "text/turtle", "nquads": "application/n-quads", "trig": "application/trig",
          "jsonld": "application/ld+json", "ntriples": "application/n-triples"}

@@ -6,18 +6,16 @@ routes, which it does not list), so an endpoint added later is covered too.
 
 from __future__ import annotations
 
-import pathlib
 import threading
 import time
 
 import httpx
 import pytest
-from webserver import serve
 
 import catalogue
 from catalogue.web.settings import Settings
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+from tests.support.paths import EXAMPLES
+from tests.support.webserver import serve
 
 HOSTILE = [
     "../../../../etc/passwd",

@@ -10,17 +10,15 @@ measurement is reported as it is: the other worker competes for the CPU.
 from __future__ import annotations
 
 import json
-import pathlib
-import sys
 
 import pytest
-from conftest import ARTIFACTS, report_measurement
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # bench/ is not an installed package
-    sys.path.insert(0, str(REPO))
-
-from bench import web_load  # noqa: E402
+from bench import web_load
+from tests.support.measurements import report_measurement
+from tests.support.paths import (  # bench/ (not an installed package) is found through pyproject's pythonpath
+    ARTIFACTS,
+    REPO,
+)
 
 
 @pytest.mark.slow

@@ -20,13 +20,8 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
-import stores
-from graphs import canonical_json_literals
-from jsonvalues import assert_json_equal
 from rdflib import SH, Graph, Literal, URIRef
 from rdflib.compare import isomorphic
-from servers import http_server
-from webserver import serve
 
 import catalogue
 from catalogue.api import node_closure
@@ -35,8 +30,14 @@ from catalogue.harvest import load_hierarchy
 from catalogue.model.nodes import V3_DOCUMENT
 from catalogue.web import nodes
 from catalogue.web.settings import Settings
+from tests.support import stores
+from tests.support.graphs import canonical_json_literals
+from tests.support.jsonvalues import assert_json_equal
+from tests.support.paths import EXAMPLES as EXAMPLES_DIR
+from tests.support.servers import http_server
+from tests.support.webserver import serve
 
-EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.zarr"))
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.zarr"))
 RDF_TYPES = {"text/turtle": "turtle", "application/n-triples": "nt", "application/ld+json": "json-ld"}
 
 

@@ -1,7 +1,7 @@
 """pytest plugin for running rdflib's own store tests against the ``catalogue`` store.
 
 Loaded into a pytest run over the test folder of rdflib's sdist (see
-``tests/test_rdflib_suite.py``) with ``-p catalogue_stores``.  rdflib's modules pick
+``tests/graph/test_rdflib_suite.py``) with ``-p catalogue_stores``.  rdflib's modules pick
 their stores from rdflib's plugin registry, where the catalogue's entry point already
 puts ``catalogue`` (SQLite: ``open(directory)`` makes ``catalogue.db`` inside it).  With
 ``CATALOGUE_TEST_POSTGRES_URL`` set, this plugin registers one more store,

@@ -1,7 +1,7 @@
 """W3C SPARQL query-evaluation suites on the catalogue store, against a Memory baseline.
 
 The bar: every test that rdflib's Memory store passes with our runner
-(``tests/w3c/baseline-memory.json``) must pass on each catalogue backend too.  Each
+(``tests/graph/sparql/w3c/baseline-memory.json``) must pass on each catalogue backend too.  Each
 backend runs a whole suite once (loading a suite per test would cost more than the
 tests); the assertion lists regressions by test IRI with the reason.  Counts are
 printed (visible with ``pytest -s``) and written to ``build/w3c/<suite>-<store>.json``.
@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from rdflib import XSD, BNode, Graph, Literal, URIRef
 from rdflib.term import Node
-from w3c.manifest import conformance_root, load_suite, path_to_iri
-from w3c.results import (
+
+from tests.graph.sparql.w3c.manifest import conformance_root, load_suite, path_to_iri
+from tests.graph.sparql.w3c.results import (
     NUMERIC_LEXICAL_ONLY,
     Solutions,
     compare_graphs,
@@ -31,7 +32,7 @@ from w3c.results import (
     inspect_query,
     load_expected,
 )
-from w3c.runner import (
+from tests.graph.sparql.w3c.runner import (
     BASELINE_PATH,
     Report,
     format_report,
@@ -39,8 +40,8 @@ from w3c.runner import (
     make_backend,
     run_suite,
 )
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 REPORT_DIR = REPO / "build" / "w3c"
 SUITE_NAMES = ("sparql10", "sparql11")
 
@@ -526,7 +527,7 @@ def test_manifest_reader(tmp_path: Path) -> None:
 @needs_suites
 def test_cli_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI runs a filtered suite and writes its JSON report."""
-    from w3c.runner import main
+    from tests.graph.sparql.w3c.runner import main
 
     out = tmp_path / "report.json"
     assert (

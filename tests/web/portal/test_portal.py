@@ -34,15 +34,15 @@ from typing import Any, ClassVar
 import httpx
 import markupsafe
 import pytest
-import stores
-from conftest import ARTIFACTS, report_measurement
-from webserver import serve
 
 import catalogue
 from catalogue.web import pages
 from catalogue.web.settings import Settings
+from tests.support import stores
+from tests.support.measurements import report_measurement
+from tests.support.paths import ARTIFACTS, EXAMPLES
+from tests.support.webserver import serve
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 
 HOSTILE_TITLE = "<script>alert(1)</script> Hostile & \"quoted\" 'title'"

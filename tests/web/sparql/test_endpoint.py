@@ -13,7 +13,6 @@ import csv
 import http.server
 import io
 import json
-import pathlib
 import shutil
 import subprocess
 import threading
@@ -25,19 +24,19 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import temporary_postgres_database
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.compare import isomorphic
 from rdflib.query import Result
-from webserver import serve
 
 import catalogue
 from catalogue.graph.deadline import QueryTimeout, check_deadline, query_deadline
 from catalogue.rdf.vocabulary import ZARR
 from catalogue.web.settings import Settings
 from catalogue.web.sparql import negotiate, nesting_depth, parse_accept
+from tests.support.paths import REPO as ROOT
+from tests.support.postgres import temporary_postgres_database
+from tests.support.webserver import serve
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.zarr"))
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
 FORMATS = Namespace("http://www.w3.org/ns/formats/")

@@ -9,7 +9,7 @@ tied to rdflib's evaluator).  The package is split by concern:
 * :mod:`.results` parses expected results (SRX, SRJ, TSV, CSV, result-set graphs,
   RDF graphs) and compares them with what a store returned;
 * :mod:`.runner` runs a suite against a store and reports per-test outcomes (also a CLI:
-  ``python -m tests.w3c.runner --help``).
+  ``python -m tests.graph.sparql.w3c.runner --help``).
 
 The suites live outside the repository (``../shared/conformance/w3c`` relative to the
 repository root); :func:`.manifest.suite_root` finds them and callers skip when absent.

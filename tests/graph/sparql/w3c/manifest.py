@@ -26,6 +26,8 @@ from urllib.request import url2pathname
 from rdflib import RDF, RDFS, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node
 
+from tests.support.paths import REPO
+
 __all__ = [
     "DAWGT",
     "MF",
@@ -68,11 +70,7 @@ def conformance_root() -> Path | None:
     ``<repo>/../shared/conformance/w3c``; ``$CATALOGUE_W3C_SUITES`` overrides that.
     """
     override = os.environ.get(ROOT_ENV)
-    if override:
-        root = Path(override)
-    else:
-        repo = Path(__file__).resolve().parents[2]
-        root = repo / ".." / "shared" / "conformance" / "w3c"
+    root = Path(override) if override else REPO / ".." / "shared" / "conformance" / "w3c"
     root = root.resolve()
     return root if all((root / folder).is_dir() for folder, _ in SUITES.values()) else None
 

@@ -31,7 +31,7 @@ says, rather than an order by datatype IRI).
 
 Usage::
 
-    python -m tests.w3c.runner --suite sparql11 --store catalogue [-v] [--json out.json]
+    python -m tests.graph.sparql.w3c.runner --suite sparql11 --store catalogue [-v] [--json out.json]
 """
 
 from __future__ import annotations
@@ -586,8 +586,8 @@ def write_baseline(report: Report, path: Path = BASELINE_PATH) -> None:
     }
     data = {
         "about": (
-            "Tests rdflib's Memory store passes with tests/w3c/runner.py; regenerate with "
-            "`python -m tests.w3c.runner --suite SUITE --store Memory --write-baseline`."
+            "Tests rdflib's Memory store passes with tests/graph/sparql/w3c/runner.py; regenerate with "
+            "`python -m tests.graph.sparql.w3c.runner --suite SUITE --store Memory --write-baseline`."
         ),
         "rdflib": rdflib.__version__,
         "suites": dict(sorted(suites.items())),
@@ -644,7 +644,7 @@ def format_report(report: Report, baseline: set[str] | None = None, verbose: boo
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m tests.w3c.runner", description=__doc__.split("\n\n")[0]
+        prog="python -m tests.graph.sparql.w3c.runner", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--suite", choices=sorted(SUITES), required=True)
     parser.add_argument("--store", choices=STORES, default="Memory")
