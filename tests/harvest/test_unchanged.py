@@ -10,7 +10,6 @@ import json
 import pathlib
 import shutil
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,12 +25,6 @@ def local(tmp_path_factory) -> dict[str, pathlib.Path]:
     return {name: stores.GOOD_STORES[name](root) for name in names}
 
 
-@pytest.fixture
-def served(local) -> Iterator[servers.HTTPServerControl]:
-    with servers.http_server(next(iter(local.values())).parent) as control:
-        yield control
-
-
 def graph_quads(cat: catalogue.Catalogue, graph: str) -> set[tuple]:
     return {q[:3] for q in cat.quads(graph)}
 
@@ -41,12 +34,12 @@ def latest_run(cat: catalogue.Catalogue) -> dict:
 
 
 @pytest.mark.parametrize("name", ["xarray_cf_v2", "xarray_cf_v3"])
-def test_http_unchanged_consolidated_source_costs_one_read(name, local, served, tmp_path):
-    url = f"{served.url}/{local[name].name}"
+def test_http_unchanged_consolidated_source_costs_one_read(name, local, http_store, tmp_path):
+    url = f"{http_store.url}/{local[name].name}"
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         first = cat.harvest(url)
         before = graph_quads(cat, first.graph)
-        served.reset_counts()
+        http_store.reset_counts()
         again = cat.harvest(url)
         assert again.unchanged and (again.groups, again.arrays) == (first.groups, first.arrays)
         run = latest_run(cat)
@@ -58,7 +51,7 @@ def test_http_unchanged_consolidated_source_costs_one_read(name, local, served, 
         generated = cat.query(f"SELECT ?run WHERE {{ GRAPH <{first.graph}> {{ <{first.graph}> prov:wasGeneratedBy ?run }} }}")
         assert [str(r[0]) for r in generated] == [runs[1]["run"]]
     consolidated = f"{local[name].name}/" + ("zarr.json" if name.endswith("v3") else ".zmetadata")
-    hits = Counter({k: v for k, v in served.counts.items()})
+    hits = Counter({k: v for k, v in http_store.counts.items()})
     if name.endswith("v3"):
         assert hits == Counter({consolidated: 1})  # exactly one request
     else:
@@ -66,7 +59,7 @@ def test_http_unchanged_consolidated_source_costs_one_read(name, local, served, 
         assert hits == Counter({consolidated: 1, f"{local[name].name}/zarr.json": 1})
 
 
-def test_http_changed_consolidated_source_is_read_once_and_rewritten(local, served, tmp_path):
+def test_http_changed_consolidated_source_is_read_once_and_rewritten(local, http_store, tmp_path):
     store = tmp_path / "copy.zarr"
     shutil.copytree(local["xarray_cf_v2"], store)
     with servers.http_server(tmp_path) as server, catalogue.open(str(tmp_path / "c.db")) as cat:
@@ -84,15 +77,15 @@ def test_http_changed_consolidated_source_is_read_once_and_rewritten(local, serv
         assert cat.metadata(f"{url}/air")[".zattrs"]["long_name"] == "changed"
 
 
-def test_http_source_without_consolidated_metadata_is_always_read(local, served, tmp_path):
-    url = f"{served.url}/{local['zarr_v3_deep'].name}"
+def test_http_source_without_consolidated_metadata_is_always_read(local, http_store, tmp_path):
+    url = f"{http_store.url}/{local['zarr_v3_deep'].name}"
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         cat.harvest(url, nodes=["group_a", "group_a/nested"])
-        served.reset_counts()
+        http_store.reset_counts()
         report = cat.harvest(url, nodes=["group_a", "group_a/nested"])
         assert not report.unchanged and latest_run(cat)["outcome"] == "succeeded"
         assert latest_run(cat)["changed"] == 0
-    assert sum(served.counts.values()) > 1
+    assert sum(http_store.counts.values()) > 1
 
 
 def _spy_s3(monkeypatch) -> Counter:

@@ -48,13 +48,6 @@ def local(tmp_path_factory) -> dict[str, pathlib.Path]:
     return {name: build(root) for name, build in stores.GOOD_STORES.items()}
 
 
-@pytest.fixture(scope="module")
-def served(local) -> Iterator[servers.HTTPServerControl]:
-    """A well-behaved HTTP server over ``local`` (shared: no faults are set on it)."""
-    with servers.http_server(next(iter(local.values())).parent) as control:
-        yield control
-
-
 @pytest.fixture
 def faulty(local) -> Iterator[servers.HTTPServerControl]:
     """A private HTTP server over ``local`` for tests that inject faults or count requests."""
@@ -82,8 +75,8 @@ def assert_same(remote: Hierarchy, here: Hierarchy, *, fingerprints: bool = True
 
 # ------------------------------------------------------------------ HTTP
 @pytest.mark.parametrize("name", CONSOLIDATED)
-def test_http_consolidated_store_matches_local(name, local, served):
-    url = f"{served.url}/{name}.zarr"
+def test_http_consolidated_store_matches_local(name, local, http_store):
+    url = f"{http_store.url}/{name}.zarr"
     h = load_hierarchy(url)
     assert h.url == url and h.consolidated and not h.undiscovered
     assert_same(h, load_hierarchy(str(local[name])))
@@ -92,8 +85,8 @@ def test_http_consolidated_store_matches_local(name, local, served):
 
 
 @pytest.mark.parametrize("name", WALKED)
-def test_http_without_consolidated_metadata_reads_the_root_and_says_what_is_missing(name, local, served):
-    url = f"{served.url}/{name}.zarr/"  # a trailing slash is not part of the IRI
+def test_http_without_consolidated_metadata_reads_the_root_and_says_what_is_missing(name, local, http_store):
+    url = f"{http_store.url}/{name}.zarr/"  # a trailing slash is not part of the IRI
     h = load_hierarchy(url)
     assert h.url == url.rstrip("/")
     assert set(h.nodes) == {""} and not h.failed and not h.consolidated
@@ -105,22 +98,22 @@ def test_http_without_consolidated_metadata_reads_the_root_and_says_what_is_miss
 
 
 @pytest.mark.parametrize("name", WALKED)
-def test_http_explicit_nodes_are_found(name, local, served):
+def test_http_explicit_nodes_are_found(name, local, http_store):
     here = load_hierarchy(str(local[name]))
     leaves = [p for p in here.nodes if p and here.nodes[p].primary is None]
-    h = load_hierarchy(f"{served.url}/{name}.zarr", nodes=leaves)
+    h = load_hierarchy(f"{http_store.url}/{name}.zarr", nodes=leaves)
     assert not h.undiscovered
     assert_same(h, here)
 
 
-def test_http_explicit_leaves_imply_their_parents(local, served):
-    h = load_hierarchy(f"{served.url}/zarr_v3_deep.zarr", nodes=["/group1/group2/int8_gzip/"])
+def test_http_explicit_leaves_imply_their_parents(local, http_store):
+    h = load_hierarchy(f"{http_store.url}/zarr_v3_deep.zarr", nodes=["/group1/group2/int8_gzip/"])
     assert sorted(h.nodes) == ["", "group1", "group1/group2", "group1/group2/int8_gzip"]
     assert h.nodes["group1"].members == ["group1/group2"]
 
 
-def test_http_explicit_node_that_is_missing_is_reported(local, served):
-    url = f"{served.url}/zarr_v2_plain.zarr"
+def test_http_explicit_node_that_is_missing_is_reported(local, http_store):
+    url = f"{http_store.url}/zarr_v2_plain.zarr"
     h = load_hierarchy(url, nodes=["temperature", "nope", "temperature/inside_an_array"])
     assert sorted(h.nodes) == ["", "temperature"]
     assert sorted(h.undiscovered) == [
@@ -246,9 +239,9 @@ def test_http_403_for_missing_keys_does_not_stop_a_readable_store(local, faulty)
     assert_same(h, here)
 
 
-def test_http_document_size_limit(local, served):
+def test_http_document_size_limit(local, http_store):
     """The limit holds over HTTP too: a node's document beyond it fails that node; the root's stops the harvest."""
-    url = f"{served.url}/zarr_v3_deep.zarr"
+    url = f"{http_store.url}/zarr_v3_deep.zarr"
     h = load_hierarchy(url, nodes=["group1/group2/sharded_f64", "group1/group2/int8_gzip"], max_document_bytes=1000)
     assert set(h.failed) == {"group1/group2/sharded_f64"} and "group1/group2/int8_gzip" in h.nodes
     error = h.failed["group1/group2/sharded_f64"]
@@ -260,8 +253,8 @@ def test_http_document_size_limit(local, served):
     assert info.value.rule == "json.too-large" and "limit of 64 bytes" in str(info.value)
 
 
-def test_http_store_access(local, served):
-    store = open_store(f"{served.url}/zarr_v3_deep.zarr")
+def test_http_store_access(local, http_store):
+    store = open_store(f"{http_store.url}/zarr_v3_deep.zarr")
     assert not store.listable and store.remote
     assert store.child_folders("") == [] and store.list_keys() is None
     assert store.read("nope.json") is None
@@ -286,8 +279,8 @@ def test_open_store_rejects_bad_sources():
 
 # -------------------------------------------------- HTTP through the API
 @pytest.mark.parametrize("name", ["xarray_cf_v2", "xarray_cf_v3"])
-def test_http_harvest_and_read_through_the_catalogue(name, local, served, tmp_path):
-    url = f"{served.url}/{name}.zarr"
+def test_http_harvest_and_read_through_the_catalogue(name, local, http_store, tmp_path):
+    url = f"{http_store.url}/{name}.zarr"
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         report = cat.harvest(url)
         assert report.ok and report.graph == url and report.arrays == 4
@@ -302,12 +295,12 @@ def test_http_harvest_and_read_through_the_catalogue(name, local, served, tmp_pa
                                             ("zarr_v3_deep", "group1/group2/bigendian_f16"),
                                             ("tensorstore_arrays", "zarr3_sharded"),
                                             ("zarr_v2_plain", "temperature")])
-def test_http_chunk_reads_equal_zarr_python(name, path, local, served):
+def test_http_chunk_reads_equal_zarr_python(name, path, local, http_store):
     """Chunks and shard indexes (suffix ranges, index at start or end) over HTTP."""
     from catalogue.chunks.layout import layout_from_documents
     from catalogue.chunks.read import read_selection
 
-    h = load_hierarchy(f"{served.url}/{name}.zarr", nodes=[path])
+    h = load_hierarchy(f"{http_store.url}/{name}.zarr", nodes=[path])
     iri = h.iri(path)
     layout = layout_from_documents(h.nodes[path].documents, iri, iri)
     got = read_selection(layout, open_store(iri), None)

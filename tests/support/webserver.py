@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import pathlib
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
+import httpx
 import uvicorn
 
 from catalogue.web.app import create_app
@@ -32,3 +36,18 @@ def serve(settings: Settings) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+@dataclass(frozen=True)
+class WebServer:
+    """A running catalogue web server and what it serves (tests compare its answers
+    with the database opened directly, and with the sources harvested into it)."""
+
+    base: str  #: base URL, http://127.0.0.1:<port>
+    db: str  #: the database URL it serves
+    sources: list[pathlib.Path]  #: the stores harvested into it, in harvest order
+    graphs: dict[str, str]  #: a source folder's name -> the named graph of its harvest
+    client: httpx.Client  #: a client for the module's requests
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.client.get(self.base + path, **kwargs)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import pathlib
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
@@ -24,7 +26,7 @@ from catalogue.rdf.provenance import timestamp
 from catalogue.web.settings import Settings
 from tests.support import stores
 from tests.support.paths import EXAMPLES as EXAMPLES_DIR
-from tests.support.webserver import serve
+from tests.support.webserver import WebServer, serve
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.zarr"))
 GENERATED = 24
@@ -48,15 +50,28 @@ def write_hierarchy(folder: pathlib.Path, i: int, *, title: bool = True) -> path
     return store
 
 
+@dataclass(frozen=True)
+class PagedCatalogue:
+    """The module's catalogue, served: enough datasets that ``/catalog`` pages, and one
+    (gen_00) harvested unchanged, then changed."""
+
+    server: WebServer
+    datasets: set[str]  #: every dataset IRI
+    runs: dict[str, Any]  #: gen_00's "unchanged" and "changed" harvest runs, and its "graph"
+
+
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[dict]:
+def paged(tmp_path_factory) -> Iterator[PagedCatalogue]:
     root = tmp_path_factory.mktemp("stores")
     generated = [write_hierarchy(root, i, title=i % 5 != 0) for i in range(GENERATED)]
     sources = [*EXAMPLES, stores.build_zarr_v2_plain(root), stores.build_zarr_v2_lone_array(root), *generated]
     db = f"sqlite:///{root / 'catalogue.db'}"
+    graphs = {}
     with catalogue.open(db) as cat:
         for source in sources:
-            assert cat.harvest(str(source)).ok
+            report = cat.harvest(str(source))
+            assert report.ok
+            graphs[source.name] = report.graph
         # dataset gen_00: harvested unchanged, then changed: issued stays, modified moves
         unchanged = cat.harvest(str(generated[0]))  # the loop above was its first harvest
         attrs = json.loads((generated[0] / "zarr.json").read_text())
@@ -66,17 +81,17 @@ def served(tmp_path_factory) -> Iterator[dict]:
         runs = {"unchanged": unchanged.run, "changed": changed.run, "graph": changed.graph}
         datasets = {str(d) for d, in cat.query("SELECT ?d WHERE { GRAPH ?d { ?d a dcat:Dataset } }")}
     assert len(datasets) == len(sources)
-    with serve(Settings(db=db)) as base:
-        yield {"base": base, "db": db, "datasets": datasets, "runs": runs, "sources": sources}
+    with serve(Settings(db=db)) as base, httpx.Client(timeout=60) as client:
+        yield PagedCatalogue(WebServer(base, db, sources, graphs, client), datasets, runs)
 
 
-def get(served: dict, accept: str | None = None, **params: object) -> httpx.Response:
+def get(paged: PagedCatalogue, accept: str | None = None, **params: object) -> httpx.Response:
     headers = {"Accept": accept} if accept else {}
-    return httpx.get(served["base"] + "/catalog", params=params, headers=headers, timeout=60)
+    return httpx.get(paged.server.base + "/catalog", params=params, headers=headers, timeout=60)
 
 
-def turtle(served: dict, **params: object) -> Graph:
-    r = get(served, **params)
+def turtle(paged: PagedCatalogue, **params: object) -> Graph:
+    r = get(paged, **params)
     assert r.status_code == 200, r.text
     return Graph().parse(data=r.text, format="turtle")
 
@@ -87,15 +102,15 @@ def one(graph: Graph, s: object, p: URIRef) -> object:
     return values[0]
 
 
-def test_required_properties(served):
-    g = turtle(served, page_size=1000)
-    base = served["base"]
+def test_required_properties(paged):
+    g = turtle(paged, page_size=1000)
+    base = paged.server.base
     [catalog] = list(g.subjects(RDF.type, DCAT.Catalog))
     assert catalog == URIRef(base + "/catalog")
     for p in (DCTERMS.title, DCTERMS.description, FOAF.homepage, DCTERMS.modified):
         assert isinstance(one(g, catalog, p), Literal | URIRef)
     datasets = set(g.objects(catalog, DCAT.dataset))
-    assert {str(d) for d in datasets} == served["datasets"]
+    assert {str(d) for d in datasets} == paged.datasets
     assert set(g.subjects(RDF.type, DCAT.Dataset)) == datasets
 
     [service] = list(g.objects(catalog, DCAT.service))
@@ -130,26 +145,26 @@ def test_required_properties(served):
         assert one(g, rdf, DCAT.downloadURL) == URIRef(f"{base}/export?graph={quote(str(ds), safe='')}&format=turtle")
 
 
-def test_dataset_values_come_from_the_hierarchy(served):
-    g = turtle(served, page_size=1000)
-    sea = URIRef(next(d for d in served["datasets"] if d.endswith("cf_sea_surface_v2.zarr")))
+def test_dataset_values_come_from_the_hierarchy(paged):
+    g = turtle(paged, page_size=1000)
+    sea = URIRef(next(d for d in paged.datasets if d.endswith("cf_sea_surface_v2.zarr")))
     assert str(one(g, sea, DCTERMS.title)).startswith("Monthly sea surface temperature")
     assert "sea ice" in {str(k) for k in g.objects(sea, DCAT.keyword)}
     publisher = one(g, sea, DCTERMS.publisher)
     assert (publisher, RDF.type, FOAF.Agent) in g and str(one(g, publisher, FOAF.name)).startswith("zarr-catalogue")
     store = next(d for d in g.objects(sea, DCAT.distribution) if one(g, d, DCAT.accessURL) == sea)
     assert str(one(g, store, DCAT.mediaType)) == "application/vnd.zarr; version=2"
-    untitled = URIRef(next(d for d in served["datasets"] if d.endswith("gen_05.zarr")))
+    untitled = URIRef(next(d for d in paged.datasets if d.endswith("gen_05.zarr")))
     assert str(one(g, untitled, DCTERMS.title)) == "gen_05.zarr"  # no title attribute: the store name
-    lone = URIRef(next(d for d in served["datasets"] if d.endswith("zarr_v2_lone_array.zarr")))
+    lone = URIRef(next(d for d in paged.datasets if d.endswith("zarr_v2_lone_array.zarr")))
     assert str(one(g, lone, DCTERMS.title)) == "zarr_v2_lone_array.zarr"
     assert str(one(g, lone, DCTERMS.description)).startswith("A Zarr v2 array catalogued from file://")
 
 
-def test_issued_and_modified_follow_the_harvest_runs(served):
-    g = turtle(served, page_size=1000)
-    ds = URIRef(served["runs"]["graph"])
-    with catalogue.open(served["db"]) as cat:
+def test_issued_and_modified_follow_the_harvest_runs(paged):
+    g = turtle(paged, page_size=1000)
+    ds = URIRef(paged.runs["graph"])
+    with catalogue.open(paged.server.db) as cat:
         runs = cat.harvests(limit=None)
     generating = sorted((r for r in runs if r["graph"] == str(ds)), key=lambda r: r["started"])
     assert len(generating) == 3
@@ -157,8 +172,8 @@ def test_issued_and_modified_follow_the_harvest_runs(served):
     issued = one(g, ds, DCTERMS.issued).toPython()
     modified = one(g, ds, DCTERMS.modified).toPython()
     assert issued == Literal(generating[0]["ended"], datatype=URIRef("http://www.w3.org/2001/XMLSchema#dateTime")).toPython()
-    assert modified == timestamp(served["runs"]["changed"].ended).toPython()
-    assert modified != timestamp(served["runs"]["unchanged"].ended).toPython()
+    assert modified == timestamp(paged.runs["changed"].ended).toPython()
+    assert modified != timestamp(paged.runs["unchanged"].ended).toPython()
     assert issued < modified
     assert one(g, ds, DCTERMS.description) == Literal("Changed.")
     [catalog] = list(g.subjects(RDF.type, DCAT.Catalog))
@@ -181,9 +196,9 @@ def ckan_next_page(graph: Graph) -> str | None:
     (None, "rdfxml", "xml"),
     (None, "jsonld", "json-ld"),
 ])
-def test_paging_is_complete_and_disjoint(served, accept, fmt, parse_as):
+def test_paging_is_complete_and_disjoint(paged, accept, fmt, parse_as):
     size = 4
-    url = f"{served['base']}/catalog?page_size={size}" + (f"&format={fmt}" if fmt else "")
+    url = f"{paged.server.base}/catalog?page_size={size}" + (f"&format={fmt}" if fmt else "")
     pages: list[set[str]] = []
     seen_urls = []
     while url:
@@ -198,7 +213,7 @@ def test_paging_is_complete_and_disjoint(served, accept, fmt, parse_as):
         assert all(len(list(g.objects(URIRef(d), DCAT.distribution))) == 2 for d in datasets)
         [view] = list(g.objects(catalog, HYDRA.view))
         assert (view, RDF.type, HYDRA.PartialCollectionView) in g and (view, RDF.type, HYDRA.PagedCollection) in g
-        assert one(g, view, HYDRA.totalItems).toPython() == len(served["datasets"])
+        assert one(g, view, HYDRA.totalItems).toPython() == len(paged.datasets)
         assert one(g, view, HYDRA.itemsPerPage).toPython() == size
         assert one(g, view, HYDRA.first) == one(g, view, HYDRA.firstPage)
         number = int(parse_qs(urlsplit(str(view)).query)["page"][0])
@@ -213,18 +228,18 @@ def test_paging_is_complete_and_disjoint(served, accept, fmt, parse_as):
         url = ckan_next_page(g)
         if url is None:
             assert one(g, view, HYDRA.last) == view
-    expected = -(-len(served["datasets"]) // size)
+    expected = -(-len(paged.datasets) // size)
     assert len(pages) == expected > 5
     assert all(len(p) == size for p in pages[:-1])
-    assert set().union(*pages) == served["datasets"]
-    assert sum(len(p) for p in pages) == len(served["datasets"])  # disjoint
+    assert set().union(*pages) == paged.datasets
+    assert sum(len(p) for p in pages) == len(paged.datasets)  # disjoint
 
 
-def test_formats_are_isomorphic(served):
+def test_formats_are_isomorphic(paged):
     graphs = {}
     for accept, parse_as in (("text/turtle", "turtle"), ("application/ld+json", "json-ld"),
                              ("application/rdf+xml", "xml"), ("application/n-triples", "nt")):
-        r = get(served, accept, page_size=7, page=2)
+        r = get(paged, accept, page_size=7, page=2)
         assert r.status_code == 200 and r.headers["content-type"].split(";")[0] == accept
         assert r.headers["vary"] == "Accept"
         graphs[accept] = Graph().parse(data=r.text, format=parse_as)
@@ -232,7 +247,7 @@ def test_formats_are_isomorphic(served):
     assert len(reference) > 200
     for accept, graph in graphs.items():
         assert isomorphic(graph, reference), accept
-    doc = json.loads(get(served, "application/ld+json", page_size=2).text)
+    doc = json.loads(get(paged, "application/ld+json", page_size=2).text)
     assert doc["@context"]["dcat"] == str(DCAT)  # compacted with the DCAT prefixes
 
 
@@ -241,8 +256,8 @@ def test_formats_are_isomorphic(served):
     ("application/rdf+xml;q=0.9, text/turtle;q=0.5", "application/rdf+xml"),
     ("text/html", 406), ("application/json", 406),
 ])
-def test_content_negotiation(served, accept, expected):
-    r = get(served, accept, page_size=1)
+def test_content_negotiation(paged, accept, expected):
+    r = get(paged, accept, page_size=1)
     if expected == 406:
         assert r.status_code == 406 and r.json()["status"] == 406
     else:
@@ -250,7 +265,7 @@ def test_content_negotiation(served, accept, expected):
     assert r.headers["vary"] == "Accept"
 
 
-def test_queries_do_not_grow_with_the_page(served, monkeypatch):
+def test_queries_do_not_grow_with_the_page(paged, monkeypatch):
     """Set-oriented: a page of 2 and a page of 30 datasets cost the same number of queries."""
     calls = []
     original = Catalogue.query
@@ -263,7 +278,7 @@ def test_queries_do_not_grow_with_the_page(served, monkeypatch):
     counts = []
     for size in (2, 30):
         calls.clear()
-        assert get(served, page_size=size).status_code == 200
+        assert get(paged, page_size=size).status_code == 200
         counts.append(len(calls))
     assert counts[0] == counts[1] <= 5, counts
 
@@ -274,25 +289,25 @@ def test_queries_do_not_grow_with_the_page(served, monkeypatch):
     ("page_size=" + "9" * 400, 400), ("page=" + "9" * 30, 404), ("page=1000", 404),
     ("format=bogus", 400), ("format=../../etc/passwd", 400), ("format=%ff%fe", 400),
 ])
-def test_hostile_parameters(served, query, status):
-    r = httpx.get(f"{served['base']}/catalog?{query}")
+def test_hostile_parameters(paged, query, status):
+    r = httpx.get(f"{paged.server.base}/catalog?{query}")
     assert r.status_code == status, r.text
     assert "\n" not in r.text.strip() and r.json() == {"error": r.json()["error"], "status": status}
 
 
-def test_turtle_distribution_downloads_the_graph(served):
-    g = turtle(served, page_size=1000)
-    ds = URIRef(next(d for d in served["datasets"] if d.endswith("ocean_model_v3.zarr")))
+def test_turtle_distribution_downloads_the_graph(paged):
+    g = turtle(paged, page_size=1000)
+    ds = URIRef(next(d for d in paged.datasets if d.endswith("ocean_model_v3.zarr")))
     rdf = next(d for d in g.objects(ds, DCAT.distribution) if (d, DCAT.downloadURL, None) in g)
     r = httpx.get(str(one(g, rdf, DCAT.downloadURL)))
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/turtle")
-    with catalogue.open(served["db"]) as cat:
+    with catalogue.open(paged.server.db) as cat:
         stored = sum(1 for _ in cat.quads(str(ds)))
     assert len(Graph().parse(data=r.text, format="turtle")) == stored
 
 
-def test_blank_nodes_are_not_shared_between_datasets(served):
-    g = turtle(served, page_size=1000)
+def test_blank_nodes_are_not_shared_between_datasets(paged):
+    g = turtle(paged, page_size=1000)
     owners: dict[BNode, set] = {}
     for ds in g.subjects(RDF.type, DCAT.Dataset):
         for dist in g.objects(ds, DCAT.distribution):

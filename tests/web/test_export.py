@@ -31,21 +31,6 @@ MEDIA = {"turtle": "text/turtle", "nquads": "application/n-quads", "trig": "appl
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[tuple[str, str, dict[str, str]]]:
-    root = tmp_path_factory.mktemp("stores")
-    sources = [*EXAMPLES, stores.build_zarr_v2_plain(root), stores.build_tensorstore_arrays(root)]
-    db = f"sqlite:///{root / 'catalogue.db'}"
-    graphs = {}
-    with catalogue.open(db) as cat:
-        for source in sources:
-            report = cat.harvest(str(source))
-            assert report.ok
-            graphs[source.name] = report.graph
-    with serve(Settings(db=db)) as base:
-        yield base, db, graphs
-
-
-@pytest.fixture(scope="module")
 def big(tmp_path_factory) -> Iterator[tuple[str, str, str]]:
     """A catalogue of one 300-array hierarchy (about 15 000 triples): base URL, database, graph."""
     root = tmp_path_factory.mktemp("big")
@@ -54,12 +39,6 @@ def big(tmp_path_factory) -> Iterator[tuple[str, str, str]]:
         graph = c.harvest(str(stores.big_v3_hierarchy(root, n_arrays=300, n_groups=6))).graph
     with serve(Settings(db=db)) as base:
         yield base, db, graph
-
-
-@pytest.fixture(scope="module")
-def cat(served) -> Iterator[catalogue.api.Catalogue]:
-    with catalogue.open(served[1]) as c:
-        yield c
 
 
 def by_value(graph: Graph) -> Graph:
@@ -126,8 +105,8 @@ def union(graphs: dict[str, Graph]) -> Graph:
 
 @pytest.mark.parametrize("fmt", ["nquads", "trig", "jsonld"])
 @pytest.mark.parametrize("scope", ["all", "one"])
-def test_quad_formats_keep_graph_names(served, cat, fmt, scope):
-    base, _, graphs = served
+def test_quad_formats_keep_graph_names(web_server, cat, fmt, scope):
+    base, graphs = web_server.base, web_server.graphs
     graph = graphs["ocean_model_v3.zarr"] if scope == "one" else None
     params = {"format": fmt} | ({"graph": graph} if graph else {})
     r = httpx.get(base + "/export", params=params, timeout=60)
@@ -143,8 +122,8 @@ def test_quad_formats_keep_graph_names(served, cat, fmt, scope):
 
 @pytest.mark.parametrize("fmt", ["turtle", "ntriples"])
 @pytest.mark.parametrize("scope", ["all", "one"])
-def test_triple_formats_are_the_union(served, cat, fmt, scope):
-    base, _, graphs = served
+def test_triple_formats_are_the_union(web_server, cat, fmt, scope):
+    base, graphs = web_server.base, web_server.graphs
     graph = graphs["zarr_v2_plain.zarr"] if scope == "one" else None
     params = {"format": fmt} | ({"graph": graph} if graph else {})
     r = httpx.get(base + "/export", params=params, timeout=60)
@@ -153,8 +132,8 @@ def test_triple_formats_are_the_union(served, cat, fmt, scope):
     assert same(got, union(stored(cat, graph)))
 
 
-def test_matches_the_cli_export(served, cat):
-    base, _, graphs = served
+def test_matches_the_cli_export(web_server, cat):
+    base, graphs = web_server.base, web_server.graphs
     graph = graphs["cf_sea_surface_v2.zarr"]
     for fmt in ("turtle", "nquads", "trig"):
         buf = io.StringIO()
@@ -182,8 +161,8 @@ def test_matches_the_cli_export(served, cat):
     ("application/*", "application/n-quads"),
     ("image/png", 406),
 ])
-def test_content_negotiation(served, accept, expected):
-    base, _, graphs = served
+def test_content_negotiation(web_server, accept, expected):
+    base, graphs = web_server.base, web_server.graphs
     headers = {"Accept": accept} if accept else {}
     r = httpx.get(base + "/export", params={"graph": graphs["cf_air_temperature_v3.zarr"]}, headers=headers)
     assert r.headers["vary"] == "Accept"
@@ -196,8 +175,8 @@ def test_content_negotiation(served, accept, expected):
     assert r.headers["content-type"] == "application/trig"  # format= wins over Accept
 
 
-def test_content_disposition(served):
-    base, _, graphs = served
+def test_content_disposition(web_server):
+    base, graphs = web_server.base, web_server.graphs
     r = httpx.get(base + "/export", params={"graph": graphs["ocean_model_v3.zarr"], "format": "trig"})
     assert r.headers["content-disposition"] == 'attachment; filename="ocean_model_v3.zarr.trig"'
     r = httpx.get(base + "/export", params={"format": "nquads"})
@@ -229,8 +208,8 @@ def test_big_exports_are_streamed(big, fmt):
 
 
 @pytest.mark.parametrize("fmt", ["turtle", "trig", "jsonld"])
-def test_graph_by_graph_formats_arrive_a_graph_at_a_time(served, fmt):
-    base, _, graphs = served
+def test_graph_by_graph_formats_arrive_a_graph_at_a_time(web_server, fmt):
+    base, graphs = web_server.base, web_server.graphs
     with httpx.stream("GET", base + "/export", params={"format": fmt}, timeout=60) as r:
         assert r.headers["transfer-encoding"] == "chunked"
         pieces = sum(1 for _ in r.iter_raw())
@@ -251,15 +230,15 @@ def test_graph_by_graph_formats_arrive_a_graph_at_a_time(served, fmt):
     ({"format": "../../etc/passwd"}, 400),
     ({"format": "nquads", "graph": "file:///nowhere.zarr"}, 404),
 ])
-def test_hostile_and_unknown_input(served, params, status):
-    base = served[0]
+def test_hostile_and_unknown_input(web_server, params, status):
+    base = web_server.base
     r = httpx.get(base + "/export", params=params)
     assert r.status_code == status, r.text
     assert "\n" not in r.text.strip() and r.json() == {"error": r.json()["error"], "status": status}
 
 
-def test_invalid_utf8_percent_encoding(served):
-    base = served[0]
+def test_invalid_utf8_percent_encoding(web_server):
+    base = web_server.base
     for query in ("graph=%ff%fe", "graph=http://x/%c3%28", "format=%ff"):
         r = httpx.get(f"{base}/export?{query}")
         assert r.status_code == 400 and r.json()["status"] == 400

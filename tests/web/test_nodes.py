@@ -14,7 +14,6 @@ import pathlib
 import re
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -35,39 +34,10 @@ from tests.support.graphs import canonical_json_literals
 from tests.support.jsonvalues import assert_json_equal
 from tests.support.paths import EXAMPLES as EXAMPLES_DIR
 from tests.support.servers import http_server
-from tests.support.webserver import serve
+from tests.support.webserver import WebServer, serve
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.zarr"))
 RDF_TYPES = {"text/turtle": "turtle", "application/n-triples": "nt", "application/ld+json": "json-ld"}
-
-
-@dataclass
-class Served:
-    base: str
-    db: str
-    sources: list[pathlib.Path]
-    client: httpx.Client
-
-    def get(self, path: str, **kwargs: Any) -> httpx.Response:
-        return self.client.get(self.base + path, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[Served]:
-    root = tmp_path_factory.mktemp("stores")
-    sources = [*EXAMPLES, stores.build_zarr_v2_plain(root), stores.build_tensorstore_arrays(root)]
-    db = f"sqlite:///{root / 'catalogue.db'}"
-    with catalogue.open(db) as cat:
-        for source in sources:
-            assert cat.harvest(str(source)).ok
-    with serve(Settings(db=db)) as base, httpx.Client(timeout=30) as client:
-        yield Served(base, db, sources, client)
-
-
-@pytest.fixture(scope="module")
-def cat(served) -> Iterator[catalogue.api.Catalogue]:
-    with catalogue.open(served.db) as c:
-        yield c
 
 
 def uri(source: pathlib.Path, path: str = "") -> str:
@@ -143,10 +113,10 @@ CONNEG = [
 
 
 @pytest.mark.parametrize(("accept", "expected"), CONNEG)
-def test_content_negotiation_matrix(served, accept, expected):
+def test_content_negotiation_matrix(web_server, accept, expected):
     iri = uri(example(SSH[0]), SSH[1])
     headers = {"Accept": accept} if accept is not None else {}
-    r = served.get(node_url(iri), headers=headers, follow_redirects=False)
+    r = web_server.get(node_url(iri), headers=headers, follow_redirects=False)
     assert r.headers.get("vary") == "Accept"
     if expected == 303:
         assert r.status_code == 303
@@ -164,9 +134,9 @@ def test_content_negotiation_matrix(served, accept, expected):
     ("nt", "application/n-triples"), ("jsonld", "application/ld+json"), ("json-ld", "application/ld+json"),
     ("json", "application/json"), ("html", 303), ("HTML", 303), ("bogus", 400), ("../../etc/passwd", 400),
 ])
-def test_format_parameter_overrides_accept(served, fmt, expected):
+def test_format_parameter_overrides_accept(web_server, fmt, expected):
     iri = uri(example(SSH[0]), SSH[1])
-    r = served.get(node_url(iri, format=fmt), headers={"Accept": "image/png"}, follow_redirects=False)
+    r = web_server.get(node_url(iri, format=fmt), headers={"Accept": "image/png"}, follow_redirects=False)
     if expected == 400:
         assert_one_line_error(r, 400)
     elif expected == 303:
@@ -191,12 +161,12 @@ def on_disk_documents(node) -> dict[str, Any]:
     return docs
 
 
-def test_json_is_the_metadata_documents_on_disk(served):
+def test_json_is_the_metadata_documents_on_disk(web_server):
     checked = 0
-    for source in served.sources:
+    for source in web_server.sources:
         hierarchy = load_hierarchy(str(source))
         for path, node in hierarchy.nodes.items():
-            r = served.get(node_url(hierarchy.iri(path)), headers={"Accept": "application/json"})
+            r = web_server.get(node_url(hierarchy.iri(path)), headers={"Accept": "application/json"})
             assert r.status_code == 200, r.text
             assert_json_equal(json.loads(r.text), on_disk_documents(node))
             # a node with its own files: the very same JSON values as each file
@@ -211,13 +181,13 @@ def test_json_is_the_metadata_documents_on_disk(served):
 
 
 @pytest.mark.parametrize("media_type", sorted(RDF_TYPES))
-def test_rdf_is_the_node_description(served, cat, media_type):
+def test_rdf_is_the_node_description(web_server, cat, media_type):
     checked = 0
-    for source in served.sources:
+    for source in web_server.sources:
         hierarchy = load_hierarchy(str(source))
         for path in hierarchy.nodes:
             iri = hierarchy.iri(path)
-            r = served.get(node_url(iri), headers={"Accept": media_type})
+            r = web_server.get(node_url(iri), headers={"Accept": media_type})
             assert r.status_code == 200, r.text
             got = Graph().parse(data=r.text, format=RDF_TYPES[media_type])
             expected = expected_description(cat, iri)
@@ -230,28 +200,28 @@ def test_rdf_is_the_node_description(served, cat, media_type):
     assert checked >= 30
 
 
-def test_description_links_members_and_validation_results(served, cat, tmp_path):
+def test_description_links_members_and_validation_results(web_server, cat, tmp_path):
     root = uri(example("ocean_model_v3.zarr"))
-    got = Graph().parse(data=served.get(node_url(root)).text, format="turtle")
+    got = Graph().parse(data=web_server.get(node_url(root)).text, format="turtle")
     zarr = "https://w3id.org/zarr-catalogue/vocab#"
     members = set(got.objects(URIRef(root), URIRef(zarr + "member")))
     assert members == {URIRef(root + "/grid"), URIRef(root + "/ocean")}
     assert (URIRef(root), URIRef(zarr + "validationReport"), None) in got
     # a node with findings: its SH results come along, linked from the report
     bad = stores.BAD_STORES["wrong_types"](tmp_path)
-    with catalogue.open(served.db) as c:
+    with catalogue.open(web_server.db) as c:
         report = c.harvest(str(bad))
     invalid = next(f.path for f in report.validation.findings)
     iri = URIRef(report.graph + (f"/{invalid}" if invalid else ""))
-    got = Graph().parse(data=served.get(node_url(str(iri))).text, format="turtle")
+    got = Graph().parse(data=web_server.get(node_url(str(iri))).text, format="turtle")
     results = set(got.subjects(SH.focusNode, iri))
     assert results and all((None, SH.result, r) in got for r in results)
     assert any(str(m) for r in results for m in got.objects(r, SH.resultMessage))
 
 
-def test_link_headers(served):
+def test_link_headers(web_server):
     iri = uri(example(SSH[0]), SSH[1])
-    r = served.get(node_url(iri))
+    r = web_server.get(node_url(iri))
     links = parse_links(r.headers["link"])
     by_rel: dict[str, list[tuple[str, dict[str, str]]]] = {}
     for target, params in links:
@@ -262,7 +232,7 @@ def test_link_headers(served):
         if media_type == "text/html":
             assert target == f"/browse?iri={quote(iri, safe='')}"
             continue
-        follow = served.client.get(served.base + target)
+        follow = web_server.client.get(web_server.base + target)
         assert follow.status_code == 200 and follow.headers["content-type"].startswith(media_type)
     [(dataset, _)] = by_rel["collection"]
     assert dataset == f"/node?iri={quote(uri(example(SSH[0])), safe='')}"
@@ -270,42 +240,42 @@ def test_link_headers(served):
     assert describes == iri
     [(spec, _)] = by_rel[nodes.REL_TENSORSTORE]
     [(chunks, _)] = by_rel[nodes.REL_CHUNKS]
-    assert served.client.get(served.base + spec).status_code == 200
-    assert served.client.get(served.base + chunks).status_code == 200
+    assert web_server.client.get(web_server.base + spec).status_code == 200
+    assert web_server.client.get(web_server.base + chunks).status_code == 200
     # a group has no TensorStore spec or chunks
-    group = parse_links(served.get(node_url(uri(example(SSH[0]), "ocean"))).headers["link"])
+    group = parse_links(web_server.get(node_url(uri(example(SSH[0]), "ocean"))).headers["link"])
     assert {p["rel"] for _, p in group} == {"describes", "alternate", "collection"}
 
 
-def test_non_ascii_iris_are_percent_encoded_in_headers(served):
-    iri = uri(served.sources[-1], "zarr3_sharded")  # attributes hold non-ASCII; the IRI does not
-    r = served.get(node_url(iri))
+def test_non_ascii_iris_are_percent_encoded_in_headers(web_server):
+    iri = uri(web_server.sources[-1], "zarr3_sharded")  # attributes hold non-ASCII; the IRI does not
+    r = web_server.get(node_url(iri))
     assert r.status_code == 200
     r.headers["link"].encode("ascii")
     assert "Zählung" in r.text or "Z\\u00e4hlung" in r.text
 
 
-def test_etag_and_if_none_match(served):
+def test_etag_and_if_none_match(web_server):
     iri = uri(example(SSH[0]), SSH[1])
-    turtle = served.get(node_url(iri))
+    turtle = web_server.get(node_url(iri))
     etag = turtle.headers["etag"]
     assert re.fullmatch(r'"[0-9a-f]{32}"', etag)
-    assert served.get(node_url(iri)).headers["etag"] == etag  # stable
+    assert web_server.get(node_url(iri)).headers["etag"] == etag  # stable
     for header in (etag, f"W/{etag}", f'"nope", {etag}', "*"):
-        r = served.get(node_url(iri), headers={"If-None-Match": header})
+        r = web_server.get(node_url(iri), headers={"If-None-Match": header})
         assert r.status_code == 304 and r.content == b"" and r.headers["etag"] == etag
-    assert served.get(node_url(iri), headers={"If-None-Match": '"other"'}).status_code == 200
-    other_formats = {served.get(node_url(iri), headers={"Accept": t}).headers["etag"]
+    assert web_server.get(node_url(iri), headers={"If-None-Match": '"other"'}).status_code == 200
+    other_formats = {web_server.get(node_url(iri), headers={"Accept": t}).headers["etag"]
                      for t in ("application/json", "application/ld+json", "application/n-triples")}
     assert etag not in other_formats and len(other_formats) == 3  # one strong ETag per representation
     # the JSON ETag follows the fingerprint: the same for another node? never
-    other = served.get(node_url(uri(example(SSH[0]), "ocean")), headers={"Accept": "application/json"})
+    other = web_server.get(node_url(uri(example(SSH[0]), "ocean")), headers={"Accept": "application/json"})
     assert other.headers["etag"] not in other_formats
 
 
-def test_head_answers_headers_only(served):
+def test_head_answers_headers_only(web_server):
     iri = uri(example(SSH[0]), SSH[1])
-    r = served.client.head(served.base + node_url(iri))
+    r = web_server.client.head(web_server.base + node_url(iri))
     assert r.status_code == 200 and r.content == b"" and r.headers["etag"]
 
 
@@ -318,39 +288,39 @@ ARRAYS = [
 ]
 
 
-def array_iri(served: Served, store: str, path: str) -> str:
-    return uri(next(s for s in served.sources if s.name == store), path)
+def array_iri(web_server: WebServer, store: str, path: str) -> str:
+    return uri(next(s for s in web_server.sources if s.name == store), path)
 
 
 @pytest.mark.parametrize(("store", "path", "selection"), ARRAYS)
-def test_tensorstore_spec_and_chunks_equal_the_api(served, cat, store, path, selection):
-    iri = array_iri(served, store, path)
-    r = served.get("/node/tensorstore", params={"iri": iri})
+def test_tensorstore_spec_and_chunks_equal_the_api(web_server, cat, store, path, selection):
+    iri = array_iri(web_server, store, path)
+    r = web_server.get("/node/tensorstore", params={"iri": iri})
     assert r.status_code == 200 and r.json() == cat.tensorstore_spec(iri)
-    r = served.get("/node/tensorstore", params={"iri": iri, "assume_metadata": "true"})
+    r = web_server.get("/node/tensorstore", params={"iri": iri, "assume_metadata": "true"})
     assert r.json() == cat.tensorstore_spec(iri, assume_metadata=True)
     params = {"iri": iri} if selection is None else {"iri": iri, "selection": selection}
-    r = served.get("/node/chunks", params=params)
+    r = web_server.get("/node/chunks", params=params)
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     assert r.json() == cat.resolve(iri, selection)
 
 
-def test_chunks_are_streamed(served, cat):
-    iri = array_iri(served, "ocean_model_v3.zarr", "ocean/surface/ssh")
-    with served.client.stream("GET", served.base + "/node/chunks", params={"iri": iri}) as r:
+def test_chunks_are_streamed(web_server, cat):
+    iri = array_iri(web_server, "ocean_model_v3.zarr", "ocean/surface/ssh")
+    with web_server.client.stream("GET", web_server.base + "/node/chunks", params={"iri": iri}) as r:
         assert r.headers.get("transfer-encoding") == "chunked"
         doc = json.loads(b"".join(r.iter_bytes()))
     assert doc["chunk_count"] == len(doc["chunks"]) == cat.resolve(iri)["chunk_count"]
 
 
-def test_bad_selections_and_groups(served):
-    iri = array_iri(served, "ocean_model_v3.zarr", "ocean/surface/ssh")
+def test_bad_selections_and_groups(web_server):
+    iri = array_iri(web_server, "ocean_model_v3.zarr", "ocean/surface/ssh")
     for selection in ("0,0,0,0,0", "99999", "a:b", "../../etc/passwd", "%ff", "\ufffd", "0" * 5000):
-        assert_one_line_error(served.get("/node/chunks", params={"iri": iri, "selection": selection}), 400)
+        assert_one_line_error(web_server.get("/node/chunks", params={"iri": iri, "selection": selection}), 400)
     group = uri(example("ocean_model_v3.zarr"), "ocean")
-    assert_one_line_error(served.get("/node/tensorstore", params={"iri": group}), 404)
-    assert_one_line_error(served.get("/node/chunks", params={"iri": group}), 404)
-    assert_one_line_error(served.get("/node/chunks", params={"iri": "file:///nowhere/x"}), 404)
+    assert_one_line_error(web_server.get("/node/tensorstore", params={"iri": group}), 404)
+    assert_one_line_error(web_server.get("/node/chunks", params={"iri": group}), 404)
+    assert_one_line_error(web_server.get("/node/chunks", params={"iri": "file:///nowhere/x"}), 404)
 
 
 # ---------------------------------------------------------------- bad input
@@ -377,8 +347,8 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize(("target", "status"), HOSTILE)
-def test_hostile_input_is_a_one_line_4xx(served, target, status):
-    assert_one_line_error(served.get(target), status)
+def test_hostile_input_is_a_one_line_4xx(web_server, target, status):
+    assert_one_line_error(web_server.get(target), status)
 
 
 def raw_get(base: str, target: str) -> tuple[int, bytes]:

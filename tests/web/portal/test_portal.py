@@ -116,12 +116,6 @@ def client(base) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture(scope="module")
-def cat(catalogue_db) -> Iterator[catalogue.Catalogue]:
-    with catalogue.open(catalogue_db) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def node_iris(cat) -> dict[str, str]:
     """Every catalogued node IRI -> its kind (group, array, dependent)."""
     out = {}

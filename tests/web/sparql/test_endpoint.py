@@ -88,10 +88,10 @@ def sqlite_db(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def cat(sqlite_db: str) -> Iterator[catalogue.api.Catalogue]:
-    """The same database opened directly: the reference answers."""
-    with catalogue.open(sqlite_db) as opened:
-        yield opened
+def catalogue_db(sqlite_db: str) -> str:
+    """The database the module's servers serve; ``cat`` (tests/web/conftest.py) opens it
+    directly for the reference answers."""
+    return sqlite_db
 
 
 @pytest.fixture(autouse=True)
