@@ -13,9 +13,9 @@ figure is what an hourly run costs when nothing changed (the incremental
 harvest reads and compares, but rewrites nothing), as a ratio to the first
 harvest of the same store into an empty catalogue, measured in the same run.
 
-The store (``tests/stores.big_hierarchy``: groups of float32 arrays with CF
+The store (``tests/support/stores.big_hierarchy``: groups of float32 arrays with CF
 attributes, metadata only, written by zarr-python) is served by the tests'
-loopback server (``tests/servers.http_server``), so network latency is ~0:
+loopback server (``tests/support/servers.http_server``), so network latency is ~0:
 the figures measure the client, not a WAN.
 """
 
@@ -30,15 +30,12 @@ import tempfile
 from typing import Any
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-for _entry in (str(REPO / "tests"), str(REPO)):
-    if _entry not in sys.path:
-        sys.path.insert(0, _entry)
-
-import servers  # noqa: E402  (tests/servers.py)
-import stores  # noqa: E402  (tests/stores.py)
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
 import catalogue  # noqa: E402
 from bench.common import environment, timed  # noqa: E402
+from tests.support import servers, stores  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "harvest_remote.json"
 

@@ -7,7 +7,7 @@ Usage (from the repository root; ``make bench`` runs exactly the first line)::
     .venv/bin/python bench/harvest_vs_zarr.py --db-url postgresql+psycopg://postgres@127.0.0.1:5432/test
     .venv/bin/python bench/harvest_vs_zarr.py --profile
 
-The store is written to a temporary folder by ``tests/stores.big_v3_hierarchy``
+The store is written to a temporary folder by ``tests/support/stores.big_v3_hierarchy``
 (metadata only, written by zarr-python).  Then, in this one process, after
 ``--warmup`` untimed rounds, ``--repeat`` rounds run, each timing once:
 
@@ -42,11 +42,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-# The repository itself first (the checkout is what is measured), then tests/ for the
-# store builders.  Running ``python bench/harvest_vs_zarr.py`` puts only bench/ on the path.
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+# The repository itself first (the checkout is what is measured; tests.support holds the
+# store builders).  Running ``python bench/harvest_vs_zarr.py`` puts only bench/ on the path.
+sys.path[:0] = [str(REPO)]
 
-import stores  # noqa: E402  (tests/stores.py)
 import zarr  # noqa: E402
 from sqlalchemy import create_engine  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
@@ -55,6 +54,7 @@ import catalogue  # noqa: E402
 import catalogue.api  # noqa: E402
 from bench.common import environment, interleaved_rounds, timed  # noqa: E402
 from catalogue.graph.database import database_url  # noqa: E402
+from tests.support import stores  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "harvest_vs_zarr.json"
 PROFILE = REPO / "bench" / "results" / "harvest_vs_zarr.prof"

@@ -11,7 +11,7 @@ paid on every harvest.  Absolute seconds depend on the machine, so the figures t
 matter are ratios to a harvest *without* validation, measured in the same process
 and the same rounds.
 
-The v3 store is written to a temporary folder by ``tests/stores.big_v3_hierarchy``
+The v3 store is written to a temporary folder by ``tests/support/stores.big_v3_hierarchy``
 (metadata only, written by zarr-python); unless ``--no-v2``, a Zarr v2 twin (same
 groups, arrays and CF attributes, plus ``_ARRAY_DIMENSIONS``) is written by
 zarr-python too (``stores.big_hierarchy(..., zarr_format=2)``).  For each store, after ``--warmup`` untimed rounds, ``--runs``
@@ -48,19 +48,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-# The repository itself first (the checkout is what is measured), then tests/ for the
-# store builders.  Running ``python bench/validate.py`` puts only bench/ on the path.
-for _entry in (str(REPO / "tests"), str(REPO)):
-    if _entry not in sys.path:
-        sys.path.insert(0, _entry)
-
-import stores  # noqa: E402  (tests/stores.py)
+# The repository itself first (the checkout is what is measured; tests.support holds the
+# store builders).  Running ``python bench/validate.py`` puts only bench/ on the path.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
 import catalogue  # noqa: E402
 from bench.common import environment, interleaved_rounds, timed  # noqa: E402
 from catalogue.harvest import load_hierarchy  # noqa: E402
 from catalogue.model.nodes import Hierarchy  # noqa: E402
 from catalogue.validate import validate_hierarchy  # noqa: E402
+from tests.support import stores  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "validate.json"
 PROFILE = "corrected"

@@ -11,33 +11,26 @@ so tests never see or touch existing data.  Without the variable those tests ski
 
 from __future__ import annotations
 
-import contextlib
 import os
+import pathlib
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Engine
 
-from catalogue.graph.database import make_engine, scratch_postgres_database
+from catalogue.graph.database import make_engine
 from catalogue.graph.store import SQLStore
-
-POSTGRES_URL_ENV = "CATALOGUE_TEST_POSTGRES_URL"
+from tests.support import servers
+from tests.support import stores as _stores
+from tests.support.measurements import MEASUREMENTS
+from tests.support.paths import ARTIFACTS
+from tests.support.postgres import POSTGRES_URL_ENV, temporary_postgres_database
 
 
 @pytest.fixture
 def sqlite_url(tmp_path) -> str:
     """URL of a fresh SQLite database file."""
     return f"sqlite:///{tmp_path / 'catalogue.db'}"
-
-
-@contextlib.contextmanager
-def temporary_postgres_database() -> Iterator[str]:
-    """A uniquely named PostgreSQL database, dropped afterwards (skip without a server)."""
-    base = os.environ.get(POSTGRES_URL_ENV)
-    if not base:
-        pytest.skip(f"{POSTGRES_URL_ENV} is not set, so PostgreSQL tests are skipped")
-    with scratch_postgres_database(base, "catalogue_test") as url:
-        yield url
 
 
 @pytest.fixture
@@ -87,18 +80,11 @@ def sql_store(db_url: str) -> Iterator[SQLStore]:
 
 
 # --------------------------------------------------------------------- Zarr stores
-# Built once per test session (per xdist worker) by real clients; see tests/stores.py.
-
-import pathlib  # noqa: E402
-
-import stores as _stores  # noqa: E402
-
-SEED_EXAMPLES = pathlib.Path(__file__).parent / "seed_examples"
-
+# Built once per test session (per xdist worker) by real clients; see tests/support/stores.py.
 
 @pytest.fixture(scope="session")
 def good_stores(tmp_path_factory) -> dict[str, pathlib.Path]:
-    """Every good store of tests/stores.py, written once: name → root folder."""
+    """Every good store of tests/support/stores.py, written once: name → root folder."""
     root = tmp_path_factory.mktemp("good-stores")
     return {name: build(root) for name, build in _stores.GOOD_STORES.items()}
 
@@ -119,42 +105,42 @@ def pytest_collection_modifyitems(config, items) -> None:
         )
 
 
-#: Where tests keep artefacts (screenshots, measurements); git-ignored.
-ARTIFACTS = pathlib.Path(os.environ.get("CATALOGUE_TEST_ARTIFACTS",
-                                        pathlib.Path(__file__).resolve().parent.parent / "build" / "test-artifacts"))
-_MEASUREMENTS = "measurements-*.txt"
-
-
-def report_measurement(line: str) -> None:
-    """Show ``line`` in the run's terminal summary (pytest hides a passing test's output).
-
-    Written to a file per process, because under pytest-xdist the test runs in
-    a worker while the summary is printed by the controller.
-    """
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(ARTIFACTS / f"measurements-{os.getpid()}.txt", "a", encoding="utf-8") as fh:
-        fh.write(line + "\n")
-
+# ------------------------------------------------------------- measurements
+# Tests report them with tests/support/measurements.py:report_measurement.
 
 def pytest_sessionstart(session) -> None:
     if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
-        for old in ARTIFACTS.glob(_MEASUREMENTS):
+        for old in ARTIFACTS.glob(MEASUREMENTS):
             old.unlink()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    lines = [line for path in sorted(ARTIFACTS.glob(_MEASUREMENTS)) for line in path.read_text().splitlines()]
+    lines = [line for path in sorted(ARTIFACTS.glob(MEASUREMENTS)) for line in path.read_text().splitlines()]
     if lines:
         terminalreporter.section("measurements")
         for line in lines:
             terminalreporter.write_line(line)
 
 
-@pytest.fixture(scope="module")
-def s3():
-    """A moto S3 server on loopback for the module's tests (tests/servers.py)."""
-    import servers
+# ------------------------------------------------------------- servers of stores
+# Zarr stores served over the network by tests/support/servers.py (not the catalogue's
+# own web server: that is tests/web/conftest.py's ``web_server``).
 
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[servers.S3ServerControl]:
+    """A moto S3 server on loopback for the module's tests (tests/support/servers.py)."""
     with servers.s3_server() as control:
+        yield control
+
+
+@pytest.fixture(scope="module")
+def http_store(local: dict[str, pathlib.Path]) -> Iterator[servers.HTTPServerControl]:
+    """A well-behaved HTTP server over the folder of the module's ``local`` stores.
+
+    Shared by the module, so no faults are set on it; a test that counts requests
+    resets the counts first.  Tests that inject faults start a private server.
+    """
+    with servers.http_server(next(iter(local.values())).parent) as control:
         yield control
 

@@ -10,7 +10,7 @@ So the generator first builds plain Zarr metadata documents (``zarr.json`` for v
 ``.zarray``/``.zgroup``/``.zattrs`` for v2, as zarr-python and xarray write them) and
 then writes the triples :mod:`catalogue.rdf.convert` would make of them, by hand and
 fast (the real converter runs pyld and manages a few thousand nodes per second).
-``tests/test_bench_sparql.py`` converts generated hierarchies with the real converter
+``tests/bench/test_sparql.py`` converts generated hierarchies with the real converter
 and checks that both give isomorphic graphs, so the two cannot drift apart silently.
 
 One thing is not made by the converter: some dataset roots carry a harvest time,
