@@ -31,7 +31,7 @@ def checker(tmp_path: pathlib.Path) -> NodeChecker:
 
 
 def findings(checker: NodeChecker, codecs: object) -> list[tuple[str, str, str]]:
-    ChainChecker(checker, "uint8").check(codecs, ("codecs",), 1, [2])
+    ChainChecker(checker, 1).check(codecs, ("codecs",), 1, [2])  # uint8: one byte per element
     return [(f.rule, f.pointer, f.message) for f in checker.findings]
 
 

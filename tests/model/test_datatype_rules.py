@@ -1,4 +1,4 @@
-"""Data type and fill value rules (catalogue/validate/datatypes.py), called directly.
+"""Data type and fill value rules (catalogue/model/datatypes.py), called directly.
 
 tests/validate/test_validate.py checks that each rule fires at the right place in a
 whole store; these pin the exact reason given for one value, where the boundaries are
@@ -9,7 +9,20 @@ document is recognised as such.
 from __future__ import annotations
 
 import pytest
-from catalogue.validate.datatypes import v3_data_type_problem, v3_fill_value_problem, v3_item_size
+from catalogue.model.datatypes import DataTypeError, item_size, parse_v3_data_type, v3_fill_value_problem
+
+
+def v3_data_type_problem(value: object) -> str | None:
+    """The finding validation reports for a v3 data type (None when it is fine)."""
+    try:
+        parse_v3_data_type(value)
+    except DataTypeError as exc:
+        return exc.problem
+    return None
+
+
+def v3_item_size(value: object) -> int | None:
+    return item_size(value, 3)
 
 
 @pytest.mark.parametrize("data_type", ["bool", "int8", "uint64", "float16", "float64", "complex128", "r8", "r24",
