@@ -13,12 +13,13 @@ from typing import Any, Protocol
 
 from rdflib import RDF, Literal, URIRef
 
-from catalogue.model.codecs import codec_name
+from catalogue.model.codecs import codec_name, inner_codec_names, normalise_codec_name
+from catalogue.model.datatypes import v3_vocabulary_name
 from catalogue.rdf.dcat import iri_name
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 
 from .index import DatasetIndex, DatasetSummary, Variable
-from .normalise import fold, inner_codecs, json_value, normalise_codec, normalise_dtype, parse_time
+from .normalise import fold, json_value, parse_time
 
 log = logging.getLogger(__name__)
 
@@ -168,9 +169,9 @@ def build_index(cat: CatalogueReader) -> DatasetIndex:
                     name = value["id"]  # a v2 compressor or filter
             if name is None:
                 continue
-            out.append(normalise_codec(name))
+            out.append(normalise_codec_name(name))
             if name == "sharding_indexed":
-                out += inner_codecs(json_value(sharding.get((graph, item))))
+                out += inner_codec_names(json_value(sharding.get((graph, item))))
         return list(dict.fromkeys(out))
 
     variables: dict[str, list[Variable]] = {}
@@ -186,7 +187,7 @@ def build_index(cat: CatalogueReader) -> DatasetIndex:
         variables.setdefault(graph, []).append(Variable(
             iri=iri, path=path, name=path.rsplit("/", 1)[-1] if path else iri.rstrip("/").rsplit("/", 1)[-1],
             long_name=_text(label.get((graph, node))), standard_name=_text(standard.get((graph, node))),
-            units=_text(units.get((graph, node))), dtype=normalise_dtype(native, codecs),
+            units=_text(units.get((graph, node))), dtype=v3_vocabulary_name(native, codecs),
             shape=int_list(graph, shape.get((graph, node))), dimensions=dims,
             chunks=int_list(graph, chunk_shape.get((graph, node))), codecs=codecs,
             valid=None if flag is None else bool(flag.toPython()), native_dtype=native,

@@ -9,7 +9,7 @@ keeps one per server process and rebuilds it when the catalogue changed.
 
 The package, by concept: :mod:`~catalogue.discovery.index` (this module: the
 data classes and the index), :mod:`~catalogue.discovery.normalise` (text
-folding, data type and codec names), :mod:`~catalogue.discovery.build`
+folding; data type and codec names come from the model), :mod:`~catalogue.discovery.build`
 (reading the catalogue), :mod:`~catalogue.discovery.refresh` (one index per
 server process, kept current). It is in-memory and temporary: database
 tables replace it when discovery has to scale.
@@ -103,7 +103,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .normalise import fold, normalise_codec, normalise_dtype, tokenize
+from catalogue.model.codecs import normalise_codec_name
+from catalogue.model.datatypes import v3_vocabulary_name
+
+from .normalise import fold, tokenize
 
 #: Searches run on the event loop up to this many datasets, in a worker thread beyond.
 INLINE_LIMIT = 20_000
@@ -333,10 +336,10 @@ class DatasetIndex:
             base &= self._since[bisect.bisect_left(self._times, since.timestamp())]
 
         selected: dict[str, list[str]] = {  # dtype and codec values in the facets' vocabulary: <f4 is float32
-            "dtype": list(dict.fromkeys(normalise_dtype(v) or v for v in query.dtype)),
+            "dtype": list(dict.fromkeys(v3_vocabulary_name(v) or v for v in query.dtype)),
             "dimension": query.dimension, "standard_name": query.standard_name, "units": query.units,
             "zarr_format": [str(z) for z in query.zarr_format],
-            "codec": list(dict.fromkeys(normalise_codec(v) for v in query.codec)),
+            "codec": list(dict.fromkeys(normalise_codec_name(v) for v in query.codec)),
             "valid": [] if query.valid is None else ["true" if query.valid else "false"],
         }
         masks: dict[str, int] = {}

@@ -9,7 +9,13 @@ document is recognised as such.
 from __future__ import annotations
 
 import pytest
-from catalogue.model.datatypes import DataTypeError, item_size, parse_v3_data_type, v3_fill_value_problem
+
+from catalogue.model.datatypes import (
+    DataTypeError,
+    item_size,
+    parse_v3_data_type,
+    v3_fill_value_problem,
+)
 
 
 def v3_data_type_problem(value: object) -> str | None:

@@ -37,8 +37,9 @@ from catalogue.discovery.index import (
     SearchQuery,
     Variable,
 )
-from catalogue.discovery.normalise import fold, normalise_dtype
+from catalogue.discovery.normalise import fold
 from catalogue.discovery.refresh import current_index
+from catalogue.model.datatypes import v3_vocabulary_name
 from catalogue.web.settings import Settings
 from tests.support import stores
 from tests.support.paths import (  # bench/ (not an installed package) is found through pyproject's pythonpath
@@ -216,12 +217,12 @@ def known(module_db_url, tmp_path_factory) -> Known:
     ("string", "string"), (None, None),
 ])
 def test_dtype_vocabulary(native, v3):
-    assert normalise_dtype(native) == v3
+    assert v3_vocabulary_name(native) == v3
 
 
 def test_object_dtype_follows_its_codec():
-    assert normalise_dtype("|O", ["vlen-utf8"]) == "string"
-    assert normalise_dtype("|O", ["vlen-bytes"]) == "variable_length_bytes"
+    assert v3_vocabulary_name("|O", ["vlen-utf8"]) == "string"
+    assert v3_vocabulary_name("|O", ["vlen-bytes"]) == "variable_length_bytes"
 
 
 def test_fold_is_case_and_accent_insensitive():
