@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalogue.model.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, BYTES_TO_BYTES, codec_name
+from catalogue.model.chunk_grids import RegularChunkGrid
+from catalogue.model.codecs import codec_kind, codec_name
 from catalogue.model.datatypes import item_size
 
 from .graph_digest import NodeInfo
@@ -119,13 +120,14 @@ def _named(value: Any) -> tuple[str, Any]:
     return name, value.get("configuration") if isinstance(value, dict) else None
 
 
+#: The model's codec stages as the page's arrows.
+_ARROWS = {"array-to-array": "array → array", "array-to-bytes": "array → bytes", "bytes-to-bytes": "bytes → bytes"}
+
+
 def _role(name: str) -> str:
-    """The codec's kind, as the validator knows it ("" for a codec it does not know)."""
-    if name in ARRAY_TO_ARRAY:
-        return "array → array"
-    if name in ARRAY_TO_BYTES:
-        return "array → bytes"
-    return "bytes → bytes" if name in BYTES_TO_BYTES else ""
+    """The codec's stage, as the model knows it ("" for a codec it does not know)."""
+    kind = codec_kind(name)
+    return _ARROWS[kind] if kind else ""
 
 
 def _v3_codecs(value: Any, levels: list[str], depth: int = 0) -> list[CodecView]:
@@ -157,9 +159,10 @@ def _v2_codec(value: Any, role: str) -> CodecView:
 
 
 def _grid_count(shape: list[int] | None, chunks: list[int] | None) -> int | None:
-    if shape is None or chunks is None or len(shape) != len(chunks) or any(c <= 0 for c in chunks):
+    if shape is None or chunks is None or any(c < 0 for c in chunks):
         return None
-    return math.prod(-(-s // c) for s, c in zip(shape, chunks, strict=True))
+    grid = RegularChunkGrid(tuple(chunks))
+    return grid.chunk_count(tuple(shape)) if grid.fits(tuple(shape)) else None
 
 
 def array_view(info: NodeInfo, docs: dict[str, Any] | None) -> ArrayView:
