@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import pathlib
 import re
+import tomllib
 from collections.abc import Iterator
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -163,3 +164,10 @@ def test_modules_stay_small() -> None:
         if text.count("\n") > 650 and not LARGE_BECAUSE.search(text):
             large.append(f"{path.relative_to(ROOT)}: {text.count(chr(10))} lines")
     assert not large, "modules over ~600 lines without a reason:\n" + "\n".join(large)
+
+
+def test_every_package_ships() -> None:
+    """pyproject.toml lists packages one by one: a new one left out is missing from the wheel."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {module_name(p) for p in PACKAGE.rglob("__init__.py")}
+    assert sorted(packages - listed) == [], "packages missing from pyproject.toml's [tool.setuptools] packages"
