@@ -83,7 +83,8 @@ from .database import (
 )
 from .deadline import check_deadline
 from .schema import datatypes, graphs, metadata, namespaces, quads, terms
-from .sparql import store_query
+from .sparql import hooks
+from .sparql.query import store_query
 from .terms import LITERAL, TermCollisionError, comparable_value, decode, encode
 
 __all__ = ["SQLStore"]
@@ -459,7 +460,11 @@ class SQLStore(Store):
 
         ``create`` is accepted for rdflib compatibility; the schema is always created
         when missing, because an empty database is a valid, empty store.
+
+        Opening installs the catalogue's SPARQL hooks in rdflib (:mod:`.sparql.hooks`,
+        idempotent), so queries on this store run as compiled SQL.
         """
+        hooks.install(SQLStore)
         if self._s.conn is not None:
             self.close()
         if configuration:
@@ -1639,4 +1644,5 @@ class SQLStore(Store):
         """Answer ``Graph.query`` for graphs on this store: rdflib's algebra, compiled to
         SQL by :mod:`catalogue.graph.sparql` wherever it can be, with parsed queries
         cached (parsing costs more than most compiled catalogue queries)."""
+        self._connection()  # an unopened store opens here, which installs the SQL hook
         return store_query(self, query, initNs, initBindings, queryGraph, **kwargs)

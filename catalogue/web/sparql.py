@@ -462,7 +462,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _translate(text: str) -> Query:
-    from catalogue.graph.sparql.evaluate import parse_query as parse_locked
+    from catalogue.graph.sparql.query import parse_query as parse_locked
 
     try:
         return parse_locked(text, None, dict(PREFIXES))
@@ -728,7 +728,7 @@ def _authorise(request: Request, token: str) -> None:
 
 
 def _translate_update(text: str) -> Any:
-    from catalogue.graph.sparql.evaluate import parse_update
+    from catalogue.graph.sparql.query import parse_update
 
     try:
         return parse_update(text, None, dict(PREFIXES))
