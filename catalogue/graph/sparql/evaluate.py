@@ -34,11 +34,11 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
 from ..deadline import check_deadline
-from .compiler import ALGEBRA, Compiler, GraphScope, Statement, iter_parts
+from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
 from .source import QuadSource, source_of
-from .sql import Unsupported
+from .sql import GraphScope, Unsupported
 
 __all__ = ["ExplainEntry", "compile_part", "evaluate_part"]
 
