@@ -85,7 +85,7 @@ from .deadline import check_deadline
 from .schema import datatypes, graphs, metadata, namespaces, quads, terms
 from .sparql import hooks
 from .sparql.query import store_query
-from .terms import LITERAL, TermCollisionError, comparable_value, decode, encode
+from .terms import LITERAL, TermCollisionError, comparable_value, decode, encode, same_content
 
 __all__ = ["SQLStore"]
 
@@ -115,16 +115,6 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     iterator = iter(items)
     while chunk := list(itertools.islice(iterator, size)):
         yield chunk
-
-
-def _same_term(a: _TermRow, b: _TermRow) -> bool:
-    """Content equality as the hash sees it (language tags compare case-insensitively)."""
-    return (
-        a[0] == b[0]
-        and a[1] == b[1]
-        and a[2] == b[2]
-        and (a[3] or "").lower() == (b[3] or "").lower()
-    )
 
 
 @lru_cache(maxsize=8)
@@ -840,7 +830,7 @@ class SQLStore(Store):
         for row in _select_terms(self._connection(), list(wanted)):
             stored = self._stored_row(row)
             for node, content in wanted[row[0]]:
-                if not _same_term(stored, content):
+                if not same_content(stored, content):
                     raise TermCollisionError(row[0], stored, content)
                 found[node] = row[1]
         return found
@@ -1068,7 +1058,7 @@ class SQLStore(Store):
             previous = pending.get(term_hash)
             if previous is None:
                 pending[term_hash] = (node, content)
-            elif not _same_term(previous[1], content):
+            elif not same_content(previous[1], content):
                 raise TermCollisionError(term_hash, previous[1], content)
             slot_hashes.append((slot, term_hash))
         by_hash = self._store_terms(
@@ -1174,7 +1164,7 @@ class SQLStore(Store):
         for row in _select_terms(conn, hashes):
             stored = self._stored_row(row)
             wanted = contents[row[0]]
-            if not _same_term(stored, wanted):
+            if not same_content(stored, wanted):
                 raise TermCollisionError(row[0], stored, wanted)
             found[row[0]] = row[1]
         return found
