@@ -45,7 +45,6 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, Final, cast
 
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID, ConjunctiveGraph, Dataset, Graph
-from rdflib.namespace import RDF
 from rdflib.store import VALID_STORE, Store
 from rdflib.term import BNode, Node, URIRef
 from sqlalchemy import Delete, Engine, and_, delete, func, select, text
@@ -63,14 +62,15 @@ from .database import (
 )
 from .deadline import check_deadline
 from .dialect import dialect_for
-from .dialect.base import NewTermRow, StoredTermRow, chunks
-from .dialect.sqlite import TAKE_WRITE_LOCK, next_term_id
+from .dialect.base import chunks
+from .dialect.sqlite import TAKE_WRITE_LOCK
+from .load import ids
 from .match import SPO, TERM_WIDTH, bound_conditions, match_statement, term_id_of
-from .schema import datatypes, graphs, metadata, namespaces, quads, terms
+from .schema import graphs, metadata, namespaces, quads, terms
 from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
 from .sparql import hooks
 from .sparql.query import store_query
-from .terms import LITERAL, TermCollisionError, comparable_value, decode, encode, same_content
+from .terms import decode, encode
 
 __all__ = ["SQLStore"]
 
@@ -79,14 +79,7 @@ __all__ = ["SQLStore"]
 BATCH_SIZE: Final = 10_000
 # Rows fetched per round trip when a result is streamed from a server-side cursor.
 _YIELD_PER: Final = 2_000
-# Bound on the per-transaction caches of terms and graphs known to be stored.
-_TX_CACHE_LIMIT: Final = 200_000
 _Triple = tuple[Node, Node, Node]
-#: ``(kind, value, datatype IRI, lang)``: a term's content, as compared for collisions.
-_TermRow = tuple[int, str, str | None, str | None]
-_RDF_TYPE: Final = RDF.type
-
-_INSERT_DATATYPE = text("INSERT INTO datatypes (iri) VALUES (:iri) ON CONFLICT (iri) DO NOTHING")
 
 
 class SQLStore(Store):
@@ -439,10 +432,8 @@ class SQLStore(Store):
     # ---------------------------------------------------------------- term access
 
     def _load_datatypes(self) -> None:
-        rows = self._connection().execute(select(datatypes.c.id, datatypes.c.iri)).all()
-        self._s.dt_iris = {dt_id: iri for dt_id, iri in rows}
-        self._s.dt_ids = {iri: dt_id for dt_id, iri in rows}
-        self._s.dt_fresh = True
+        conn = self._connection()
+        ids.load_datatypes(self._s, conn)
 
     def datatype_ids(self) -> dict[str, int]:
         """Every stored datatype: IRI -> id.
@@ -461,21 +452,13 @@ class SQLStore(Store):
         Answered from a cache (datatypes never change once written), which is
         refreshed when it does not know the id.
         """
-        iri = self._s.dt_iris.get(dt_id)
-        if iri is None:
-            self._load_datatypes()
-            iri = self._s.dt_iris.get(dt_id)
-            if iri is None:
-                raise LookupError(f"datatype id {dt_id} does not exist")
-        return iri
+        conn = self._connection()
+        return ids.datatype_iri(self._s, conn, dt_id)
 
     def _datatype_id(self, iri: str) -> int | None:
         """Id of a stored datatype, or ``None`` if it is not stored (cache, then table)."""
-        dt_id = self._s.dt_ids.get(iri)
-        if dt_id is None:
-            self._load_datatypes()
-            dt_id = self._s.dt_ids.get(iri)
-        return dt_id
+        conn = self._connection()
+        return ids.datatype_id(self._s, conn, iri)
 
     def decode_term(self, kind: int, value: str, datatype_id: int | None, lang: str | None) -> Node:
         """Rebuild the rdflib term of a ``terms`` row (``datatype_id`` as stored).
@@ -490,39 +473,17 @@ class SQLStore(Store):
             iri = self.datatype_iri(datatype_id)
         return decode(kind, value, iri, lang)
 
-    def _stored_row(self, row: StoredTermRow) -> _TermRow:
-        """The content of a stored row in the form :func:`.terms.encode` gives."""
-        dt_id = row[4]
-        return (row[2], row[3], None if dt_id is None else self.datatype_iri(dt_id), row[5])
-
     def lookup_term_ids(self, nodes: Iterable[Node]) -> dict[Node, int]:
-        """Ids of those of ``nodes`` that are stored; nothing is inserted.
-
-        Terms are looked up by hash in batched ``IN`` queries and their stored content
-        is compared with the node; a different term under the same hash raises
-        :class:`~catalogue.graph.terms.TermCollisionError`.  Nodes that cannot be
-        stored at all (variables, quoted graphs) are left out like missing ones.  The
-        answer is valid for the current transaction: a term not referenced by any
-        quad may be garbage-collected (and, if written again, get a new id) later.
-        """
-        wanted: dict[int, list[tuple[Node, _TermRow]]] = {}
-        for node in nodes:
-            try:
-                term_hash, kind, value, datatype, lang = encode(node)
-            except TypeError:
-                continue
-            wanted.setdefault(term_hash, []).append((node, (kind, value, datatype, lang)))
-        found: dict[Node, int] = {}
-        if not wanted:
-            return found
+        """Ids of those of ``nodes`` that are stored; nothing is inserted
+        (:func:`.load.ids.lookup_term_ids`: a hash collision raises
+        :class:`~catalogue.graph.terms.TermCollisionError`).  The answer is valid for
+        the current transaction: a term not referenced by any quad may be
+        garbage-collected (and, if written again, get a new id) later."""
+        nodes = list(nodes)
+        if not nodes:
+            return {}
         conn = self._connection()
-        for row in self._s.dialect.select_terms(conn, list(wanted)):
-            stored = self._stored_row(row)
-            for node, content in wanted[row[0]]:
-                if not same_content(stored, content):
-                    raise TermCollisionError(row[0], stored, content)
-                found[node] = row[1]
-        return found
+        return ids.lookup_term_ids(self._s, conn, nodes)
 
     def _lookup_term_id(self, node: Node) -> int | None:
         return self.lookup_term_ids([node]).get(node)
@@ -664,193 +625,10 @@ class SQLStore(Store):
             self._add_quads(batch)
 
     def _add_quads(self, batch: list[tuple[Node, Node, Node, Node]]) -> set[int]:
-        """Store one batch of ``(s, p, o, graph name)``; return the term ids used.
-
-        One pass gives every distinct node of the batch a slot (one dictionary lookup
-        per node, rdflib's ``__eq__`` being the expensive part); the quads are kept as
-        slot numbers until the new terms have ids.
-        """
+        """Store one batch of ``(s, p, o, graph name)`` under the write lock; return the
+        term ids used (:func:`.load.ids.add_quads`)."""
         conn = self._begin_write()
-        known = self._s.tx_terms
-        slots: dict[Node, int] = {}
-        nodes: list[Node] = []
-        slot_ids: list[int | None] = []
-        local_rows: list[tuple[int, int, int, int]] = []
-
-        def new_slot(node: Node) -> int:
-            slots[node] = slot = len(nodes)
-            nodes.append(node)
-            slot_ids.append(known.get(node))
-            return slot
-
-        for s, p, o, g in batch:
-            gi = slots.get(g)
-            if gi is None:
-                gi = new_slot(g)
-            si = slots.get(s)
-            if si is None:
-                si = new_slot(s)
-            pi = slots.get(p)
-            if pi is None:
-                pi = new_slot(p)
-            oi = slots.get(o)
-            if oi is None:
-                oi = new_slot(o)
-            local_rows.append((gi, si, pi, oi))
-        if None in slot_ids:
-            self._resolve_slots(conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE))
-        ids = cast(list[int], slot_ids)
-        rows = {(ids[g], ids[s], ids[p], ids[o]) for g, s, p, o in local_rows}
-        graph_ids = {row[0] for row in rows} - self._s.tx_graphs
-        if graph_ids:
-            self._s.dialect.insert_graphs(conn, list(graph_ids))
-            self._remember_graphs(graph_ids)
-        if rows:
-            self._s.dialect.insert_quads(conn, sorted(rows))  # primary-key order: local b-tree inserts
-        return set(ids)
-
-    def _resolve_slots(
-        self,
-        conn: Connection,
-        nodes: list[Node],
-        slot_ids: list[int | None],
-        local_rows: list[tuple[int, int, int, int]],
-        type_slot: int | None,
-    ) -> None:
-        """Fill in the ids of the slots not known to be stored, storing new terms.
-
-        New terms are numbered predicates first, then classes (objects of
-        ``rdf:type``), then graph names, then the rest, each group in order of first
-        appearance: the terms that recur in most quads get the smallest ids, which
-        SQLite stores in the fewest bytes.
-        """
-        unresolved = [slot for slot, tid in enumerate(slot_ids) if tid is None]
-        predicates = {row[2] for row in local_rows}
-        classes = {row[3] for row in local_rows if row[2] == type_slot}
-        graph_slots = {row[0] for row in local_rows}
-
-        def rank(slot: int) -> int:
-            if slot in predicates:
-                return 0
-            if slot in classes:
-                return 1
-            if slot in graph_slots:
-                return 2
-            return 3
-
-        # hash -> (node, content), in id-assignment order; slots -> hash
-        pending: dict[int, tuple[Node, _TermRow]] = {}
-        slot_hashes: list[tuple[int, int]] = []
-        for slot in sorted(unresolved, key=rank):  # stable: first appearance within a rank
-            node = nodes[slot]
-            term_hash, kind, value, datatype, lang = encode(node)
-            content = (kind, value, datatype, lang)
-            previous = pending.get(term_hash)
-            if previous is None:
-                pending[term_hash] = (node, content)
-            elif not same_content(previous[1], content):
-                raise TermCollisionError(term_hash, previous[1], content)
-            slot_hashes.append((slot, term_hash))
-        by_hash = self._store_terms(
-            conn, [(term_hash, node, content) for term_hash, (node, content) in pending.items()]
-        )
-        known = self._s.tx_terms
-        if len(known) + len(slot_hashes) > _TX_CACHE_LIMIT:
-            known.clear()
-        for slot, term_hash in slot_hashes:
-            slot_ids[slot] = known[nodes[slot]] = by_hash[term_hash]
-
-    def _store_terms(
-        self, conn: Connection, new_terms: list[tuple[int, Node, _TermRow]]
-    ) -> dict[int, int]:
-        """Ids of ``(hash, node, content)`` terms, inserting those not stored yet.
-
-        Stored rows are read back by hash and compared first, so re-loading known data
-        sends no term values at all.  New terms are numbered in the order given.  A
-        hash that turns out to be taken by another transaction's insert (PostgreSQL)
-        is read back and compared too.  A different term under the same hash raises
-        :class:`TermCollisionError`.
-        """
-        contents = {term_hash: content for term_hash, _node, content in new_terms}
-        ids = self._check_stored_terms(conn, contents, list(contents))
-        missing = [term_hash for term_hash, _node, _content in new_terms if term_hash not in ids]
-        if missing:
-            self._insert_terms(conn, contents, missing, ids)
-            still_missing = [term_hash for term_hash in missing if term_hash not in ids]
-            if still_missing:
-                ids.update(self._check_stored_terms(conn, contents, still_missing))
-                if any(term_hash not in ids for term_hash in still_missing):
-                    raise RuntimeError(f"terms with hashes {still_missing[:5]} could not be stored")
-        return ids
-
-    def _insert_terms(
-        self,
-        conn: Connection,
-        contents: dict[int, _TermRow],
-        hashes: list[int],
-        ids: dict[int, int],
-    ) -> None:
-        """Insert the terms ``hashes``; record the ids of those inserted in ``ids``."""
-        dt_ids = self._write_datatypes(
-            conn, {contents[h][2] for h in hashes if contents[h][2] is not None}
-        )
-        rows: list[NewTermRow] = []
-        for term_hash in hashes:
-            kind, value, datatype, lang = contents[term_hash]
-            if datatype is None:
-                rows.append((term_hash, kind, value, None, lang, None))
-            else:
-                num = comparable_value(value, datatype) if kind == LITERAL else None
-                rows.append((term_hash, kind, value, dt_ids[datatype], lang, num))
-        self._s.tx_wrote_ids = True
-        # Terms missing from the answer were stored meanwhile (PostgreSQL: by another
-        # transaction); the caller reads them back by hash.
-        ids.update(self._s.dialect.insert_terms(conn, rows, self._take_term_ids))
-
-    def _take_term_ids(self, count: int) -> int:
-        """SQLite: the first of ``count`` new term ids, numbered by the store."""
-        first = self._next_term_id(self._connection())
-        self._s.tx_next_id = first + count
-        return first
-
-    def _next_term_id(self, conn: Connection) -> int:
-        """SQLite: the first id for new terms, read once per write transaction.
-
-        Safe because the transaction holds the write lock (see :meth:`_begin_write`):
-        nobody else can insert terms until it ends.
-        """
-        if self._s.tx_next_id is None:
-            self._s.tx_next_id = next_term_id(conn)
-        return self._s.tx_next_id
-
-    def _write_datatypes(self, conn: Connection, iris: set[str]) -> dict[str, int]:
-        """Ids of datatype IRIs, inserting the unknown ones (rare: once per datatype)."""
-        if not iris <= self._s.dt_ids.keys():
-            self._load_datatypes()
-            new = sorted(iris - self._s.dt_ids.keys())
-            if new:
-                self._s.tx_wrote_ids = True
-                conn.execute(_INSERT_DATATYPE, [{"iri": iri} for iri in new])
-                self._load_datatypes()
-        return {iri: self._s.dt_ids[iri] for iri in iris}
-
-    def _check_stored_terms(
-        self, conn: Connection, contents: dict[int, _TermRow], hashes: list[int]
-    ) -> dict[int, int]:
-        """Ids of those ``hashes`` that are stored, after comparing their content."""
-        found: dict[int, int] = {}
-        for row in self._s.dialect.select_terms(conn, hashes):
-            stored = self._stored_row(row)
-            wanted = contents[row[0]]
-            if not same_content(stored, wanted):
-                raise TermCollisionError(row[0], stored, wanted)
-            found[row[0]] = row[1]
-        return found
-
-    def _remember_graphs(self, graph_ids: Iterable[int]) -> None:
-        if len(self._s.tx_graphs) > _TX_CACHE_LIMIT:
-            self._s.tx_graphs.clear()
-        self._s.tx_graphs.update(graph_ids)
+        return ids.add_quads(self._s, conn, batch)
 
     def remove(
         self, triple: tuple[Node | None, Node | None, Node | None], context: Any = None
@@ -1077,14 +855,14 @@ class SQLStore(Store):
         if found is None:
             conn = self._begin_write()
             term_hash, *content = encode(gnode)
-            gid = self._store_terms(conn, [(term_hash, gnode, cast(_TermRow, tuple(content)))])[
+            gid = ids.store_terms(self._s, conn, [(term_hash, gnode, cast(ids.TermRow, tuple(content)))])[
                 term_hash
             ]
             self._s.tx_terms[gnode] = gid
             self._s.dialect.insert_graphs(conn, [gid])
         else:
             gid = int(found)
-        self._remember_graphs([gid])
+        ids.remember_graphs(self._s, [gid])
         return gid
 
     def remove_graph(self, graph: Any) -> None:
@@ -1229,23 +1007,12 @@ class SQLStore(Store):
         writers that bypass :meth:`addN`."""
         return self._begin_write()
 
-    def write_datatypes(self, iris: set[str]) -> dict[str, int]:
-        """Ids of datatype IRIs, inserting the unknown ones."""
-        return self._write_datatypes(self._begin_write(), iris)
-
-    def reserve_term_ids(self, count: int) -> int:
-        """SQLite: the first of ``count`` consecutive new term ids, reserved for the
-        caller in this write transaction (the store numbers terms itself there)."""
-        conn = self._begin_write()
-        first = self._next_term_id(conn)
-        self._s.tx_next_id = first + count
-        self._s.tx_wrote_ids = True
-        return first
-
-    def note_ids_written(self) -> None:
-        """Tell the store a bulk writer inserted terms: a rollback must then drop the
-        id caches filled in this transaction."""
-        self._s.tx_wrote_ids = True
+    @property
+    def session(self) -> Session:
+        """The store's connection session (opening the store if needed): what the write
+        primitives of :mod:`.load.ids`, shared with the bulk writer, work on."""
+        self._connection()
+        return self._s
 
     # ---------------------------------------------------------------------- SPARQL
 

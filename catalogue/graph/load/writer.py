@@ -22,8 +22,10 @@ from sqlalchemy.schema import CreateIndex, DropIndex, Index
 
 from ..schema import quads as quads_table
 from ..schema import terms as terms_table
+from ..session import Session
 from ..terms import COMPARABLE_DATATYPES, TermCollisionError, comparable_value, same_content
 from .batches import Batch
+from .ids import datatype_iri, note_ids_written, reserve_term_ids, write_datatypes
 from .ntriples import EncodedTerm
 
 __all__ = ["REBUILD_MIN_QUADS", "REBUILD_RATIO", "SQLITE_LOAD_CACHE_KIB", "WriteTarget", "Writer"]
@@ -44,18 +46,14 @@ SQLITE_LOAD_CACHE_KIB: Final = 512 * 1024
 
 
 class WriteTarget(Protocol):
-    """What the bulk writer needs of the store it writes into (its methods for bulk
-    writers, see :class:`~catalogue.graph.store.SQLStore`)."""
+    """What the bulk writer needs of the store it writes into
+    (:class:`~catalogue.graph.store.SQLStore`): its write lock, its session (for the
+    write primitives of :mod:`.ids` it shares with the store) and its statistics."""
 
     def begin_write(self) -> Connection: ...
 
-    def datatype_iri(self, dt_id: int) -> str: ...
-
-    def write_datatypes(self, iris: set[str]) -> dict[str, int]: ...
-
-    def reserve_term_ids(self, count: int) -> int: ...
-
-    def note_ids_written(self) -> None: ...
+    @property
+    def session(self) -> Session: ...
 
     def analyze(self) -> None: ...
 
@@ -103,10 +101,11 @@ class _GrowingIds:
 class Writer:
     """Writes batches of a :class:`TermTable` into the store's transaction.
 
-    It goes through the store's methods for bulk writers: ``begin_write`` (the write
-    lock), ``write_datatypes`` (datatype ids, cached by the store),
-    ``reserve_term_ids`` (SQLite term numbering) and ``note_ids_written`` (so that a
-    rollback makes the store forget ids of this transaction).
+    It takes the store's write lock (``begin_write``) and then goes through the write
+    primitives it shares with the store (:mod:`.ids`), on the store's session:
+    ``write_datatypes`` (datatype ids, cached by the session), ``reserve_term_ids``
+    (SQLite term numbering) and ``note_ids_written`` (so that a rollback makes the
+    store forget ids of this transaction).
     """
 
     def __init__(self, store: WriteTarget, *, overlapped: bool = False) -> None:
@@ -121,6 +120,7 @@ class Writer:
         # The write lock (see SQLStore._begin_write): our term numbering (SQLite) and
         # the terms our quads are about to use (both) rely on being the only writer.
         self.conn: Connection = store.begin_write()
+        self.session = store.session
         self.dialect = self.conn.dialect.name
         self.sqlite = self.dialect == "sqlite"
         self.raw: Any = self.conn.connection.driver_connection
@@ -340,7 +340,7 @@ class Writer:
         """Raise :class:`TermCollisionError` unless a stored row (datatype as id) holds
         ``term``."""
         kind, value, dt_id, lang = stored
-        content = (kind, value, None if dt_id is None else self.store.datatype_iri(dt_id), lang)
+        content = (kind, value, None if dt_id is None else datatype_iri(self.session, self.conn, dt_id), lang)
         wanted = term[1:]
         if not same_content(content, wanted):
             raise TermCollisionError(term_h, content, wanted)
@@ -349,7 +349,7 @@ class Writer:
         """``count`` new term ids, ascending."""
         if self.sqlite:
             # SQLite: the store numbers terms itself while it holds the write lock.
-            first = self.store.reserve_term_ids(count)
+            first = reserve_term_ids(self.session, self.conn, count)
             return np.arange(first, first + count, dtype=np.int64)
         if self._pg_sequence is None:
             self._pg_sequence = self._scalar("SELECT pg_get_serial_sequence('terms', 'id')")
@@ -378,12 +378,12 @@ class Writer:
         dt_ids: dict[str | None, int | None] = {None: None}
         iris = {dt for dt in datatypes if dt is not None}
         if iris:
-            dt_ids.update(self.store.write_datatypes(iris))
+            dt_ids.update(write_datatypes(self.session, self.conn, iris))
         nums = [
             comparable_value(value, dt) if dt in COMPARABLE_DATATYPES else None
             for value, dt in zip(values, datatypes, strict=True)
         ]
-        self.store.note_ids_written()
+        note_ids_written(self.session)
         dts = list(map(dt_ids.__getitem__, datatypes))
         if self.sqlite:
             self._sqlite_insert_terms(int(ids[0]), hashes, kinds, values, dts, langs, nums)
