@@ -101,14 +101,44 @@ class Session:
         self.dt_ids: dict[str, int] = {}  # IRI -> datatype id
         # prefix -> namespace, loaded lazily; dropped at commit/rollback.
         self.ns: dict[str, str] | None = None
-        # Per-transaction knowledge, reset at commit/rollback (see SQLStore._end_transaction).
+        # Per-transaction knowledge, reset at commit/rollback (see end_transaction).
         self.tx_terms: dict[Node, int] = {}
         self.tx_graphs: set[int] = set()
         self.tx_write_locked = False
         self.tx_next_id: int | None = None  # SQLite: next free term id
         self.tx_wrote_ids = False  # terms or datatypes were inserted
-        # Streamed results not yet exhausted (see SQLStore._close_streams).
+        # Streamed results not yet exhausted (see close_streams).
         self.streams: set[Rows] = set()
+
+    def close_streams(self) -> None:
+        """Close streamed results left open by abandoned iterators.
+
+        A PostgreSQL server-side cursor disappears at the end of its transaction; if
+        its result were closed later (when the iterator is garbage collected), the
+        driver's ``CLOSE`` would fail inside the *next* transaction and abort it.
+        """
+        streams, self.streams = self.streams, set()
+        for rows in streams:
+            rows.expire()
+
+    def end_transaction(self) -> None:
+        """Forget what held for the transaction that ended (commit or rollback)."""
+        # What this transaction learnt about stored terms, graphs and locks is only
+        # guaranteed while it lasts; prefixes may be changed by others after it.
+        self.tx_terms.clear()
+        self.tx_graphs.clear()
+        self.tx_write_locked = False
+        self.tx_next_id = None
+        self.tx_wrote_ids = False
+        self.ns = None
+        self.dt_fresh = False
+
+    def forget_ids(self) -> None:
+        """Drop the id-keyed caches (another database, or ids that may be reused)."""
+        self.graph_names.clear()
+        self.dt_iris.clear()
+        self.dt_ids.clear()
+        self.dt_fresh = False
 
 
 class _ThreadSessions(threading.local):

@@ -184,7 +184,7 @@ class SQLStore(Store):
                     self.commit()
                 return
             unregister(session)
-            self._close_streams()
+            self._s.close_streams()
             try:
                 if session.conn.in_transaction():
                     if commit_pending_transaction:
@@ -209,10 +209,10 @@ class SQLStore(Store):
         """
         conn = self._s.conn
         if conn is not None:
-            self._close_streams()
+            self._s.close_streams()
             if conn.in_transaction():
                 conn.rollback()
-            self._end_transaction()
+            self._s.end_transaction()
             own_url = conn.engine.url.render_as_string(hide_password=False)
             if not configuration or database_url(configuration) == own_url:
                 with conn.begin():
@@ -284,7 +284,7 @@ class SQLStore(Store):
         Unfinished streamed results are closed first (iterating them further raises
         an error): their server-side cursors cannot outlive the transaction.
         """
-        self._close_streams()
+        self._s.close_streams()
         conn = self._s.conn
         try:
             if conn is not None and conn.in_transaction():
@@ -292,50 +292,21 @@ class SQLStore(Store):
         except BaseException:
             # The transaction is lost, and with it any ids it had handed out.
             if self._s.tx_wrote_ids:
-                self._forget_ids()
+                self._s.forget_ids()
             raise
         finally:
-            self._end_transaction()
+            self._s.end_transaction()
 
     def rollback(self) -> None:
         """Discard everything written since the last commit (closing streams, as commit)."""
-        self._close_streams()
+        self._s.close_streams()
         conn = self._s.conn
         if conn is not None and conn.in_transaction():
             conn.rollback()
         if self._s.tx_wrote_ids:
             # SQLite may give the ids this transaction used to other terms now.
-            self._forget_ids()
-        self._end_transaction()
-
-    def _close_streams(self) -> None:
-        """Close streamed results left open by abandoned iterators.
-
-        A PostgreSQL server-side cursor disappears at the end of its transaction; if
-        its result were closed later (when the iterator is garbage collected), the
-        driver's ``CLOSE`` would fail inside the *next* transaction and abort it.
-        """
-        streams, self._s.streams = self._s.streams, set()
-        for rows in streams:
-            rows.expire()
-
-    def _end_transaction(self) -> None:
-        # What this transaction learnt about stored terms, graphs and locks is only
-        # guaranteed while it lasts; prefixes may be changed by others after it.
-        self._s.tx_terms.clear()
-        self._s.tx_graphs.clear()
-        self._s.tx_write_locked = False
-        self._s.tx_next_id = None
-        self._s.tx_wrote_ids = False
-        self._s.ns = None
-        self._s.dt_fresh = False
-
-    def _forget_ids(self) -> None:
-        """Drop the id-keyed caches (another database, or ids that may be reused)."""
-        self._s.graph_names.clear()
-        self._s.dt_iris.clear()
-        self._s.dt_ids.clear()
-        self._s.dt_fresh = False
+            self._s.forget_ids()
+        self._s.end_transaction()
 
     def _begin_write(self) -> Connection:
         """Connection for a write, holding the write lock from before anything is written.
