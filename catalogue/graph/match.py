@@ -7,10 +7,11 @@ a separate id lookup and never relies on ids cached across statements.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, Final
 
+from rdflib.term import Node
 from sqlalchemy import (
     BigInteger,
     Integer,
@@ -25,7 +26,7 @@ from sqlalchemy import (
 
 from .schema import quads, terms
 
-__all__ = ["SPO", "TERM_WIDTH", "bound_conditions", "match_statement", "term_id_of"]
+__all__ = ["SPO", "TERM_WIDTH", "bound_conditions", "match_statement", "row_decoder", "term_id_of"]
 
 SPO: Final = ("s", "p", "o")
 #: Term columns of one decoded position: kind, value, datatype id, lang.
@@ -98,3 +99,30 @@ def match_statement(bound: tuple[bool, bool, bool], union_mode: bool) -> Select:
     else:
         order = ("s", "p", "o")
     return stmt.order_by(*(quads.c[name] for name in order))
+
+
+def row_decoder(
+    pattern: tuple[Node | None, Node | None, Node | None],
+    offset: int,
+    decode_term: Callable[[int, str, int | None, str | None], Node],
+) -> Callable[[Any], tuple[Node, Node, Node]]:
+    """Function turning a row of :func:`match_statement` (its term columns from
+    ``offset`` on) into a triple, reusing bound pattern terms."""
+    slots: list[tuple[Node | None, int]] = []
+    col = offset
+    for node in pattern:
+        if node is None:
+            slots.append((None, col))
+            col += TERM_WIDTH
+        else:
+            slots.append((node, -1))
+    (s_node, s_col), (p_node, p_col), (o_node, o_col) = slots
+
+    def decode_row(row: Any) -> tuple[Node, Node, Node]:
+        return (
+            s_node if s_node is not None else decode_term(*row[s_col : s_col + TERM_WIDTH]),
+            p_node if p_node is not None else decode_term(*row[p_col : p_col + TERM_WIDTH]),
+            o_node if o_node is not None else decode_term(*row[o_col : o_col + TERM_WIDTH]),
+        )
+
+    return decode_row

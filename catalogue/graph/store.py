@@ -38,10 +38,17 @@ Helpers for SQL-level access (a SPARQL-to-SQL compiler): :attr:`SQLStore.connect
 :meth:`SQLStore.analyze`.
 """
 
+# Why this module is longer than 600 lines: it is one concept, rdflib's Store API
+# (lifecycle, transactions, add/remove/triples/len/contexts, graphs, namespaces,
+# query/update) on one class, with the docstrings that state its Memory-store
+# semantics.  Everything below that API lives elsewhere: sessions (session.py),
+# pattern SQL (match.py), term ids and writes (load/ids.py), garbage collection
+# (collect.py), per-database SQL (dialect/), SPARQL (sparql/).
+
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final, cast
 
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID, ConjunctiveGraph, Dataset, Graph
@@ -65,7 +72,7 @@ from .dialect import dialect_for
 from .dialect.base import chunks
 from .dialect.sqlite import TAKE_WRITE_LOCK
 from .load import ids
-from .match import SPO, TERM_WIDTH, bound_conditions, match_statement, term_id_of
+from .match import SPO, bound_conditions, match_statement, row_decoder, term_id_of
 from .schema import graphs, metadata, namespaces, quads, terms
 from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
 from .sparql import hooks
@@ -686,35 +693,11 @@ class SQLStore(Store):
         self._s.streams.discard(rows)
         rows.close()
 
-    def _row_decoder(
-        self, pattern: tuple[Node | None, Node | None, Node | None], offset: int
-    ) -> Callable[[Any], _Triple]:
-        """Function turning a result row into a triple, reusing bound pattern terms."""
-        slots: list[tuple[Node | None, int]] = []
-        col = offset
-        for node in pattern:
-            if node is None:
-                slots.append((None, col))
-                col += TERM_WIDTH
-            else:
-                slots.append((node, -1))
-        (s_node, s_col), (p_node, p_col), (o_node, o_col) = slots
-        decode_term = self.decode_term
-
-        def decode_row(row: Any) -> _Triple:
-            return (
-                s_node if s_node is not None else decode_term(*row[s_col : s_col + TERM_WIDTH]),
-                p_node if p_node is not None else decode_term(*row[p_col : p_col + TERM_WIDTH]),
-                o_node if o_node is not None else decode_term(*row[o_col : o_col + TERM_WIDTH]),
-            )
-
-        return decode_row
-
     def _union_triples(
         self, pattern: tuple[Node | None, Node | None, Node | None], params: dict[str, Any]
     ) -> Generator[tuple[_Triple, Iterator[Graph]], None, None]:
         rows = self._execute_match(pattern, params, union_mode=True)
-        decode_row = self._row_decoder(pattern, offset=4)
+        decode_row = row_decoder(pattern, 4, self.decode_term)
         context_graphs: dict[int, Graph] = {}
         try:
             key: tuple[int, int, int] | None = None
@@ -745,7 +728,7 @@ class SQLStore(Store):
     ) -> Generator[Any, None, None]:
         """Triples of the graph whose parameters (``g_*``) are in ``params``."""
         rows = self._execute_match(pattern, params, union_mode=False)
-        decode_row = self._row_decoder(pattern, offset=3)
+        decode_row = row_decoder(pattern, 3, self.decode_term)
         try:
             for row in rows:
                 check_deadline()

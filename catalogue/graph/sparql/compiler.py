@@ -23,6 +23,12 @@ then lets rdflib evaluate that operator, which asks the compiler again for each 
 children.  So a query with one exotic function still runs its patterns as SQL.
 """
 
+# Why this module is longer than 600 lines: it is the one dispatcher of algebra
+# nodes (``_p_<Name>``, one method per SPARQL operator), and the operators share the
+# block-merging rules (:class:`.sql.Block`) that make compiled queries fast.  Property
+# paths (paths.py), aggregates (aggregates.py), expressions (expressions.py) and term
+# values (values.py) are compiled in modules of their own.
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
