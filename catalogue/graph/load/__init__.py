@@ -4,20 +4,11 @@
 :mod:`.ntriples` reads N-Triples and N-Quads without rdflib objects, :mod:`.batches`
 cuts them into batches (in a child process for large files), :mod:`.rdflib_input`
 streams every other format through rdflib's parsers, and :mod:`.writer` writes the
-batches through the store's public methods for bulk writers.  Nothing here imports
+batches under the store's write lock.  Nothing here imports
 the store: it is reached through the protocols :class:`.writer.WriteTarget` and
-:class:`.bulk.LoadTarget`.
+:class:`.bulk.LoadTarget`.  :mod:`.ids` holds the write primitives the store and the
+bulk writer share (term and datatype ids over a store session).
+
+Nothing is imported here, so that the store, which uses :mod:`.ids`, does not load
+the whole bulk loader with it; import the modules themselves.
 """
-
-from .bulk import FORMATS, blank_node_prefix, load_file, load_quads, resolve_format
-from .report import LoadError, LoadReport
-
-__all__ = [
-    "FORMATS",
-    "LoadError",
-    "LoadReport",
-    "blank_node_prefix",
-    "load_file",
-    "load_quads",
-    "resolve_format",
-]

@@ -121,7 +121,6 @@ def lookup_term_ids(session: Session, conn: Connection, nodes: Iterable[Node]) -
     return found
 
 
-
 def reserve_term_ids(session: Session, conn: Connection, count: int) -> int:
     """SQLite: the first of ``count`` consecutive new term ids, reserved for the
     caller in this write transaction (the store numbers terms itself there)."""
