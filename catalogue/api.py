@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from catalogue.chunks.layout import ArrayLayout
-    from catalogue.graph.bulk import LoadReport
+    from catalogue.graph.load.report import LoadReport
     from catalogue.graph.sparql.dataset import RDFDataset
     from catalogue.rdf.results import Answer
     from catalogue.storage.access import StoreAccess
@@ -173,11 +173,11 @@ class Catalogue:
         """Bulk-load an RDF file (N-Triples, N-Quads, Turtle, TriG, JSON-LD, RDF/XML, N3).
 
         One transaction: every statement is added, or (bad input, raising
-        :class:`~catalogue.graph.bulk.LoadError`) nothing is.  Statements without a
+        :class:`~catalogue.graph.load.report.LoadError`) nothing is.  Statements without a
         graph go to ``graph`` (default: the dataset's default graph); see
-        :func:`catalogue.graph.bulk.load_file`.
+        :func:`catalogue.graph.load.bulk.load_file`.
         """
-        from catalogue.graph.bulk import load_file
+        from catalogue.graph.load.bulk import load_file
 
         return load_file(self.store, path, format=format, graph=graph)
 

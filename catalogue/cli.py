@@ -480,7 +480,7 @@ def load(file: str, fmt: str | None, graph: str | None, db: str | None) -> None:
     from pathlib import Path
 
     from catalogue.errors import UsageError
-    from catalogue.graph.bulk import resolve_format
+    from catalogue.graph.load.bulk import resolve_format
 
     resolve_format(file, fmt)  # usage errors before the database is opened
     if not Path(file).is_file():

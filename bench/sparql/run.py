@@ -13,7 +13,7 @@ What runs, in one process:
 
 1. The catalogue from ``bench.sparql.generate`` (N-Quads, generated into ``bench/data/``
    when missing) is loaded into each engine, timed: ``sqlite`` (the catalogue store on
-   a SQLite file in a temporary folder, through ``catalogue.graph.bulk`` when it exists,
+   a SQLite file in a temporary folder, through ``catalogue.graph.load.bulk`` when it exists,
    else ``SQLStore.addN`` in one transaction), ``postgres`` (the same on a fresh
    PostgreSQL database, dropped afterwards), ``oxigraph`` (``pyoxigraph.Store()`` in
    memory, ``bulk_load``) and ``memory`` (``rdflib.Dataset`` on the Memory store).
@@ -260,19 +260,19 @@ def _batches(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
 def load_catalogue(cat: Any, path: Path) -> str:
     """Load ``path`` into an open catalogue, committed; return the method used.
 
-    The bulk loader (``catalogue.graph.bulk.load_file`` or ``Catalogue.load``) is used
+    The bulk loader (``catalogue.graph.load.bulk.load_file`` or ``Catalogue.load``) is used
     when the checkout has one; otherwise quads go through ``SQLStore.addN`` in batches,
     all in one transaction.
     """
     try:
-        from catalogue.graph import bulk  # type: ignore[attr-defined]
+        from catalogue.graph.load import bulk  # type: ignore[attr-defined]
     except ImportError:
         bulk = None
     load_file = getattr(bulk, "load_file", None)
     if load_file is not None:
         load_file(cat.store, str(path))
         cat.store.commit()
-        return "catalogue.graph.bulk.load_file"
+        return "catalogue.graph.load.bulk.load_file"
     if hasattr(cat, "load"):
         cat.load(str(path))
         cat.store.commit()

@@ -43,20 +43,45 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
-from sqlalchemy import text
+from sqlalchemy import Engine, text
+from sqlalchemy.engine import Connection
 
 from catalogue.errors import QueryTimeout
 
-if TYPE_CHECKING:
-    from .store import SQLStore
-
-__all__ = ["QueryTimeout", "check_deadline", "query_deadline", "remaining", "run_with_deadline"]
+__all__ = [
+    "DeadlineStore",
+    "QueryTimeout",
+    "check_deadline",
+    "query_deadline",
+    "remaining",
+    "run_with_deadline",
+]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class DeadlineStore(Protocol):
+    """What a deadline needs of the store it limits (this module is a leaf: it imports
+    no store, the store and the compiler call into it)."""
+
+    @property
+    def connection(self) -> Connection: ...
+
+    @property
+    def dialect_name(self) -> str: ...
+
+    @property
+    def engine(self) -> Engine: ...
+
+    def rollback(self) -> None: ...
+
+    def close(self, commit_pending_transaction: bool = False) -> None: ...
+
+    def open(self, configuration: str, create: bool = False) -> Any: ...
 
 #: SQLite virtual-machine instructions between two calls of the progress handler:
 #: a call costs about a microsecond, the instructions tens of microseconds.
@@ -176,7 +201,7 @@ class query_deadline:  # a class (not @contextmanager) so __exit__ controls ever
     not nest.
     """
 
-    def __init__(self, store: SQLStore, seconds: float | None) -> None:
+    def __init__(self, store: DeadlineStore, seconds: float | None) -> None:
         self.store = store
         self.seconds = float(seconds or 0)
         self.at = float("inf")
@@ -315,7 +340,7 @@ class query_deadline:  # a class (not @contextmanager) so __exit__ controls ever
         return False
 
 
-def run_with_deadline(store: SQLStore, seconds: float | None, work: Callable[[], T]) -> T:
+def run_with_deadline(store: DeadlineStore, seconds: float | None, work: Callable[[], T]) -> T:
     """``work()`` under :class:`query_deadline`, also safe in the one instant the
     ``with`` statement cannot cover: the watchdog's interruption landing as the
     block is being left, before ``__exit__`` has disarmed it."""

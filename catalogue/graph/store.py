@@ -38,41 +38,27 @@ Helpers for SQL-level access (a SPARQL-to-SQL compiler): :attr:`SQLStore.connect
 :meth:`SQLStore.analyze`.
 """
 
+# Why this module is longer than 600 lines: it is one concept, rdflib's Store API
+# (lifecycle, transactions, add/remove/triples/len/contexts, graphs, namespaces,
+# query/update) on one class, with the docstrings that state its Memory-store
+# semantics.  Everything below that API lives elsewhere: sessions (session.py),
+# pattern SQL (match.py), term ids and writes (load/ids.py), garbage collection
+# (collect.py), per-database SQL (dialect/), SPARQL (sparql/).
+
 from __future__ import annotations
 
 import contextlib
-import itertools
-import threading
-import weakref
-from collections.abc import Callable, Generator, Iterable, Iterator
-from functools import lru_cache
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final, cast
 
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID, ConjunctiveGraph, Dataset, Graph
-from rdflib.namespace import RDF
 from rdflib.store import VALID_STORE, Store
 from rdflib.term import BNode, Node, URIRef
-from sqlalchemy import (
-    BigInteger,
-    Delete,
-    Engine,
-    Integer,
-    ScalarSelect,
-    Select,
-    SmallInteger,
-    Text,
-    and_,
-    bindparam,
-    delete,
-    exists,
-    func,
-    select,
-    text,
-    union,
-)
+from sqlalchemy import Delete, Engine, and_, delete, func, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 
+from .collect import collect_all, collect_terms, graph_term_ids
 from .database import (
     begin_write_transaction,
     busy_error,
@@ -82,330 +68,25 @@ from .database import (
     make_engine,
 )
 from .deadline import check_deadline
-from .schema import datatypes, graphs, metadata, namespaces, quads, terms
-from .sparql import store_query
-from .terms import LITERAL, TermCollisionError, comparable_value, decode, encode
+from .dialect import dialect_for
+from .dialect.base import chunks
+from .dialect.sqlite import TAKE_WRITE_LOCK
+from .load import ids
+from .match import SPO, bound_conditions, match_statement, row_decoder, term_id_of
+from .schema import graphs, metadata, namespaces, quads, terms
+from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
+from .sparql import hooks
+from .sparql.query import store_query
+from .terms import decode, encode
 
 __all__ = ["SQLStore"]
 
 #: Quads per executemany batch in bulk loads: large enough to amortise round trips,
 #: small enough to keep the per-batch term dictionaries modest.
 BATCH_SIZE: Final = 10_000
-# Ids per IN (...) list; well under SQLite's and PostgreSQL's bind parameter limits.
-_IN_CHUNK: Final = 1_000
 # Rows fetched per round trip when a result is streamed from a server-side cursor.
 _YIELD_PER: Final = 2_000
-# Bound on the per-transaction caches of terms and graphs known to be stored.
-_TX_CACHE_LIMIT: Final = 200_000
-# PostgreSQL advisory lock held by every writing transaction (see SQLStore._begin_write).
-_PG_WRITE_LOCK: Final = 0x63617462  # "catb"
-
-_SPO = ("s", "p", "o")
-# Term columns of one decoded position: kind, value, datatype id, lang.
-_TERM_WIDTH: Final = 4
-
 _Triple = tuple[Node, Node, Node]
-#: ``(kind, value, datatype IRI, lang)``: a term's content, as compared for collisions.
-_TermRow = tuple[int, str, str | None, str | None]
-_RDF_TYPE: Final = RDF.type
-
-
-def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    iterator = iter(items)
-    while chunk := list(itertools.islice(iterator, size)):
-        yield chunk
-
-
-def _same_term(a: _TermRow, b: _TermRow) -> bool:
-    """Content equality as the hash sees it (language tags compare case-insensitively)."""
-    return (
-        a[0] == b[0]
-        and a[1] == b[1]
-        and a[2] == b[2]
-        and (a[3] or "").lower() == (b[3] or "").lower()
-    )
-
-
-@lru_cache(maxsize=8)
-def _term_id_of(name: str) -> ScalarSelect[Any]:
-    """Scalar subquery for the id of the term bound at pattern position ``name``.
-
-    The term is found by its hash (unique index) and its content is compared too, so
-    a term that merely collides with a stored one matches nothing, as it should: it
-    is not stored.  Parameters come from :meth:`SQLStore._bind_term`.  Language tags
-    compare case-insensitively, like the hash (tags are ASCII, so SQL ``lower`` is
-    exact).
-    """
-    return (
-        select(terms.c.id)
-        .where(
-            terms.c.hash == bindparam(f"{name}_hash", type_=BigInteger),
-            terms.c.kind == bindparam(f"{name}_kind", type_=SmallInteger),
-            terms.c.value == bindparam(f"{name}_value", type_=Text),
-            terms.c.datatype.is_not_distinct_from(bindparam(f"{name}_dt", type_=Integer)),
-            func.lower(terms.c.lang).is_not_distinct_from(bindparam(f"{name}_lang", type_=Text)),
-        )
-        .scalar_subquery()
-    )
-
-
-def _bound_conditions(names: Iterable[str]) -> list[Any]:
-    return [quads.c[name] == _term_id_of(name) for name in names]
-
-
-@lru_cache(maxsize=64)
-def _match_statement(bound: tuple[bool, bool, bool], union_mode: bool) -> Select:
-    """SELECT for one pattern shape.
-
-    Bound positions are compared with the id of the bound term, found in a subquery
-    (the caller already has the term and need not decode it).  Unbound positions are
-    joined to ``terms`` so rows decode without further queries.  In union mode the
-    rows are ordered by a permutation of ``s, p, o`` that matches the index the
-    pattern uses, so rows of the same triple arrive together and can be merged into
-    one triple with its list of graphs without a sort or a DISTINCT.
-    """
-    cols: list[Any] = [quads.c.s, quads.c.p, quads.c.o]
-    if union_mode:
-        cols.append(quads.c.g)
-    from_clause: Any = quads
-    for is_bound, name in zip(bound, _SPO, strict=True):
-        if is_bound:
-            continue
-        alias = terms.alias(f"t{name}")
-        from_clause = from_clause.join(alias, alias.c.id == quads.c[name])
-        cols.extend([alias.c.kind, alias.c.value, alias.c.datatype, alias.c.lang])
-    stmt = select(*cols).select_from(from_clause)
-    stmt = stmt.where(
-        *_bound_conditions(name for is_bound, name in zip(bound, _SPO, strict=True) if is_bound)
-    )
-    if not union_mode:
-        return stmt.where(*_bound_conditions(["g"]))
-    if all(bound):
-        return stmt
-    s_bound, p_bound, _ = bound
-    if s_bound:
-        order = ("s", "p", "o")  # ix_quads_spog
-    elif p_bound:
-        order = ("p", "o", "s")  # ix_quads_posg
-    elif bound[2]:
-        order = ("o", "s", "p")  # ix_quads_ospg
-    else:
-        order = ("s", "p", "o")
-    return stmt.order_by(*(quads.c[name] for name in order))
-
-
-# Bulk statements are written at the driver level: for batches of thousands of rows
-# SQLAlchemy's per-row parameter processing costs more than SQLite's insert itself, and
-# on PostgreSQL one statement over arrays (unnest / ANY) replaces thousands of
-# round trips.  Table and column names are fixed by the schema.
-
-#: ``(hash, kind, value, datatype id, lang, num)``: a new ``terms`` row without its id.
-_NewTermRow = tuple[int, int, str, int | None, str | None, float | None]
-#: ``(hash, id, kind, value, datatype id, lang)``: a stored row as read back.
-_StoredTermRow = tuple[int, int, int, str, int | None, str | None]
-
-# PostgreSQL numbers new terms from the terms_id_seq sequence (the column default);
-# RETURNING tells which hashes were inserted and the ids they got.  A hash inserted
-# by a concurrent transaction makes ON CONFLICT wait for it and then skip the row.
-_PG_INSERT_TERMS = (
-    "INSERT INTO terms (hash, kind, value, datatype, lang, num) "
-    "SELECT * FROM unnest(%s::bigint[], %s::smallint[], %s::text[], %s::integer[], "
-    "%s::text[], %s::double precision[]) "
-    "ON CONFLICT (hash) DO NOTHING RETURNING hash, id"
-)
-_PG_INSERT_QUADS = (
-    "INSERT INTO quads (g, s, p, o) "
-    "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) "
-    "ON CONFLICT DO NOTHING"
-)
-_PG_INSERT_GRAPHS = "INSERT INTO graphs (id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING"
-_PG_SELECT_TERMS = (
-    "SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash = ANY(%s::bigint[])"
-)
-
-# SQLite ids are allocated by the store inside the write transaction (see
-# SQLStore._next_term_id), so the insert carries them.
-_SQLITE_INSERT_TERMS = (
-    "INSERT INTO terms (id, hash, kind, value, datatype, lang, num) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING"
-)
-_SQLITE_INSERT_QUADS = "INSERT INTO quads (g, s, p, o) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
-_SQLITE_INSERT_GRAPHS = "INSERT INTO graphs (id) VALUES (?) ON CONFLICT DO NOTHING"
-# The next id continues after every id ever used: sqlite_sequence remembers the
-# highest id of AUTOINCREMENT tables even after that row is deleted.
-_SQLITE_NEXT_TERM_ID = (
-    "SELECT max(coalesce((SELECT max(id) FROM terms), 0), "
-    "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'terms'), 0)) + 1"
-)
-# Takes the write lock of a transaction that has only read so far (see _begin_write).
-_SQLITE_TAKE_WRITE_LOCK = "UPDATE datatypes SET iri = iri WHERE 0"
-# Old SQLite builds allow at most 999 bound parameters per statement.
-_SQLITE_IN_CHUNK: Final = 900
-
-_INSERT_DATATYPE = text("INSERT INTO datatypes (iri) VALUES (:iri) ON CONFLICT (iri) DO NOTHING")
-
-
-@lru_cache(maxsize=8)
-def _sqlite_select_terms(n: int) -> str:
-    marks = ", ".join("?" * n)
-    return f"SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash IN ({marks})"
-
-
-def _columns(rows: list[tuple]) -> list[list[Any]]:
-    return [list(column) for column in zip(*rows, strict=True)]
-
-
-def _pg_int_array(values: Iterable[int | None]) -> str:
-    """PostgreSQL array literal for integers: building the text in C (``str.join``)
-    is several times faster than psycopg adapting a list element by element."""
-    return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
-
-
-def _bulk_insert_quads(conn: Connection, rows: list[tuple[int, int, int, int]]) -> None:
-    if conn.dialect.name == "postgresql":
-        columns = zip(*rows, strict=True)
-        conn.exec_driver_sql(_PG_INSERT_QUADS, tuple(_pg_int_array(c) for c in columns))
-    else:
-        conn.exec_driver_sql(_SQLITE_INSERT_QUADS, rows)
-
-
-def _bulk_insert_graphs(conn: Connection, ids: list[int]) -> None:
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql(_PG_INSERT_GRAPHS, (_pg_int_array(ids),))
-    else:
-        conn.exec_driver_sql(_SQLITE_INSERT_GRAPHS, [(gid,) for gid in ids])
-
-
-def _select_terms(conn: Connection, hashes: list[int]) -> Iterator[_StoredTermRow]:
-    """Stored rows for the given term hashes (those that exist)."""
-    if conn.dialect.name == "postgresql":
-        yield from conn.exec_driver_sql(_PG_SELECT_TERMS, (_pg_int_array(hashes),))
-        return
-    for chunk in _chunks(hashes, _SQLITE_IN_CHUNK):
-        yield from conn.exec_driver_sql(_sqlite_select_terms(len(chunk)), tuple(chunk))
-
-
-class _Rows:
-    """A result being iterated, which fails with a clear message once it is expired
-    (its transaction ended) instead of with a driver error about a closed cursor."""
-
-    __slots__ = ("expired", "result")
-
-    def __init__(self, result: Any) -> None:
-        self.result = result
-        self.expired = False
-
-    def __iter__(self) -> Iterator[Any]:
-        try:
-            yield from self.result
-        except Exception:
-            if self.expired:
-                raise RuntimeError(
-                    "a store result cannot be iterated after commit() or rollback(); "
-                    "finish iterating (or use list()) before ending the transaction"
-                ) from None
-            raise
-
-    def expire(self) -> None:
-        self.expired = True
-        self.result.close()
-
-    def close(self) -> None:
-        self.result.close()
-
-
-class _Session:
-    """One database connection and what is known about it and its current transaction.
-
-    Usually a store has a session of its own.  Stores opened by configuration on the
-    same database in the same thread share one (see :func:`_shared_session`): a SQLite
-    file has one writer at a time, and two stores of one thread writing through two
-    connections would wait for each other for ever (rdflib's ``g1 - g2`` on two
-    graphs opened on one path does exactly that).  Sharing the connection shares the
-    transaction: a commit or rollback of one store is one of all of them.
-    """
-
-    __slots__ = (
-        "__weakref__",
-        "conn",
-        "dt_fresh",
-        "dt_ids",
-        "dt_iris",
-        "engine",
-        "graph_names",
-        "key",
-        "ns",
-        "owns_engine",
-        "streams",
-        "tx_graphs",
-        "tx_next_id",
-        "tx_terms",
-        "tx_write_locked",
-        "tx_wrote_ids",
-        "users",
-    )
-
-    def __init__(self) -> None:
-        self.engine: Engine | None = None
-        self.owns_engine = False
-        self.conn: Connection | None = None
-        self.key: str | None = None  # the URL it is registered under in this thread
-        self.users = 0
-        # Caches of the open database, keyed by id.  Committed ids are never reused
-        # (AUTOINCREMENT on SQLite, a sequence on PostgreSQL) and datatypes are never
-        # deleted, so entries stay right for as long as the database is open; only
-        # ids written in a transaction that was then rolled back may be handed out
-        # again, so a rollback after writing drops them (see SQLStore.rollback).
-        self.graph_names: dict[int, Node] = {}  # term id -> graph name
-        self.dt_fresh = False  # dt_ids read in the current transaction
-        self.dt_iris: dict[int, str] = {}  # datatype id -> IRI
-        self.dt_ids: dict[str, int] = {}  # IRI -> datatype id
-        # prefix -> namespace, loaded lazily; dropped at commit/rollback.
-        self.ns: dict[str, str] | None = None
-        # Per-transaction knowledge, reset at commit/rollback (see SQLStore._end_transaction).
-        self.tx_terms: dict[Node, int] = {}
-        self.tx_graphs: set[int] = set()
-        self.tx_write_locked = False
-        self.tx_next_id: int | None = None  # SQLite: next free term id
-        self.tx_wrote_ids = False  # terms or datatypes were inserted
-        # Streamed results not yet exhausted (see SQLStore._close_streams).
-        self.streams: set[_Rows] = set()
-
-
-class _ThreadSessions(threading.local):
-    """The sessions open in one thread, by database URL.
-
-    Thread-local, so a thread never sees another's (even one that ended and whose id
-    was given to a new thread), and held weakly, so that a store dropped without
-    ``close()`` lets its connection go, as it did before stores shared them.
-    """
-
-    def __init__(self) -> None:
-        self.by_url: weakref.WeakValueDictionary[str, _Session] = weakref.WeakValueDictionary()
-
-
-_THREAD_SESSIONS = _ThreadSessions()
-
-
-def _shared_session(url: str) -> _Session | None:
-    """The open session of this thread on ``url``, counted as used once more, if any."""
-    session = _THREAD_SESSIONS.by_url.get(url)
-    if session is not None and session.conn is not None:
-        session.users += 1
-        return session
-    return None
-
-
-def _register(session: _Session, url: str) -> None:
-    if _THREAD_SESSIONS.by_url.get(url) is None:
-        session.key = url
-        _THREAD_SESSIONS.by_url[url] = session
-
-
-def _unregister(session: _Session) -> None:
-    if session.key is not None and _THREAD_SESSIONS.by_url.get(session.key) is session:
-        del _THREAD_SESSIONS.by_url[session.key]
-    session.key = None
 
 
 class SQLStore(Store):
@@ -418,7 +99,7 @@ class SQLStore(Store):
     means the file ``catalogue.db`` inside it (rdflib's convention, as for BerkeleyDB).
 
     Stores opened by configuration on the same database in one thread share one
-    connection and its transaction (see :class:`_Session`), so that two graphs opened
+    connection and its transaction (see :class:`.session.Session`), so that two graphs opened
     on one path can both write.  ``private=True`` gives a store a connection of its
     own whatever else is open (the web server lends each of its stores to any worker
     thread, so they must not share).
@@ -440,7 +121,7 @@ class SQLStore(Store):
         self.identifier = identifier
         self._given_engine = engine
         self._private = private
-        self._s = _Session()
+        self._s = Session()
         self._closed = False
         # SPARQL: compile to SQL (see catalogue.graph.sparql); when ``sql_log`` is a list
         # the statements that ran are appended to it (``catalogue query --explain``).
@@ -459,14 +140,18 @@ class SQLStore(Store):
 
         ``create`` is accepted for rdflib compatibility; the schema is always created
         when missing, because an empty database is a valid, empty store.
+
+        Opening installs the catalogue's SPARQL hooks in rdflib (:mod:`.sparql.hooks`,
+        idempotent), so queries on this store run as compiled SQL.
         """
+        hooks.install(SQLStore)
         if self._s.conn is not None:
             self.close()
         if configuration:
             if not isinstance(configuration, str):
                 raise TypeError("SQLStore configuration must be a database URL or path")
             url = database_url(configuration)
-            shared = None if self._private or is_memory_sqlite(url) else _shared_session(url)
+            shared = None if self._private or is_memory_sqlite(url) else shared_session(url)
             if shared is not None:
                 self._s, self._closed = shared, False
                 return VALID_STORE
@@ -482,10 +167,11 @@ class SQLStore(Store):
             if owned:
                 engine.dispose()
             raise
-        session = _Session()
+        session = Session()
         session.conn, session.engine, session.owns_engine, session.users = conn, engine, owned, 1
+        session.dialect = dialect_for(engine.dialect.name)
         if url is not None and not self._private and not is_memory_sqlite(url):
-            _register(session, url)
+            register(session, url)
         self._s, self._closed = session, False
         return VALID_STORE
 
@@ -504,8 +190,8 @@ class SQLStore(Store):
                 if commit_pending_transaction:
                     self.commit()
                 return
-            _unregister(session)
-            self._close_streams()
+            unregister(session)
+            self._s.close_streams()
             try:
                 if session.conn.in_transaction():
                     if commit_pending_transaction:
@@ -518,7 +204,7 @@ class SQLStore(Store):
                 if session.owns_engine and session.engine is not None:
                     session.engine.dispose()
         finally:
-            self._s, self._closed = _Session(), True
+            self._s, self._closed = Session(), True
 
     def destroy(self, configuration: str | None = None) -> None:
         """Drop the catalogue tables (and the Alembic version) of a database.
@@ -530,21 +216,21 @@ class SQLStore(Store):
         """
         conn = self._s.conn
         if conn is not None:
-            self._close_streams()
+            self._s.close_streams()
             if conn.in_transaction():
                 conn.rollback()
-            self._end_transaction()
+            self._s.end_transaction()
             own_url = conn.engine.url.render_as_string(hide_password=False)
             if not configuration or database_url(configuration) == own_url:
                 with conn.begin():
                     self._drop_all(conn)
-                _unregister(self._s)  # a store opened on it later migrates it afresh
+                unregister(self._s)  # a store opened on it later migrates it afresh
                 self.close()
                 return
         if not configuration:
             return  # never opened: the private in-memory database does not exist yet
         url = database_url(configuration)
-        shared = _THREAD_SESSIONS.by_url.get(url)
+        shared = THREAD_SESSIONS.by_url.get(url)
         if shared is not None and shared.conn is not None:
             # Another store of this thread has it open: drop through that connection (a
             # second one would wait for its locks), and let no store join it afterwards.
@@ -552,7 +238,7 @@ class SQLStore(Store):
                 shared.conn.rollback()
             with shared.conn.begin():
                 self._drop_all(shared.conn)
-            _unregister(shared)
+            unregister(shared)
             return
         engine = make_engine(url)
         try:
@@ -605,7 +291,7 @@ class SQLStore(Store):
         Unfinished streamed results are closed first (iterating them further raises
         an error): their server-side cursors cannot outlive the transaction.
         """
-        self._close_streams()
+        self._s.close_streams()
         conn = self._s.conn
         try:
             if conn is not None and conn.in_transaction():
@@ -613,50 +299,21 @@ class SQLStore(Store):
         except BaseException:
             # The transaction is lost, and with it any ids it had handed out.
             if self._s.tx_wrote_ids:
-                self._forget_ids()
+                self._s.forget_ids()
             raise
         finally:
-            self._end_transaction()
+            self._s.end_transaction()
 
     def rollback(self) -> None:
         """Discard everything written since the last commit (closing streams, as commit)."""
-        self._close_streams()
+        self._s.close_streams()
         conn = self._s.conn
         if conn is not None and conn.in_transaction():
             conn.rollback()
         if self._s.tx_wrote_ids:
             # SQLite may give the ids this transaction used to other terms now.
-            self._forget_ids()
-        self._end_transaction()
-
-    def _close_streams(self) -> None:
-        """Close streamed results left open by abandoned iterators.
-
-        A PostgreSQL server-side cursor disappears at the end of its transaction; if
-        its result were closed later (when the iterator is garbage collected), the
-        driver's ``CLOSE`` would fail inside the *next* transaction and abort it.
-        """
-        streams, self._s.streams = self._s.streams, set()
-        for rows in streams:
-            rows.expire()
-
-    def _end_transaction(self) -> None:
-        # What this transaction learnt about stored terms, graphs and locks is only
-        # guaranteed while it lasts; prefixes may be changed by others after it.
-        self._s.tx_terms.clear()
-        self._s.tx_graphs.clear()
-        self._s.tx_write_locked = False
-        self._s.tx_next_id = None
-        self._s.tx_wrote_ids = False
-        self._s.ns = None
-        self._s.dt_fresh = False
-
-    def _forget_ids(self) -> None:
-        """Drop the id-keyed caches (another database, or ids that may be reused)."""
-        self._s.graph_names.clear()
-        self._s.dt_iris.clear()
-        self._s.dt_ids.clear()
-        self._s.dt_fresh = False
+            self._s.forget_ids()
+        self._s.end_transaction()
 
     def _begin_write(self) -> Connection:
         """Connection for a write, holding the write lock from before anything is written.
@@ -685,8 +342,8 @@ class SQLStore(Store):
         if self._s.tx_write_locked:
             return conn
         try:
-            if conn.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_WRITE_LOCK})
+            if self._s.dialect.name == "postgresql":
+                self._s.dialect.lock_writers(conn)
             elif not conn.in_transaction():
                 begin_write_transaction(conn)
             else:
@@ -703,7 +360,7 @@ class SQLStore(Store):
     def _sqlite_upgrade(self, conn: Connection) -> None:
         """Turn this SQLite read transaction into the writer (see :meth:`_begin_write`)."""
         try:
-            conn.exec_driver_sql(_SQLITE_TAKE_WRITE_LOCK)
+            conn.exec_driver_sql(TAKE_WRITE_LOCK)
             return
         except OperationalError as exc:
             if busy_error(exc) is None:
@@ -748,18 +405,13 @@ class SQLStore(Store):
         in ``sqlite_stat1``); commit afterwards.
         """
         conn = self._begin_write()
-        if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql("ANALYZE datatypes, terms, quads, graphs, namespaces")
-        else:
-            conn.exec_driver_sql("ANALYZE")
+        self._s.dialect.analyze(conn)
 
     # ---------------------------------------------------------------- term access
 
     def _load_datatypes(self) -> None:
-        rows = self._connection().execute(select(datatypes.c.id, datatypes.c.iri)).all()
-        self._s.dt_iris = {dt_id: iri for dt_id, iri in rows}
-        self._s.dt_ids = {iri: dt_id for dt_id, iri in rows}
-        self._s.dt_fresh = True
+        conn = self._connection()
+        ids.load_datatypes(self._s, conn)
 
     def datatype_ids(self) -> dict[str, int]:
         """Every stored datatype: IRI -> id.
@@ -778,21 +430,13 @@ class SQLStore(Store):
         Answered from a cache (datatypes never change once written), which is
         refreshed when it does not know the id.
         """
-        iri = self._s.dt_iris.get(dt_id)
-        if iri is None:
-            self._load_datatypes()
-            iri = self._s.dt_iris.get(dt_id)
-            if iri is None:
-                raise LookupError(f"datatype id {dt_id} does not exist")
-        return iri
+        conn = self._connection()
+        return ids.datatype_iri(self._s, conn, dt_id)
 
     def _datatype_id(self, iri: str) -> int | None:
         """Id of a stored datatype, or ``None`` if it is not stored (cache, then table)."""
-        dt_id = self._s.dt_ids.get(iri)
-        if dt_id is None:
-            self._load_datatypes()
-            dt_id = self._s.dt_ids.get(iri)
-        return dt_id
+        conn = self._connection()
+        return ids.datatype_id(self._s, conn, iri)
 
     def decode_term(self, kind: int, value: str, datatype_id: int | None, lang: str | None) -> Node:
         """Rebuild the rdflib term of a ``terms`` row (``datatype_id`` as stored).
@@ -807,38 +451,17 @@ class SQLStore(Store):
             iri = self.datatype_iri(datatype_id)
         return decode(kind, value, iri, lang)
 
-    def _stored_row(self, row: _StoredTermRow) -> _TermRow:
-        """The content of a stored row in the form :func:`.terms.encode` gives."""
-        dt_id = row[4]
-        return (row[2], row[3], None if dt_id is None else self.datatype_iri(dt_id), row[5])
-
     def lookup_term_ids(self, nodes: Iterable[Node]) -> dict[Node, int]:
-        """Ids of those of ``nodes`` that are stored; nothing is inserted.
-
-        Terms are looked up by hash in batched ``IN`` queries and their stored content
-        is compared with the node; a different term under the same hash raises
-        :class:`~catalogue.graph.terms.TermCollisionError`.  Nodes that cannot be
-        stored at all (variables, quoted graphs) are left out like missing ones.  The
-        answer is valid for the current transaction: a term not referenced by any
-        quad may be garbage-collected (and, if written again, get a new id) later.
-        """
-        wanted: dict[int, list[tuple[Node, _TermRow]]] = {}
-        for node in nodes:
-            try:
-                term_hash, kind, value, datatype, lang = encode(node)
-            except TypeError:
-                continue
-            wanted.setdefault(term_hash, []).append((node, (kind, value, datatype, lang)))
-        found: dict[Node, int] = {}
-        if not wanted:
-            return found
-        for row in _select_terms(self._connection(), list(wanted)):
-            stored = self._stored_row(row)
-            for node, content in wanted[row[0]]:
-                if not _same_term(stored, content):
-                    raise TermCollisionError(row[0], stored, content)
-                found[node] = row[1]
-        return found
+        """Ids of those of ``nodes`` that are stored; nothing is inserted
+        (:func:`.load.ids.lookup_term_ids`: a hash collision raises
+        :class:`~catalogue.graph.terms.TermCollisionError`).  The answer is valid for
+        the current transaction: a term not referenced by any quad may be
+        garbage-collected (and, if written again, get a new id) later."""
+        nodes = list(nodes)
+        if not nodes:
+            return {}
+        conn = self._connection()
+        return ids.lookup_term_ids(self._s, conn, nodes)
 
     def _lookup_term_id(self, node: Node) -> int | None:
         return self.lookup_term_ids([node]).get(node)
@@ -851,7 +474,8 @@ class SQLStore(Store):
             text_.encode("utf-8")
         except UnicodeEncodeError:
             return False
-        return not ("\x00" in text_ and self.dialect_name == "postgresql")
+        self._connection()
+        return self._s.dialect.can_hold(text_)
 
     def _bind_term(self, name: str, node: Node, params: dict[str, Any]) -> bool:
         """Add the parameters of :func:`_term_id_of` for ``node`` at ``name``.
@@ -975,209 +599,14 @@ class SQLStore(Store):
                     Store.add(self, (s, p, o), c)
                 yield s, p, o, graph_node(c)
 
-        for batch in _chunks(prepared(), BATCH_SIZE):
+        for batch in chunks(prepared(), BATCH_SIZE):
             self._add_quads(batch)
 
     def _add_quads(self, batch: list[tuple[Node, Node, Node, Node]]) -> set[int]:
-        """Store one batch of ``(s, p, o, graph name)``; return the term ids used.
-
-        One pass gives every distinct node of the batch a slot (one dictionary lookup
-        per node, rdflib's ``__eq__`` being the expensive part); the quads are kept as
-        slot numbers until the new terms have ids.
-        """
+        """Store one batch of ``(s, p, o, graph name)`` under the write lock; return the
+        term ids used (:func:`.load.ids.add_quads`)."""
         conn = self._begin_write()
-        known = self._s.tx_terms
-        slots: dict[Node, int] = {}
-        nodes: list[Node] = []
-        slot_ids: list[int | None] = []
-        local_rows: list[tuple[int, int, int, int]] = []
-
-        def new_slot(node: Node) -> int:
-            slots[node] = slot = len(nodes)
-            nodes.append(node)
-            slot_ids.append(known.get(node))
-            return slot
-
-        for s, p, o, g in batch:
-            gi = slots.get(g)
-            if gi is None:
-                gi = new_slot(g)
-            si = slots.get(s)
-            if si is None:
-                si = new_slot(s)
-            pi = slots.get(p)
-            if pi is None:
-                pi = new_slot(p)
-            oi = slots.get(o)
-            if oi is None:
-                oi = new_slot(o)
-            local_rows.append((gi, si, pi, oi))
-        if None in slot_ids:
-            self._resolve_slots(conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE))
-        ids = cast(list[int], slot_ids)
-        rows = {(ids[g], ids[s], ids[p], ids[o]) for g, s, p, o in local_rows}
-        graph_ids = {row[0] for row in rows} - self._s.tx_graphs
-        if graph_ids:
-            _bulk_insert_graphs(conn, list(graph_ids))
-            self._remember_graphs(graph_ids)
-        if rows:
-            _bulk_insert_quads(conn, sorted(rows))  # primary-key order: local b-tree inserts
-        return set(ids)
-
-    def _resolve_slots(
-        self,
-        conn: Connection,
-        nodes: list[Node],
-        slot_ids: list[int | None],
-        local_rows: list[tuple[int, int, int, int]],
-        type_slot: int | None,
-    ) -> None:
-        """Fill in the ids of the slots not known to be stored, storing new terms.
-
-        New terms are numbered predicates first, then classes (objects of
-        ``rdf:type``), then graph names, then the rest, each group in order of first
-        appearance: the terms that recur in most quads get the smallest ids, which
-        SQLite stores in the fewest bytes.
-        """
-        unresolved = [slot for slot, tid in enumerate(slot_ids) if tid is None]
-        predicates = {row[2] for row in local_rows}
-        classes = {row[3] for row in local_rows if row[2] == type_slot}
-        graph_slots = {row[0] for row in local_rows}
-
-        def rank(slot: int) -> int:
-            if slot in predicates:
-                return 0
-            if slot in classes:
-                return 1
-            if slot in graph_slots:
-                return 2
-            return 3
-
-        # hash -> (node, content), in id-assignment order; slots -> hash
-        pending: dict[int, tuple[Node, _TermRow]] = {}
-        slot_hashes: list[tuple[int, int]] = []
-        for slot in sorted(unresolved, key=rank):  # stable: first appearance within a rank
-            node = nodes[slot]
-            term_hash, kind, value, datatype, lang = encode(node)
-            content = (kind, value, datatype, lang)
-            previous = pending.get(term_hash)
-            if previous is None:
-                pending[term_hash] = (node, content)
-            elif not _same_term(previous[1], content):
-                raise TermCollisionError(term_hash, previous[1], content)
-            slot_hashes.append((slot, term_hash))
-        by_hash = self._store_terms(
-            conn, [(term_hash, node, content) for term_hash, (node, content) in pending.items()]
-        )
-        known = self._s.tx_terms
-        if len(known) + len(slot_hashes) > _TX_CACHE_LIMIT:
-            known.clear()
-        for slot, term_hash in slot_hashes:
-            slot_ids[slot] = known[nodes[slot]] = by_hash[term_hash]
-
-    def _store_terms(
-        self, conn: Connection, new_terms: list[tuple[int, Node, _TermRow]]
-    ) -> dict[int, int]:
-        """Ids of ``(hash, node, content)`` terms, inserting those not stored yet.
-
-        Stored rows are read back by hash and compared first, so re-loading known data
-        sends no term values at all.  New terms are numbered in the order given.  A
-        hash that turns out to be taken by another transaction's insert (PostgreSQL)
-        is read back and compared too.  A different term under the same hash raises
-        :class:`TermCollisionError`.
-        """
-        contents = {term_hash: content for term_hash, _node, content in new_terms}
-        ids = self._check_stored_terms(conn, contents, list(contents))
-        missing = [term_hash for term_hash, _node, _content in new_terms if term_hash not in ids]
-        if missing:
-            self._insert_terms(conn, contents, missing, ids)
-            still_missing = [term_hash for term_hash in missing if term_hash not in ids]
-            if still_missing:
-                ids.update(self._check_stored_terms(conn, contents, still_missing))
-                if any(term_hash not in ids for term_hash in still_missing):
-                    raise RuntimeError(f"terms with hashes {still_missing[:5]} could not be stored")
-        return ids
-
-    def _insert_terms(
-        self,
-        conn: Connection,
-        contents: dict[int, _TermRow],
-        hashes: list[int],
-        ids: dict[int, int],
-    ) -> None:
-        """Insert the terms ``hashes``; record the ids of those inserted in ``ids``."""
-        dt_ids = self._write_datatypes(
-            conn, {contents[h][2] for h in hashes if contents[h][2] is not None}
-        )
-        rows: list[_NewTermRow] = []
-        for term_hash in hashes:
-            kind, value, datatype, lang = contents[term_hash]
-            if datatype is None:
-                rows.append((term_hash, kind, value, None, lang, None))
-            else:
-                num = comparable_value(value, datatype) if kind == LITERAL else None
-                rows.append((term_hash, kind, value, dt_ids[datatype], lang, num))
-        self._s.tx_wrote_ids = True
-        if conn.dialect.name == "postgresql":
-            hash_col, kinds, values, dts, langs, nums = _columns(rows)
-            params = (
-                _pg_int_array(hash_col),
-                _pg_int_array(kinds),
-                values,
-                _pg_int_array(dts),
-                langs,
-                nums,
-            )
-            for term_hash, term_id in conn.exec_driver_sql(_PG_INSERT_TERMS, params):
-                ids[term_hash] = term_id
-            return
-        first = self._next_term_id(conn)
-        self._s.tx_next_id = first + len(rows)
-        numbered = [(first + i, *row) for i, row in enumerate(rows)]
-        inserted = conn.exec_driver_sql(_SQLITE_INSERT_TERMS, numbered).rowcount
-        if inserted == len(rows):
-            ids.update((row[1], row[0]) for row in numbered)
-        # Otherwise some hash was stored meanwhile (impossible while this transaction
-        # holds the write lock); the caller reads all of them back by hash.
-
-    def _next_term_id(self, conn: Connection) -> int:
-        """SQLite: the first id for new terms, read once per write transaction.
-
-        Safe because the transaction holds the write lock (see :meth:`_begin_write`):
-        nobody else can insert terms until it ends.
-        """
-        if self._s.tx_next_id is None:
-            self._s.tx_next_id = int(conn.exec_driver_sql(_SQLITE_NEXT_TERM_ID).scalar_one())
-        return self._s.tx_next_id
-
-    def _write_datatypes(self, conn: Connection, iris: set[str]) -> dict[str, int]:
-        """Ids of datatype IRIs, inserting the unknown ones (rare: once per datatype)."""
-        if not iris <= self._s.dt_ids.keys():
-            self._load_datatypes()
-            new = sorted(iris - self._s.dt_ids.keys())
-            if new:
-                self._s.tx_wrote_ids = True
-                conn.execute(_INSERT_DATATYPE, [{"iri": iri} for iri in new])
-                self._load_datatypes()
-        return {iri: self._s.dt_ids[iri] for iri in iris}
-
-    def _check_stored_terms(
-        self, conn: Connection, contents: dict[int, _TermRow], hashes: list[int]
-    ) -> dict[int, int]:
-        """Ids of those ``hashes`` that are stored, after comparing their content."""
-        found: dict[int, int] = {}
-        for row in _select_terms(conn, hashes):
-            stored = self._stored_row(row)
-            wanted = contents[row[0]]
-            if not _same_term(stored, wanted):
-                raise TermCollisionError(row[0], stored, wanted)
-            found[row[0]] = row[1]
-        return found
-
-    def _remember_graphs(self, graph_ids: Iterable[int]) -> None:
-        if len(self._s.tx_graphs) > _TX_CACHE_LIMIT:
-            self._s.tx_graphs.clear()
-        self._s.tx_graphs.update(graph_ids)
+        return ids.add_quads(self._s, conn, batch)
 
     def remove(
         self, triple: tuple[Node | None, Node | None, Node | None], context: Any = None
@@ -1191,7 +620,7 @@ class SQLStore(Store):
         params = self._pattern_params(triple)
         if params is None:
             return
-        names = [name for name, node in zip(_SPO, triple, strict=True) if node is not None]
+        names = [name for name, node in zip(SPO, triple, strict=True) if node is not None]
         gnode = self._graph_node(context)
         if gnode is not None:
             if not self._bind_term("g", gnode, params):
@@ -1199,7 +628,7 @@ class SQLStore(Store):
             names.append("g")
         stmt: Delete = delete(quads)
         if names:
-            stmt = stmt.where(and_(*_bound_conditions(names)))
+            stmt = stmt.where(and_(*bound_conditions(names)))
         self._begin_write().execute(stmt, params)
         if self.dispatcher.get_map() is not None:
             Store.remove(self, triple, context)
@@ -1214,7 +643,7 @@ class SQLStore(Store):
         cannot be stored at all (e.g. a ``Variable``), in which case nothing can
         match."""
         params: dict[str, Any] = {}
-        for name, node in zip(_SPO, triple, strict=True):
+        for name, node in zip(SPO, triple, strict=True):
             if node is not None and not self._bind_term(name, node, params):
                 return None
         return params
@@ -1245,54 +674,30 @@ class SQLStore(Store):
         pattern: tuple[Node | None, Node | None, Node | None],
         params: dict[str, Any],
         union_mode: bool,
-    ) -> _Rows:
+    ) -> Rows:
         bound = (pattern[0] is not None, pattern[1] is not None, pattern[2] is not None)
         options: dict[str, Any] = {}
         stream = not bound[0]
         if stream:
             options = {"stream_results": True, "yield_per": _YIELD_PER}
-        rows = _Rows(
+        rows = Rows(
             self._connection().execute(
-                _match_statement(bound, union_mode), params, execution_options=options
+                match_statement(bound, union_mode), params, execution_options=options
             )
         )
         if stream:
             self._s.streams.add(rows)
         return rows
 
-    def _release(self, rows: _Rows) -> None:
+    def _release(self, rows: Rows) -> None:
         self._s.streams.discard(rows)
         rows.close()
-
-    def _row_decoder(
-        self, pattern: tuple[Node | None, Node | None, Node | None], offset: int
-    ) -> Callable[[Any], _Triple]:
-        """Function turning a result row into a triple, reusing bound pattern terms."""
-        slots: list[tuple[Node | None, int]] = []
-        col = offset
-        for node in pattern:
-            if node is None:
-                slots.append((None, col))
-                col += _TERM_WIDTH
-            else:
-                slots.append((node, -1))
-        (s_node, s_col), (p_node, p_col), (o_node, o_col) = slots
-        decode_term = self.decode_term
-
-        def decode_row(row: Any) -> _Triple:
-            return (
-                s_node if s_node is not None else decode_term(*row[s_col : s_col + _TERM_WIDTH]),
-                p_node if p_node is not None else decode_term(*row[p_col : p_col + _TERM_WIDTH]),
-                o_node if o_node is not None else decode_term(*row[o_col : o_col + _TERM_WIDTH]),
-            )
-
-        return decode_row
 
     def _union_triples(
         self, pattern: tuple[Node | None, Node | None, Node | None], params: dict[str, Any]
     ) -> Generator[tuple[_Triple, Iterator[Graph]], None, None]:
         rows = self._execute_match(pattern, params, union_mode=True)
-        decode_row = self._row_decoder(pattern, offset=4)
+        decode_row = row_decoder(pattern, 4, self.decode_term)
         context_graphs: dict[int, Graph] = {}
         try:
             key: tuple[int, int, int] | None = None
@@ -1323,7 +728,7 @@ class SQLStore(Store):
     ) -> Generator[Any, None, None]:
         """Triples of the graph whose parameters (``g_*``) are in ``params``."""
         rows = self._execute_match(pattern, params, union_mode=False)
-        decode_row = self._row_decoder(pattern, offset=3)
+        decode_row = row_decoder(pattern, 3, self.decode_term)
         try:
             for row in rows:
                 check_deadline()
@@ -1356,7 +761,7 @@ class SQLStore(Store):
         params: dict[str, Any] = {}
         if not self._bind_term("g", gnode, params):
             return 0
-        stmt = select(func.count()).select_from(quads).where(*_bound_conditions(["g"]))
+        stmt = select(func.count()).select_from(quads).where(*bound_conditions(["g"]))
         return int(conn.execute(stmt, params).scalar_one())
 
     def contexts(self, triple: _Triple | None = None) -> Generator[Graph, None, None]:
@@ -1371,8 +776,8 @@ class SQLStore(Store):
             params = self._pattern_params(triple)
             if params is None:
                 return
-            names = [name for name, node in zip(_SPO, triple, strict=True) if node is not None]
-            stmt = select(quads.c.g).distinct().where(*_bound_conditions(names))
+            names = [name for name, node in zip(SPO, triple, strict=True) if node is not None]
+            stmt = select(quads.c.g).distinct().where(*bound_conditions(names))
             gids = list(self._connection().execute(stmt, params).scalars())
         for gid in gids:
             yield self._context_graph(gid)
@@ -1398,20 +803,20 @@ class SQLStore(Store):
         if self._bind_term("g", gnode, params):
             found = (
                 self._connection()
-                .execute(select(graphs.c.id).where(graphs.c.id == _term_id_of("g")), params)
+                .execute(select(graphs.c.id).where(graphs.c.id == term_id_of("g")), params)
                 .scalar()
             )
         if found is None:
             conn = self._begin_write()
             term_hash, *content = encode(gnode)
-            gid = self._store_terms(conn, [(term_hash, gnode, cast(_TermRow, tuple(content)))])[
+            gid = ids.store_terms(self._s, conn, [(term_hash, gnode, cast(ids.TermRow, tuple(content)))])[
                 term_hash
             ]
             self._s.tx_terms[gnode] = gid
-            _bulk_insert_graphs(conn, [gid])
+            self._s.dialect.insert_graphs(conn, [gid])
         else:
             gid = int(found)
-        self._remember_graphs([gid])
+        ids.remember_graphs(self._s, [gid])
         return gid
 
     def remove_graph(self, graph: Any) -> None:
@@ -1427,7 +832,7 @@ class SQLStore(Store):
         gid = self._lookup_term_id(gnode)
         if gid is None:
             return  # no such term, so no such graph
-        old_ids = self._graph_term_ids(conn, gid)
+        old_ids = graph_term_ids(conn, gid)
         conn.execute(delete(quads).where(quads.c.g == gid))
         conn.execute(delete(graphs).where(graphs.c.id == gid))
         self._s.tx_graphs.discard(gid)
@@ -1447,11 +852,11 @@ class SQLStore(Store):
         old_gid = self._lookup_term_id(graph_id)
         old_ids: set[int] = set()
         if old_gid is not None:
-            old_ids = self._graph_term_ids(conn, old_gid)
+            old_ids = graph_term_ids(conn, old_gid)
             conn.execute(delete(quads).where(quads.c.g == old_gid))
         gid = self._ensure_graph(graph_id)
         used: set[int] = set()
-        for batch in _chunks(triples, BATCH_SIZE):
+        for batch in chunks(triples, BATCH_SIZE):
             used |= self._add_quads([(s, p, o, graph_id) for s, p, o in batch])
         if old_ids:
             self._gc_terms(conn, old_ids - used - {gid})
@@ -1472,44 +877,12 @@ class SQLStore(Store):
         """Names of all graphs in the store, sorted."""
         return sorted(self.graph_name_ids().values(), key=str)
 
-    @staticmethod
-    def _graph_term_ids(conn: Connection, gid: int) -> set[int]:
-        """Distinct term ids used by one graph (computed by the database)."""
-        in_graph = quads.c.g == gid
-        stmt = union(
-            select(quads.c.s.label("id")).where(in_graph),
-            select(quads.c.p).where(in_graph),
-            select(quads.c.o).where(in_graph),
-        )
-        return set(conn.execute(stmt).scalars())
-
-    # ------------------------------------------------------------ garbage collection
-
-    @staticmethod
-    def _unreferenced() -> list[Any]:
-        """Conditions that hold for a ``terms`` row no quad or graph refers to.
-
-        Each ``NOT EXISTS`` is answered by an index whose first column is the one
-        compared (pk_quads for g, ix_quads_spog/posg/ospg for s/p/o).  Datatypes are
-        never collected: they are few, and their ids are cached as permanent.
-        """
-        return [~exists().where(quads.c[name] == terms.c.id) for name in ("g", "s", "p", "o")] + [
-            ~exists().where(graphs.c.id == terms.c.id)
-        ]
-
     def _gc_terms(self, conn: Connection, candidates: set[int]) -> int:
-        """Delete those of ``candidates`` that nothing refers to any more.
-
-        Runs under the write lock (``conn`` comes from :meth:`_begin_write`): no other
-        transaction can be about to reference one of these terms.
-        """
+        """Delete those of ``candidates`` that nothing refers to any more
+        (:func:`.collect.collect_terms`, under the write lock)."""
         if not candidates:
             return 0
-        deleted = 0
-        conds = self._unreferenced()
-        for chunk in _chunks(sorted(candidates), _IN_CHUNK):
-            result = conn.execute(delete(terms).where(terms.c.id.in_(chunk), *conds))
-            deleted += max(result.rowcount, 0)
+        deleted = collect_terms(conn, candidates)
         # Terms this transaction had written may be gone now.
         self._s.tx_terms.clear()
         return deleted
@@ -1521,10 +894,9 @@ class SQLStore(Store):
         its own transaction and commit afterwards.  ``replace_graph`` and
         ``remove_graph`` already collect the terms they orphan.
         """
-        conn = self._begin_write()
-        result = conn.execute(delete(terms).where(*self._unreferenced()))
+        deleted = collect_all(self._begin_write())
         self._s.tx_terms.clear()
-        return max(result.rowcount, 0)
+        return deleted
 
     # --------------------------------------------------------------- namespaces
 
@@ -1589,23 +961,12 @@ class SQLStore(Store):
         writers that bypass :meth:`addN`."""
         return self._begin_write()
 
-    def write_datatypes(self, iris: set[str]) -> dict[str, int]:
-        """Ids of datatype IRIs, inserting the unknown ones."""
-        return self._write_datatypes(self._begin_write(), iris)
-
-    def reserve_term_ids(self, count: int) -> int:
-        """SQLite: the first of ``count`` consecutive new term ids, reserved for the
-        caller in this write transaction (the store numbers terms itself there)."""
-        conn = self._begin_write()
-        first = self._next_term_id(conn)
-        self._s.tx_next_id = first + count
-        self._s.tx_wrote_ids = True
-        return first
-
-    def note_ids_written(self) -> None:
-        """Tell the store a bulk writer inserted terms: a rollback must then drop the
-        id caches filled in this transaction."""
-        self._s.tx_wrote_ids = True
+    @property
+    def session(self) -> Session:
+        """The store's connection session (opening the store if needed): what the write
+        primitives of :mod:`.load.ids`, shared with the bulk writer, work on."""
+        self._connection()
+        return self._s
 
     # ---------------------------------------------------------------------- SPARQL
 
@@ -1639,4 +1000,5 @@ class SQLStore(Store):
         """Answer ``Graph.query`` for graphs on this store: rdflib's algebra, compiled to
         SQL by :mod:`catalogue.graph.sparql` wherever it can be, with parsed queries
         cached (parsing costs more than most compiled catalogue queries)."""
+        self._connection()  # an unopened store opens here, which installs the SQL hook
         return store_query(self, query, initNs, initBindings, queryGraph, **kwargs)

@@ -47,6 +47,7 @@ __all__ = [
     "comparable_value",
     "decode",
     "encode",
+    "same_content",
     "term_hash",
     "term_id",
 ]
@@ -84,6 +85,13 @@ class TermCollisionError(RuntimeError):
     def term_id(self) -> int:
         """The colliding hash (the name it had when hashes were the term ids)."""
         return self.term_hash
+
+
+def same_content(a: tuple, b: tuple) -> bool:
+    """Whether two ``(kind, value, datatype IRI, lang)`` contents are one term as the
+    hash sees it (language tags compare case-insensitively): how the store, the
+    N-Triples reader and the bulk writer tell a hash collision from the same term."""
+    return a[:3] == b[:3] and (a[3] or "").lower() == (b[3] or "").lower()
 
 
 def term_hash(kind: int, value: str, datatype: str | None, lang: str | None) -> int:

@@ -22,10 +22,11 @@ from sqlalchemy import create_engine, inspect
 
 from catalogue.cli import main
 from catalogue.errors import UsageError
-from catalogue.graph import bulk, ntriples
-from catalogue.graph.bulk import LoadError, load_file, load_quads, resolve_format
 from catalogue.graph.database import database_url
-from catalogue.graph.ntriples import NQuadsParser, NTriplesSyntaxError, TermTable, parse_term
+from catalogue.graph.load import batches, ntriples, writer
+from catalogue.graph.load.bulk import load_file, load_quads, resolve_format
+from catalogue.graph.load.ntriples import NQuadsParser, NTriplesSyntaxError, TermTable, parse_term
+from catalogue.graph.load.report import LoadError
 from catalogue.graph.store import SQLStore
 from catalogue.graph.terms import BLANK, IRI, LITERAL, decode, term_hash
 
@@ -317,8 +318,8 @@ def test_compressed_files(db_url, tmp_path):
 def test_large_load_rebuilds_indexes_and_answers_queries(db_url, tmp_path, monkeypatch, parallel):
     # Small batches and threshold: several batches are written with the indexes
     # dropped, as in a load of millions.
-    monkeypatch.setattr(bulk, "BATCH_QUADS", 100)
-    monkeypatch.setattr(bulk, "REBUILD_MIN_QUADS", 10)
+    monkeypatch.setattr(batches, "BATCH_QUADS", 100)
+    monkeypatch.setattr(writer, "REBUILD_MIN_QUADS", 10)
     path = tmp_path / "big.nt"
     path.write_text(
         "".join(
@@ -351,8 +352,8 @@ def bad_file(tmp_path: Path, good: int = 1000) -> Path:
 
 
 def test_bad_line_leaves_the_database_unchanged(db_url, tmp_path, monkeypatch):
-    monkeypatch.setattr(bulk, "BATCH_QUADS", 100)  # batches are written before the error
-    monkeypatch.setattr(bulk, "REBUILD_MIN_QUADS", 10)  # and the indexes are dropped
+    monkeypatch.setattr(batches, "BATCH_QUADS", 100)  # batches are written before the error
+    monkeypatch.setattr(writer, "REBUILD_MIN_QUADS", 10)  # and the indexes are dropped
     before_path = write_sample(tmp_path, "trig")
     with opened(db_url) as store:
         load_file(store, before_path)
@@ -641,7 +642,7 @@ def test_parser_agrees_with_rdflib_on_escapes(data, iri, text):
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_parser_process_gives_the_same_load_and_errors(tmp_path, parallel, monkeypatch):
-    monkeypatch.setattr(bulk, "BATCH_QUADS", 100)
+    monkeypatch.setattr(batches, "BATCH_QUADS", 100)
     url = f"sqlite:///{tmp_path / 'p.db'}"
     path = bad_file(tmp_path)
     with opened(url) as store, pytest.raises(LoadError) as caught:
@@ -658,14 +659,14 @@ def test_parser_process_gives_the_same_load_and_errors(tmp_path, parallel, monke
 def test_parser_process_stops_when_the_writer_fails(tmp_path, monkeypatch):
     import multiprocessing
 
-    monkeypatch.setattr(bulk, "BATCH_QUADS", 100)
+    monkeypatch.setattr(batches, "BATCH_QUADS", 100)
     calls = []
 
     def failing_write(self, batch):
         calls.append(batch)
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(bulk._Writer, "write", failing_write)
+    monkeypatch.setattr(writer.Writer, "write", failing_write)
     url = f"sqlite:///{tmp_path / 'p.db'}"
     good = tmp_path / "good.nq"
     good.write_text("".join(bad_file(tmp_path).read_text().splitlines(keepends=True)[:1000]))
@@ -683,7 +684,7 @@ def test_concurrently_stored_terms_are_reused(db_url, tmp_path, monkeypatch):
     first = write_sample(tmp_path, "nt")
     with opened(db_url) as store:
         load_file(store, first, graph="http://example.org/first")
-    monkeypatch.setattr(bulk._Writer, "_existing_terms", lambda self, new_terms: {})
+    monkeypatch.setattr(writer.Writer, "_existing_terms", lambda self, new_terms: {})
     with opened(db_url) as store:
         report = load_file(store, first, graph="http://example.org/second")
     # New: the graph name, and the two blank nodes (scoped to the file and the graph).
@@ -710,12 +711,12 @@ def test_empty_files_and_byte_order_marks(db_url, tmp_path):
 
 
 def test_database_errors_are_not_reported_as_syntax_errors(tmp_path, monkeypatch):
-    monkeypatch.setattr(bulk, "BATCH_QUADS", 2)
+    monkeypatch.setattr(batches, "BATCH_QUADS", 2)
 
     def failing_write(self, batch):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(bulk._Writer, "write", failing_write)
+    monkeypatch.setattr(writer.Writer, "write", failing_write)
     url = f"sqlite:///{tmp_path / 'w.db'}"
     path = write_sample(tmp_path, "turtle")
     with opened(url) as store, pytest.raises(RuntimeError, match="database went away"):

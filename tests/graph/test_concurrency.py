@@ -143,13 +143,13 @@ def test_a_large_load_on_postgresql_never_makes_readers_wait(postgres_url: str) 
     """No index is dropped (DROP INDEX would lock readers out until the load commits)."""
     from sqlalchemy import text
 
-    from catalogue.graph import bulk
     from catalogue.graph.database import make_engine
+    from catalogue.graph.load import writer as bulk
 
     loader = SQLStore(postgres_url, private=True)
     reader = make_engine(postgres_url)
     try:
-        writer = bulk._Writer(loader)
+        writer = bulk.Writer(loader)
         writer._decide_rebuild(bulk.REBUILD_MIN_QUADS * 100)  # what a large first load decides
         with reader.connect() as conn:
             conn.execute(text("SET lock_timeout = '1s'"))

@@ -20,9 +20,9 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.store import VALID_STORE, Store
 from sqlalchemy import select, text
 
-import catalogue.graph.store as store_module
 from catalogue.graph import terms as term_codec
 from catalogue.graph.database import is_memory_sqlite, make_engine
+from catalogue.graph.load import ids as term_ids
 from catalogue.graph.schema import terms as terms_table
 from catalogue.graph.store import BATCH_SIZE, SQLStore
 from catalogue.graph.terms import TermCollisionError, decode, encode
@@ -299,7 +299,7 @@ def test_language_tag_case_variants_are_one_triple_like_memory(sql_store):
 def test_hash_collision_is_detected(sql_store, monkeypatch):
     g = Graph(sql_store, identifier=G1)
     g.add((EX.s, EX.p, Literal("a")))
-    real_encode = store_module.encode
+    real_encode = term_ids.encode
     victim_id = encode(Literal("a"))[0]
 
     def colliding_encode(node):
@@ -310,7 +310,7 @@ def test_hash_collision_is_detected(sql_store, monkeypatch):
             return (encode(Literal("unused"))[0], *encoded[1:])
         return encoded
 
-    monkeypatch.setattr(store_module, "encode", colliding_encode)
+    monkeypatch.setattr(term_ids, "encode", colliding_encode)
     # Against a stored term ...
     with pytest.raises(TermCollisionError, match="collision"):
         g.add((EX.s, EX.p, Literal("b")))
@@ -319,7 +319,7 @@ def test_hash_collision_is_detected(sql_store, monkeypatch):
     with pytest.raises(TermCollisionError):
         sql_store.addN([(EX.s, EX.p, Literal("c"), g), (EX.s, EX.p, Literal("d"), g)])
     sql_store.rollback()
-    monkeypatch.setattr(store_module, "encode", real_encode)
+    monkeypatch.setattr(term_ids, "encode", real_encode)
     assert list(g.objects()) == []  # everything above was rolled back
 
 
@@ -1033,14 +1033,14 @@ def test_lookup_term_ids_and_decode_term(sql_store):
 
 def test_lookup_term_ids_refuses_a_hash_collision(sql_store, monkeypatch):
     Graph(sql_store, identifier=G1).add((EX.s, EX.p, Literal("a")))
-    real_encode = store_module.encode
+    real_encode = term_ids.encode
     victim = encode(Literal("a"))[0]
 
     def colliding_encode(node):
         encoded = real_encode(node)
         return (victim, *encoded[1:]) if node == Literal("b") else encoded
 
-    monkeypatch.setattr(store_module, "encode", colliding_encode)
+    monkeypatch.setattr(term_ids, "encode", colliding_encode)
     with pytest.raises(TermCollisionError):
         sql_store.lookup_term_ids([Literal("b")])
     # A pattern reads it as what it is: a term that is not stored.

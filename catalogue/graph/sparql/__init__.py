@@ -1,32 +1,22 @@
 """SPARQL to SQL: whole algebra trees compiled to single statements (see compiler.py).
 
-Importing this package registers the evaluation hook with rdflib (``CUSTOM_EVALS``),
-so every ``query`` on a graph held by :class:`~catalogue.graph.store.SQLStore` runs
-compiled SQL where it can and rdflib's evaluator where it cannot; and points rdflib's
-``REGEX``/``REPLACE`` at RE2, so regular expressions match in linear time (regex.py), and
-makes rdflib's SPARQL parser safe to call from several threads (it is not: evaluate.py).
+Importing this package changes nothing in rdflib: :func:`.hooks.install`, called by
+:meth:`SQLStore.open <catalogue.graph.store.SQLStore.open>`, registers the evaluation
+hook (``CUSTOM_EVALS``), RE2 for rdflib's ``REGEX``/``REPLACE`` and the parser lock.
+The entry of ``Store.query`` (parse cache included) is :mod:`.query`; what the
+evaluation needs of a store is the protocol in :mod:`.source`.
 """
 
-from .evaluate import (
-    ExplainEntry,
-    compile_part,
-    evaluate_part,
-    install,
-    install_parse_lock,
-    store_query,
-)
-from .regex import install as install_re2
+from .evaluate import ExplainEntry, compile_part, evaluate_part
+from .query import parse_query, parse_update, store_query
 from .sql import Unsupported
-
-install()
-install_re2()
-install_parse_lock()
 
 __all__ = [
     "ExplainEntry",
     "Unsupported",
     "compile_part",
     "evaluate_part",
-    "install",
+    "parse_query",
+    "parse_update",
     "store_query",
 ]

@@ -23,22 +23,30 @@ then lets rdflib evaluate that operator, which asks the compiler again for each 
 children.  So a query with one exotic function still runs its patterns as SQL.
 """
 
+# Why this module is longer than 600 lines: it is the one dispatcher of algebra
+# nodes (``_p_<Name>``, one method per SPARQL operator), and the operators share the
+# block-merging rules (:class:`.sql.Block`) that make compiled queries fast.  Property
+# paths (paths.py), aggregates (aggregates.py), expressions (expressions.py) and term
+# values (values.py) are compiled in modules of their own.
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rdflib.namespace import RDF
-from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
+from rdflib.paths import MulPath, Path
 from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
 
+from .aggregates import AggregateCompiler
 from .expressions import ExprCompiler, Resolver
+from .paths import PathCompiler
 from .sql import (
     Block,
     Dialect,
+    GraphScope,
     Names,
     Unsupported,
     Val,
@@ -47,22 +55,9 @@ from .sql import (
     val_columns,
     val_from_columns,
 )
-from .values import LITERAL_KIND, ValueOps
+from .values import ValueOps
 
-__all__ = ["ALGEBRA", "Compiler", "GraphScope", "OutputColumn", "Statement"]
-
-_XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
-
-
-@dataclass(frozen=True)
-class GraphScope:
-    """Which graph triple patterns match: the union of all graphs, one graph (by term
-    id; ``-1`` for a graph that does not exist) or the graph named by a variable."""
-
-    mode: str  # "union" | "const" | "var"
-    gid: int = -1
-    var: Any = None
-
+__all__ = ["ALGEBRA", "Compiler", "OutputColumn", "Statement"]
 
 @dataclass(frozen=True)
 class OutputColumn:
@@ -129,6 +124,8 @@ class Compiler:
         self.default_graph_id = default_graph_id
         self.bindings = dict(bindings or {})
         self.ops = ValueOps(self)
+        self.paths = PathCompiler(self)
+        self.aggregates = AggregateCompiler(self)
         self.functions: set[str] = set()
         # Resolvers of enclosing scopes, consulted inside (NOT) EXISTS patterns whose
         # filters may see variables bound outside.
@@ -145,11 +142,13 @@ class Compiler:
         """Note a Python function the statement calls (registered on SQLite)."""
         self.functions.add(name)
 
-    def _id_sql(self, term: Node) -> str:
+    def id_sql(self, term: Node) -> str:
+        """SQL for the id of a constant term (``-1``, matching nothing, when not stored)."""
         tid = self.term_id(term)
         return "-1" if tid is None else str(tid)
 
-    def _null_id(self) -> str:
+    def null_id(self) -> str:
+        """An unbound id column (typed, which PostgreSQL needs in UNIONs and VALUES)."""
         return "CAST(NULL AS BIGINT)" if self.dialect.is_pg else "NULL"
 
     def _const_ref(self, term: Node) -> VarRef:
@@ -275,7 +274,7 @@ class Compiler:
             if ref is None and var in self.bindings:
                 ref = self._const_ref(self.bindings[var])
             if ref is None:
-                ref = VarRef(id=self._null_id(), nullable=True)
+                ref = VarRef(id=self.null_id(), nullable=True)
             if ref.is_id:
                 cols.append(f'{ref.id} AS "{col}"')
             else:
@@ -317,7 +316,7 @@ class Compiler:
         simple: list[tuple[Any, Any, Any]] = []
         complex_: list[tuple[Any, Any, Any]] = []
         for s, p, o in part.triples:
-            for t in self._expand_path(s, p, o):
+            for t in self.paths.expand(s, p, o):
                 (complex_ if isinstance(t[1], Path) else simple).append(t)
         # SQLite: a closure from a constant is small, but the planner cannot know that
         # and would drive the join from the patterns, Bloom-filtering every quad of
@@ -327,9 +326,9 @@ class Compiler:
         if not self.dialect.is_pg and scope.mode != "var":
             for t in list(complex_):
                 if isinstance(t[1], MulPath) and (
-                    self._path_end(t[0]) is not None or self._path_end(t[2]) is not None
+                    self.paths.end(t[0]) is not None or self.paths.end(t[2]) is not None
                 ):
-                    self._path_pattern(b, *t, scope, simple)
+                    self.paths.pattern(b, *t, scope, simple)
                     complex_.remove(t)
                     leading |= {x for x in (t[0], t[2]) if isinstance(x, Variable | BNode)}
         for triple in simple:
@@ -338,7 +337,7 @@ class Compiler:
                 leading = set()
             graph_bound = self._add_pattern(b, triple, scope, graph_bound, ranged)
         for s, p, o in complex_:
-            self._path_pattern(b, s, p, o, scope, simple)
+            self.paths.pattern(b, s, p, o, scope, simple)
         if not part.triples and scope.mode == "var":
             g = self.names.alias("gr")
             b.add_item(f"graphs {g}")
@@ -367,27 +366,10 @@ class Compiler:
             if ref is not None and ref.is_id:
                 b.where.append(f"{q}.{col} BETWEEN {ref.id} AND {ref.id}")
             else:
-                self._bind(b, f"{q}.{col}", term)
+                self.bind(b, f"{q}.{col}", term)
         return self._bind_graph(b, f"{q}.g", scope, graph_bound)
 
-    def _expand_path(self, s: Any, p: Any, o: Any) -> list[tuple[Any, Any, Any]]:
-        """Rewrite sequence and inverse paths into plain triple patterns joined through
-        fresh blank-node variables (the SPARQL 1.1 translation), leaving only
-        alternatives, negated sets and closures as path patterns."""
-        if isinstance(p, InvPath):
-            return self._expand_path(o, p.arg, s)
-        if isinstance(p, SequencePath):
-            out: list[tuple[Any, Any, Any]] = []
-            args = list(p.args)
-            current = s
-            for i, step in enumerate(args):
-                nxt = o if i == len(args) - 1 else BNode(self.names.alias("_pp"))
-                out += self._expand_path(current, step, nxt)
-                current = nxt
-            return out
-        return [(s, p, o)]
-
-    def _bind(self, b: Block, col: str, term: Any) -> None:
+    def bind(self, b: Block, col: str, term: Any) -> None:
         """Constrain column ``col`` by a pattern term: a constant or a variable."""
         if isinstance(term, Variable) and term in self.bindings:
             term = self.bindings[term]
@@ -400,13 +382,13 @@ class Compiler:
                     raise Unsupported("computed value used in a pattern")
                 b.where.append(f"{col} = {ref.id}")
             return
-        b.where.append(f"{col} = {self._id_sql(term)}")
+        b.where.append(f"{col} = {self.id_sql(term)}")
 
     def _bind_graph(self, b: Block, col: str, scope: GraphScope, bound: bool) -> bool:
         if scope.mode == "const":
             b.where.append(f"{col} = {scope.gid}")
         elif scope.mode == "var":
-            self._bind(b, col, scope.var)
+            self.bind(b, col, scope.var)
             if not bound and self.default_graph_id is not None:
                 # In SPARQL the default graph is not a named graph.
                 b.where.append(f"{col} <> {self.default_graph_id}")
@@ -508,7 +490,7 @@ class Compiler:
                     for e, c in val_columns(base, inner):
                         extra.append((e, c))
                     b_vals[var] = val_from_columns(r, base, inner)
-        inner_sql = self._render(b, extra=extra, distinct=b.distinct_pending)
+        inner_sql = self.render(b, extra=extra, distinct=b.distinct_pending)
         out = Block(
             items=list(a.items),
             where=list(a.where),
@@ -625,7 +607,7 @@ class Compiler:
             for v in all_vars:
                 ref = br.vars.get(v)
                 col = self.names.column(v)
-                cols.append(f'{ref.id if ref else self._null_id()} AS "{col}"')
+                cols.append(f'{ref.id if ref else self.null_id()} AS "{col}"')
             if not cols:
                 cols.append("1 AS one_")
             head = "SELECT DISTINCT" if br.distinct_pending else "SELECT"
@@ -669,7 +651,7 @@ class Compiler:
         if isinstance(expr, Variable):
             ref = b.vars.get(expr)
             if ref is None:
-                ref = VarRef(id=self._null_id(), nullable=True)
+                ref = VarRef(id=self.null_id(), nullable=True)
             b.vars[var] = ref
             return b
         if isinstance(expr, URIRef | Literal):
@@ -702,7 +684,7 @@ class Compiler:
                 term = row.get(v, "UNDEF")
                 if term == "UNDEF" or term is None:
                     nullable.add(v)
-                    cols.append(f'{self._null_id()} AS "{self.names.column(v)}"')
+                    cols.append(f'{self.null_id()} AS "{self.names.column(v)}"')
                     continue
                 tid = self.term_id(term)
                 if tid is None:
@@ -710,7 +692,7 @@ class Compiler:
                 cols.append(f'{tid} AS "{self.names.column(v)}"')
             selects.append("SELECT " + (", ".join(cols) if cols else "1 AS one_"))
         if not selects:
-            cols = [f'{self._null_id()} AS "{self.names.column(v)}"' for v in all_vars]
+            cols = [f'{self.null_id()} AS "{self.names.column(v)}"' for v in all_vars]
             selects.append("SELECT " + (", ".join(cols) or "1 AS one_") + " WHERE FALSE")
         alias = self.names.alias("vals")
         out = Block()
@@ -729,7 +711,7 @@ class Compiler:
             sql, outs, _ = self._select(part, top=False)
         finally:
             self.scope = saved
-        return self._derived(sql, outs, "sq")[0]
+        return self.derived(sql, outs, "sq")[0]
 
     _p_Project = _subselect
     _p_Distinct = _subselect
@@ -741,140 +723,9 @@ class Compiler:
         raise Unsupported("GROUP outside an aggregate join")
 
     def _p_AggregateJoin(self, part: CompValue, scope: GraphScope) -> Block:
-        group = part.p
-        b = self.pattern(group.p, scope)
-        if b.distinct_pending:
-            b = self.wrap(b, distinct=True)
-        extremes = self._extreme_columns(part.A, group.expr or [], b)
-        if extremes:
-            b, window_alias = self._wrap_with(b, list(extremes.values()))
-        keys: list[str] = []
-        for e in group.expr or []:
-            if not isinstance(e, Variable):
-                raise Unsupported("GROUP BY an expression")
-            ref = b.vars.get(e)
-            if ref is None:
-                keys.append(self._null_id())
-            elif not ref.is_id:
-                raise Unsupported("GROUP BY a computed value")
-            else:
-                keys.append(ref.id)  # type: ignore[arg-type]
-        cols: list[str] = []
-        outs: list[tuple[Variable, VarRef]] = []
-        int_dt = self.datatype_ids.get(_XSD_INTEGER)
-        for agg in part.A:
-            res = agg.res
-            col = self.names.column(res)
-            distinct = "DISTINCT " if agg.distinct == "DISTINCT" else ""
-            if agg.name == "Aggregate_Count":
-                if agg.vars == "*":
-                    if distinct:
-                        raise Unsupported("COUNT(DISTINCT *)")
-                    count = "COUNT(*)"
-                elif isinstance(agg.vars, Variable):
-                    ref = b.vars.get(agg.vars)
-                    if ref is None:
-                        count = "0"
-                    elif not ref.is_id:
-                        raise Unsupported("COUNT of a computed value")
-                    else:
-                        count = f"COUNT({distinct}{ref.id})"
-                else:
-                    raise Unsupported("COUNT of an expression")
-                val = Val(
-                    kind=str(LITERAL_KIND),
-                    lex=self.dialect.int_to_text(count),
-                    dt=str(int_dt) if int_dt is not None else "NULL",
-                    lang="NULL",
-                    num=count,
-                    skind=LITERAL_KIND,
-                    sdt=_XSD_INTEGER,
-                    static_dt_known=True,
-                )
-                cols += [f'{e} AS "{c}"' for e, c in val_columns(col, val)]
-                outs.append((res, VarRef(id=None, val=val)))
-            elif agg.name == "Aggregate_Sample":
-                if not isinstance(agg.vars, Variable):
-                    raise Unsupported("SAMPLE of an expression")
-                ref = b.vars.get(agg.vars)
-                if ref is None:
-                    cols.append(f'{self._null_id()} AS "{col}"')
-                elif not ref.is_id:
-                    raise Unsupported("SAMPLE of a computed value")
-                else:
-                    cols.append(f'MIN({ref.id}) AS "{col}"')
-                outs.append((res, VarRef(id="x", nullable=True)))
-            elif agg.name in ("Aggregate_Min", "Aggregate_Max"):
-                _, window_col = extremes[id(agg)]
-                cols.append(f'MIN({window_alias}."{window_col}") AS "{col}"')
-                outs.append((res, VarRef(id="x", nullable=True)))
-            else:
-                raise Unsupported(agg.name)
-        if not cols:
-            cols.append("1 AS one_")
-        sql = f"SELECT {', '.join(cols)}\nFROM {b.from_sql()}{b.where_sql()}"
-        if keys:
-            sql += "\nGROUP BY " + ", ".join(keys)
-        alias = self.names.alias("ag")
-        out = Block()
-        if keys:
-            # Grouping no solutions still gives one (empty) solution, as rdflib and the
-            # W3C tests (agg-empty-group) have it: left-join the groups to one row.
-            out.add_item(f"(SELECT 1 AS one) AS {alias}u")
-            out.add_item(f"(\n{sql}\n) AS {alias}", "TRUE", left=True)
-        else:
-            out.add_item(f"(\n{sql}\n) AS {alias}")
-        for var, ref in outs:
-            col = self.names.column(var)
-            if ref.is_id:
-                out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=True)
-            else:
-                assert ref.val is not None
-                out.vars[var] = VarRef(
-                    id=None, val=val_from_columns(alias, col, ref.val), nullable=bool(keys)
-                )
-        return out
+        return self.aggregates.join(part, scope)
 
-    def _extreme_columns(
-        self, aggregates: list[CompValue], group_by: list[Any], b: Block
-    ) -> dict[int, tuple[str, str]]:
-        """MIN/MAX as window columns: the first id of each group in SPARQL's ORDER BY
-        order (MAX: descending), unbound values last.  SQL's MIN/MAX would compare ids
-        or raw numbers; this way the result is the term SPARQL orders first, which is
-        also what rdflib's evaluator returns."""
-        out: dict[int, tuple[str, str]] = {}
-        partition = []
-        for e in group_by:
-            ref = b.vars.get(e) if isinstance(e, Variable) else None
-            if ref is None or not ref.is_id:
-                return {}  # GROUP BY errors are raised by the caller
-            partition.append(ref.id)
-        for agg in aggregates:
-            if agg.name not in ("Aggregate_Min", "Aggregate_Max"):
-                continue
-            if not isinstance(agg.vars, Variable):
-                raise Unsupported(f"{agg.name} of an expression")
-            ref = b.vars.get(agg.vars)
-            if ref is None or not ref.is_id:
-                raise Unsupported(f"{agg.name} of an unbound or computed value")
-            val = self.value_of(b, agg.vars)
-            assert val is not None
-            desc = " DESC" if agg.name == "Aggregate_Max" else ""
-            order = [f"CASE WHEN {ref.id} IS NULL THEN 1 ELSE 0 END"]
-            order += [k + desc for k in self.ops.order_keys(val)]
-            order.append(f"{ref.id}")
-            over = (f"PARTITION BY {', '.join(partition)} " if partition else "") + (
-                "ORDER BY " + ", ".join(order)
-            )
-            col = f"m{len(out)}_{self.names.column(agg.res)}"
-            out[id(agg)] = (f"FIRST_VALUE({ref.id}) OVER ({over})", col)
-        return out
-
-    def _wrap_with(self, b: Block, extra: list[tuple[str, str]]) -> tuple[Block, str]:
-        """Like :meth:`wrap`, also carrying ``extra`` computed columns."""
-        return self._derived(self._render(b, extra=extra, distinct=False), b.vars.items(), "w")
-
-    def _derived(
+    def derived(
         self, sql: str, refs: Iterable[tuple[Any, VarRef]], prefix: str
     ) -> tuple[Block, str]:
         """A block reading ``refs`` (how each variable was carried in ``sql``) back from
@@ -892,258 +743,6 @@ class Compiler:
                     id=None, val=val_from_columns(alias, col, ref.val), nullable=ref.nullable
                 )
         return out, alias
-
-    # ----------------------------------------------------------------------- paths
-
-    def _path_pattern(
-        self,
-        b: Block,
-        s: Any,
-        path: Path,
-        o: Any,
-        scope: GraphScope,
-        simple: list[tuple[Any, Any, Any]],
-        *,
-        cross: bool = False,
-    ) -> None:
-        if scope.mode == "var":
-            raise Unsupported("property path inside GRAPH ?var")
-        start, end = self._path_end(s), self._path_end(o)
-        if isinstance(path, MulPath) and start is None:
-            # Seed the closure from what the rest of the pattern binds, so that
-            # ``?a :p/rdf:rest*/rdf:first ?x`` follows only the lists of matching ?a.
-            s_seeds = self._seeds(s, simple, scope)
-            if (
-                s_seeds is not None
-                and end is None
-                and self._selectivity(o, simple) > self._selectivity(s, simple)
-            ):
-                # Walk backwards from the more constrained end (e.g. from the arrays
-                # with a given standard name up to their datasets, not down from every
-                # dataset).
-                s_seeds = None
-            if s_seeds is not None:
-                sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
-                if end is not None:
-                    sql = f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
-            elif end is None and (o_seeds := self._seeds(o, simple, scope)) is not None:
-                seeds = o_seeds
-                inner = self._closure_sql(InvPath(path.path), path.mod, scope, seeds)
-                sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
-            else:
-                sql = self._path_sql(path, scope, start, end)
-        else:
-            sql = self._path_sql(path, scope, start, end)
-        alias = self.names.alias("pp")
-        if cross and b.items:
-            b.items.append(("CROSS JOIN", f"(\n{sql}\n) AS {alias}", None))
-        else:
-            b.add_item(f"(\n{sql}\n) AS {alias}")
-            cross = False
-        for col, term in ((f"{alias}.s", s), (f"{alias}.o", o)):
-            ref = b.vars.get(term) if cross and isinstance(term, Variable | BNode) else None
-            if ref is not None and ref.is_id:
-                b.where.append(f"{col} BETWEEN {ref.id} AND {ref.id}")
-            else:
-                self._bind(b, col, term)
-
-    def _selectivity(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> int:
-        """A rough score of how constrained ``var`` is by the patterns around it:
-        constants other than classes count double, class memberships once."""
-        score = 0
-        for t in self._component(var, simple):
-            for pos, term in enumerate(t):
-                if pos == 1 or isinstance(term, Variable | BNode):
-                    continue
-                score += 1 if t[1] == RDF.type and pos == 2 else 2
-        return score
-
-    def _component(
-        self, var: Any, simple: list[tuple[Any, Any, Any]]
-    ) -> list[tuple[Any, Any, Any]]:
-        """The plain triple patterns connected to ``var`` through shared variables."""
-        if not isinstance(var, Variable | BNode) or var in self.bindings:
-            return []
-        component: list[tuple[Any, Any, Any]] = []
-        reached = {var}
-        remaining = list(simple)
-        changed = True
-        while changed:
-            changed = False
-            for t in list(remaining):
-                names = {x for x in t if isinstance(x, Variable | BNode)}
-                if names & reached:
-                    component.append(t)
-                    reached |= names
-                    remaining.remove(t)
-                    changed = True
-        return component
-
-    def _seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
-        """SQL for the values ``var`` takes in the triple patterns connected to it, or
-        None when no plain pattern binds it."""
-        if not isinstance(var, Variable | BNode) or var in self.bindings:
-            return None
-        component = self._component(var, simple)
-        if not component:
-            return None
-        sub = self._p_BGP(CompValue("BGP", triples=component), scope)
-        ref = sub.vars[var]
-        return f"SELECT DISTINCT {ref.id} AS n\nFROM {sub.from_sql()}{sub.where_sql()}"
-
-    def _path_end(self, term: Any) -> int | None:
-        """The term id of a constant path end (None for a variable end)."""
-        if isinstance(term, Variable) and term in self.bindings:
-            term = self.bindings[term]
-        if isinstance(term, Variable | BNode):
-            return None
-        tid = self.term_id(term)
-        if tid is None:
-            raise Unsupported("property path from a term that is not stored")
-        return tid
-
-    def _graph_cond(self, q: str, scope: GraphScope) -> str:
-        return f" AND {q}.g = {scope.gid}" if scope.mode == "const" else ""
-
-    def _path_sql(self, path: Any, scope: GraphScope, start: int | None, end: int | None) -> str:
-        """SQL with columns ``s, o`` for the pairs a path connects; ``start``/``end``
-        restrict the pairs (used to seed recursive closures from a constant)."""
-        d = "DISTINCT " if scope.mode == "union" else ""
-        if isinstance(path, URIRef):
-            q = self.names.alias("q")
-            conds = [f"{q}.p = {self._id_sql(path)}"]
-            if start is not None:
-                conds.append(f"{q}.s = {start}")
-            if end is not None:
-                conds.append(f"{q}.o = {end}")
-            where = " AND ".join(conds) + self._graph_cond(q, scope)
-            return f"SELECT {d}{q}.s AS s, {q}.o AS o FROM quads {q} WHERE {where}"
-        if isinstance(path, InvPath):
-            inner = self._path_sql(path.arg, scope, end, start)
-            x = self.names.alias("iv")
-            return f"SELECT {x}.o AS s, {x}.s AS o FROM (\n{inner}\n) AS {x}"
-        if isinstance(path, SequencePath):
-            args = list(path.args)
-            sql = self._path_sql(args[0], scope, start, None if len(args) > 1 else end)
-            for i, step in enumerate(args[1:], start=1):
-                last = i == len(args) - 1
-                x, y = self.names.alias("sa"), self.names.alias("sb")
-                if isinstance(step, MulPath):
-                    seeds = f"SELECT DISTINCT {x}.o AS n FROM (\n{sql}\n) AS {x}"
-                    right = self._closure_sql(step.path, step.mod, scope, seeds)
-                    if last and end is not None:
-                        right = f"SELECT s, o FROM (\n{right}\n) AS ce_ WHERE o = {end}"
-                else:
-                    right = self._path_sql(step, scope, None, end if last else None)
-                sql = (
-                    f"SELECT {x}.s AS s, {y}.o AS o FROM (\n{sql}\n) AS {x} "
-                    f"JOIN (\n{right}\n) AS {y} ON {y}.s = {x}.o"
-                )
-            return sql
-        if isinstance(path, AlternativePath):
-            parts = [self._path_sql(a, scope, start, end) for a in path.args]
-            return "\nUNION ALL\n".join(
-                f"SELECT * FROM (\n{p}\n) AS {self.names.alias('al')}" for p in parts
-            )
-        if isinstance(path, MulPath):
-            if start is not None:
-                sql = self._closure_sql(path.path, path.mod, scope, f"SELECT {start} AS n")
-                return (
-                    sql if end is None else f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
-                )
-            if end is not None:
-                inner = self._closure_sql(InvPath(path.path), path.mod, scope, f"SELECT {end} AS n")
-                return f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
-            return self._closure_sql(path.path, path.mod, scope, None)
-        if isinstance(path, NegatedPath):
-            return self._negated_sql(path, scope, start, end)
-        raise Unsupported(f"path {path!r}")
-
-    def _negated_sql(
-        self, path: NegatedPath, scope: GraphScope, start: int | None, end: int | None
-    ) -> str:
-        forward = [a for a in path.args if isinstance(a, URIRef)]
-        inverse = [a.arg for a in path.args if isinstance(a, InvPath)]
-        d = "DISTINCT " if scope.mode == "union" else ""
-        parts = []
-        for preds, s_col, o_col, s_val, o_val in (
-            (forward, "s", "o", start, end),
-            (inverse, "o", "s", start, end),
-        ):
-            if preds is inverse and not inverse:
-                continue
-            if preds is forward and not forward and inverse:
-                continue
-            q = self.names.alias("q")
-            conds = []
-            if preds:
-                ids = ", ".join(self._id_sql(p) for p in preds)
-                conds.append(f"{q}.p NOT IN ({ids})")
-            if s_val is not None:
-                conds.append(f"{q}.{s_col} = {s_val}")
-            if o_val is not None:
-                conds.append(f"{q}.{o_col} = {o_val}")
-            where = (" AND ".join(conds) or "TRUE") + self._graph_cond(q, scope)
-            parts.append(
-                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o FROM quads {q} WHERE {where}"
-            )
-        return "\nUNION ALL\n".join(parts)
-
-    def _closure_sql(self, step: Any, mod: str, scope: GraphScope, seeds: str | None) -> str:
-        """``step+``, ``step*`` or ``step?`` as distinct ``(s, o)`` pairs (SPARQL 1.1
-        gives arbitrary-length paths set semantics), starting from the nodes ``seeds``
-        selects (column ``n``), or from everywhere for ``+`` without seeds.  A
-        recursive CTE walks the steps; ``UNION`` (not ``UNION ALL``) stops it on cycles.
-        """
-        if seeds is None and mod != "+":
-            raise Unsupported("zero-length path between two unbound variables")
-        cte, st = self.names.alias("cl"), self.names.alias("st")
-        # One step along an IRI (or its inverse) reads quads directly, so each
-        # recursive round is an index seek rather than a derived table.
-        a, b = "s", "o"
-        if isinstance(step, InvPath) and isinstance(step.arg, URIRef):
-            step, a, b = step.arg, "o", "s"
-        if isinstance(step, URIRef):
-            pid = self._id_sql(step)
-            g = f" AND {st}.g = {scope.gid}" if scope.mode == "const" else ""
-            step_from = f"quads {st}"
-            step_on = f"{st}.p = {pid}{g}"
-        else:
-            step_from = f"(\n{self._path_sql(step, scope, None, None)}\n) AS {st}"
-            step_on = "TRUE"
-        if seeds is not None:
-            first = (
-                f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} "
-                f"WHERE {step_on} AND {st}.{a} IN (SELECT n FROM (\n{seeds}\n) AS sn_)"
-            )
-            zero = f"SELECT n AS s, n AS o FROM (\n{seeds}\n) AS sz_"
-        else:
-            first = f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} WHERE {step_on}"
-            zero = ""
-        if mod == "?":
-            return f"{first}\nUNION\n{zero}"
-        # SQLite plans the recursive step's equality join with a Bloom filter that it
-        # rebuilds (scanning every quad of the predicate) for each queued row; the
-        # equivalent one-value range keeps it to an index seek per row.
-        link = (
-            f"{st}.{a} = {cte}.o" if self.dialect.is_pg else f"{st}.{a} BETWEEN {cte}.o AND {cte}.o"
-        )
-        rec_on = step_on
-        if not self.dialect.is_pg and isinstance(step, URIRef):
-            # ... and an equality on the constant predicate would get one too.
-            pid = self._id_sql(step)
-            rec_on = step_on.replace(f"{st}.p = {pid}", f"{st}.p BETWEEN {pid} AND {pid}")
-        rec = f"SELECT {cte}.s, {st}.{b} FROM {cte} JOIN {step_from} ON {link} AND {rec_on}"
-        sql = f"WITH RECURSIVE {cte}(s, o) AS (\n{first}\nUNION\n{rec}\n)\nSELECT s, o FROM {cte}"
-        if mod == "*":
-            sql += f"\nUNION\n{zero}"
-        return sql
-
-    def _zero_sql(self, start: int | None, end: int | None) -> str:
-        if start is not None and end is not None:
-            return f"SELECT {start} AS s, {end} AS o WHERE {start} = {end}"
-        node = start if start is not None else end
-        return f"SELECT {node} AS s, {node} AS o"
 
     # ----------------------------------------------------------------- expressions
 
@@ -1214,7 +813,8 @@ class Compiler:
 
     # --------------------------------------------------------------------- render
 
-    def _render(self, b: Block, *, extra: Iterable[tuple[str, str]] = (), distinct: bool) -> str:
+    def render(self, b: Block, *, extra: Iterable[tuple[str, str]] = (), distinct: bool) -> str:
+        """The SELECT of a block, each variable in its columns (plus ``extra`` ones)."""
         cols = []
         for var, ref in b.vars.items():
             col = self.names.column(var)
@@ -1231,8 +831,8 @@ class Compiler:
 
     def wrap(self, b: Block, *, distinct: bool = False) -> Block:
         """Turn a block into a derived table (applying a pending DISTINCT)."""
-        sql = self._render(b, distinct=distinct or b.distinct_pending)
-        return self._derived(sql, b.vars.items(), "w")[0]
+        sql = self.render(b, distinct=distinct or b.distinct_pending)
+        return self.derived(sql, b.vars.items(), "w")[0]
 
 
 def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:

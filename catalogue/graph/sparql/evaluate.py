@@ -1,8 +1,12 @@
 """Run compiled SQL in place of rdflib's evaluator, through ``CUSTOM_EVALS``.
 
+The hook is registered by :func:`catalogue.graph.sparql.hooks.install` (which the
+store's ``open`` calls), never by importing this module.
+
 rdflib evaluates a query by calling ``evalPart`` on each algebra node, and asks every
 function in :data:`rdflib.plugins.sparql.CUSTOM_EVALS` first.  :func:`evaluate_part`
-answers any solution-producing node whose graph lives in a :class:`SQLStore`: it
+answers any solution-producing node whose graph lives in a registered store
+(:mod:`.source`): it
 compiles the node (and everything below it) into one SQL statement and streams the
 rows back as rdflib solutions.  When a node cannot be compiled it declines, rdflib
 evaluates that node itself and calls back for its children, so every query is answered,
@@ -18,29 +22,25 @@ from __future__ import annotations
 
 import contextlib
 import re
-import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from rdflib.graph import ConjunctiveGraph, Dataset, Graph
-from rdflib.plugins.sparql import CUSTOM_EVALS
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
 from ..deadline import check_deadline
-from .compiler import ALGEBRA, Compiler, GraphScope, Statement, iter_parts
+from .compiler import ALGEBRA, Compiler, Statement, iter_parts
+from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
-from .sql import Unsupported
+from .source import QuadSource, source_of
+from .sql import GraphScope, Unsupported
 
-__all__ = ["ExplainEntry", "compile_part", "evaluate_part", "install"]
-
-HOOK_NAME = "catalogue-sql"
+__all__ = ["ExplainEntry", "compile_part", "evaluate_part"]
 
 # Nodes worth compiling on their own.  Query forms (SelectQuery, ...) stay with rdflib,
 # which wraps the solutions of their pattern; a lone Group is handled by its
@@ -63,20 +63,7 @@ class ExplainEntry:
         return self.sql + ";" + (f"\n-- parameters:{params}" if params else "")
 
 
-def install() -> None:
-    """Register the hook (idempotent; importing the store module does it)."""
-    CUSTOM_EVALS[HOOK_NAME] = evaluate_part
-
-
-def _store_of(ctx: QueryContext) -> Any:
-    from ..store import SQLStore
-
-    graph = ctx.graph
-    store = getattr(graph, "store", None)
-    return store if isinstance(store, SQLStore) else None
-
-
-def compile_part(store: Any, ctx: QueryContext, part: CompValue) -> Statement:
+def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> Statement:
     """Compile ``part`` for evaluation in ``ctx`` (raises Unsupported)."""
     graph = ctx.graph
     bindings = {k: v for k, v in ctx.solution().items() if isinstance(k, Variable)}
@@ -116,10 +103,10 @@ def compile_part(store: Any, ctx: QueryContext, part: CompValue) -> Statement:
         default_graph_id=default_id,
         bindings=bindings,
     )
-    return compiler.statement(part, first_only=_TOP_ASK.get() == id(part))
+    return compiler.statement(part, first_only=TOP_ASK.get() == id(part))
 
 
-def _describe(store: Any, ctx: QueryContext, query: CompValue) -> dict[str, Any]:
+def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str, Any]:
     """DESCRIBE as rdflib answers it (the concise bounded description of each resource:
     its triples, recursively those of blank-node objects and of reifications of its
     statements), collected by one recursive SQL statement instead of a ``triples()``
@@ -235,7 +222,7 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
     name = getattr(part, "name", None)
     if name not in _COMPILED and name != "DescribeQuery":
         raise NotImplementedError
-    store = _store_of(ctx)
+    store = source_of(ctx.graph)
     if store is None or not getattr(store, "compile_sparql", True):
         raise NotImplementedError
     if name == "DescribeQuery":
@@ -257,7 +244,7 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
     if top.name == "Project":
         keep = set(top.PV)
         bound = {k: v for k, v in bound.items() if k in keep}
-    plain = not bound and _TOP_SELECT.get() == id(part)
+    plain = not bound and TOP_SELECT.get() == id(part)
     return _rows(store, ctx, stmt, bound, plain=plain)
 
 
@@ -269,7 +256,7 @@ class _Solution(dict):  # type: ignore[type-arg]
 
 
 def _rows(
-    store: Any, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool
+    store: QuadSource, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool
 ) -> Iterator[Any]:
     conn = store.connection
     if stmt.functions:
@@ -313,11 +300,6 @@ def _rows(
 
 # Rows fetched per round trip (and buffered from PostgreSQL's server-side cursor).
 _FETCH = 1000
-# id() of the pattern directly under the SELECT being run through store_query: its
-# solutions go straight into rdflib's Result, so they can be plain dicts.
-_TOP_SELECT: ContextVar[int | None] = ContextVar("_TOP_SELECT", default=None)
-# id() of the pattern of the ASK query being run: one solution answers it.
-_TOP_ASK: ContextVar[int | None] = ContextVar("_TOP_ASK", default=None)
 
 
 def _static_term(kind: int, lex: str, sdt: str | None, lang: str | None) -> Node:
@@ -368,115 +350,3 @@ def _register_functions(conn: Any, names: frozenset[str]) -> None:
     for name in names:
         nargs, fn = _FUNCTIONS[name]
         raw.create_function(name, nargs, fn, deterministic=True)
-
-
-# ------------------------------------------------------------------ Store.query
-
-_PARSE_CACHE_SIZE = 256
-
-#: rdflib's SPARQL grammar (pyparsing) keeps parse state in shared objects: two threads
-#: parsing at once fail ("postParse2() missing 1 required positional argument"), as the
-#: web server's load test showed. Every parse goes through this lock, rdflib's own too
-#: (:func:`install_parse_lock`). Reentrant, because our wrappers call rdflib's.
-PARSE_LOCK = threading.RLock()
-
-
-def install_parse_lock() -> None:
-    """Make rdflib's ``parseQuery``/``parseUpdate`` (and the processor's references) hold PARSE_LOCK."""
-    from rdflib.plugins.sparql import parser, processor
-
-    def locked(fn: Any) -> Any:
-        if getattr(fn, "_catalogue_locked", False):
-            return fn
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with PARSE_LOCK:
-                return fn(*args, **kwargs)
-
-        call._catalogue_locked = True  # type: ignore[attr-defined]
-        call.__doc__ = fn.__doc__
-        return call
-
-    parser.parseQuery = locked(parser.parseQuery)
-    parser.parseUpdate = locked(parser.parseUpdate)
-    processor.parseQuery = parser.parseQuery  # type: ignore[attr-defined]
-    processor.parseUpdate = parser.parseUpdate  # type: ignore[attr-defined]
-
-
-def parse_query(query: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
-    """rdflib's parse and algebra translation of a query, one thread at a time."""
-    from rdflib.plugins.sparql.algebra import translateQuery
-    from rdflib.plugins.sparql.parser import parseQuery
-
-    with PARSE_LOCK:
-        return translateQuery(parseQuery(query), base, namespaces or {})
-
-
-def parse_update(update: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
-    """rdflib's parse and algebra translation of an update, one thread at a time."""
-    from rdflib.plugins.sparql.algebra import translateUpdate
-    from rdflib.plugins.sparql.parser import parseUpdate
-
-    with PARSE_LOCK:
-        return translateUpdate(parseUpdate(update), base, namespaces or {})
-
-
-@lru_cache(maxsize=_PARSE_CACHE_SIZE)
-def _prepared(query: str, base: str | None, namespaces: tuple[tuple[str, str], ...]) -> Any:
-    """Parse and translate a query once: rdflib's pyparsing grammar costs milliseconds
-    per query, more than running a typical compiled catalogue query."""
-    return parse_query(query, base, dict(namespaces))
-
-
-def store_query(
-    store: Any,
-    query: Any,
-    init_ns: Any,
-    init_bindings: Any,
-    query_graph: Any,
-    **kwargs: Any,
-) -> Any:
-    """``Store.query``: rdflib's own evaluation (with the compiler hook), plus a cache of
-    parsed queries.  The graph the query runs on is rebuilt over this store from
-    ``query_graph`` ("__UNION__", the dataset's default graph or a named graph)."""
-    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
-    from rdflib.plugins.sparql.evaluate import evalQuery
-    from rdflib.plugins.sparql.processor import SPARQLResult
-    from rdflib.plugins.sparql.sparql import Query
-
-    base = kwargs.pop("base", None)
-    kwargs.pop("DEBUG", None)
-    if kwargs:
-        raise NotImplementedError  # unknown options: let rdflib handle (or reject) them
-    if isinstance(query, str):
-        namespaces = tuple(sorted((str(k), str(v)) for k, v in (init_ns or {}).items()))
-        parsed = _prepared(query, base, namespaces)
-    elif isinstance(query, Query):
-        parsed = query
-    else:
-        raise NotImplementedError
-    graph = _query_graph(store, query_graph, DATASET_DEFAULT_GRAPH_ID)
-    algebra = parsed.algebra
-    top = id(algebra.p) if algebra.name == "SelectQuery" else None
-    ask = id(algebra.p) if algebra.name == "AskQuery" else None
-    token, ask_token = _TOP_SELECT.set(top), _TOP_ASK.set(ask)
-    try:
-        return SPARQLResult(evalQuery(graph, parsed, init_bindings or {}, base))
-    finally:
-        _TOP_SELECT.reset(token)
-        _TOP_ASK.reset(ask_token)
-
-
-def _query_graph(store: Any, query_graph: Any, default_id: Any) -> Graph:
-    cache = store.__dict__.setdefault("_query_graphs", {})
-    key = str(query_graph)
-    graph = cache.get(key)
-    if graph is None:
-        if query_graph == "__UNION__":
-            graph = Dataset(store=store, default_union=True)
-        elif query_graph is None or query_graph == default_id:
-            graph = Dataset(store=store, default_union=False)
-        else:
-            graph = Graph(store=store, identifier=query_graph)
-        cache[key] = graph
-    return graph

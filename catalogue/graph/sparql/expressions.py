@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, URIRef, Variable
 
-from .sql import Unsupported, Val
-from .values import LITERAL_KIND
+from .sql import Dialect, Names, Unsupported, Val
+from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
 
-if TYPE_CHECKING:
-    from .compiler import Compiler
-
-__all__ = ["ExprCompiler", "Resolver"]
+__all__ = ["ExprCompiler", "ExpressionContext", "Resolver"]
 
 #: Looks a variable up in the current scope: its value, or None when it is unbound there.
 Resolver = Callable[[Variable], Val | None]
@@ -41,10 +38,23 @@ _PG_SAFE = re.compile(
 )
 
 
+class ExpressionContext(Protocol):
+    """What expressions need of the statement being compiled (the compiler passes
+    itself; this module never imports it)."""
+
+    dialect: Dialect
+    names: Names
+    ops: ValueOps
+
+    def need_function(self, name: str) -> None: ...
+
+    def exists_sql(self, graph: Any, resolve: Resolver, *, negate: bool) -> str: ...
+
+
 class ExprCompiler:
     """Compiles expressions against a scope given by a :data:`Resolver`."""
 
-    def __init__(self, compiler: Compiler, resolve: Resolver) -> None:
+    def __init__(self, compiler: ExpressionContext, resolve: Resolver) -> None:
         self.c = compiler
         self.ops = compiler.ops
         self.resolve = resolve
@@ -196,7 +206,6 @@ class ExprCompiler:
         return _plain_term(ok, LITERAL_KIND, f"COALESCE({v.lang}, '')")
 
     def _e_Builtin_DATATYPE(self, e: CompValue) -> Compiled:
-        from .values import LANG_STRING, STRING
 
         v = self.value(e.arg)
         ok = f"{v.kind} = {LITERAL_KIND}"

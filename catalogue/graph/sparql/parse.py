@@ -2,14 +2,14 @@
 
 Queries and updates arrive from the web endpoint, ``catalogue query`` and Python
 callers as text; this turns them into rdflib's algebra (one thread at a time, see
-:func:`~catalogue.graph.sparql.evaluate.parse_query`) or into a
+:func:`~catalogue.graph.sparql.query.parse_query`; short queries through its parse
+cache, :func:`~catalogue.graph.sparql.query.prepared_query`) or into a
 :class:`~catalogue.errors.QueryError` naming the problem and its position.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any, Final
 
 from rdflib.plugins.sparql.parserutils import CompValue
@@ -18,8 +18,9 @@ from rdflib.plugins.sparql.sparql import Query
 from catalogue.errors import QueryError
 from catalogue.rdf.vocabulary import PREFIXES
 
-from .evaluate import parse_query as parse_locked
-from .evaluate import parse_update as parse_update_locked
+from .query import parse_query as parse_locked
+from .query import parse_update as parse_update_locked
+from .query import prepared_query
 
 __all__ = ["FORMS", "one_line", "parse_query", "parse_update", "query_form", "uses"]
 
@@ -41,21 +42,20 @@ def one_line(exc: BaseException) -> str:
     return " ".join(text.splitlines()[0].split()) if text else type(exc).__name__
 
 
-def _translate(text: str) -> Query:
+#: The catalogue's prefixes as the parse cache's key wants them.
+_NAMESPACES: Final = tuple(sorted((prefix, str(iri)) for prefix, iri in PREFIXES.items()))
+
+
+def parse_query(text: str) -> Query:
+    """Parse and translate a query with the catalogue prefixes bound (short ones cached)."""
     try:
+        if len(text) <= _CACHED_QUERY_CHARS:
+            return prepared_query(text, None, _NAMESPACES)
         return parse_locked(text, None, dict(PREFIXES))
     except RecursionError:
         raise QueryError("the query is nested too deeply for the SPARQL parser") from None
     except Exception as exc:  # pyparsing's ParseException, rdflib's plain Exceptions (unknown prefix)
         raise QueryError(f"malformed query: {one_line(exc)}") from None
-
-
-_translate_cached = lru_cache(maxsize=256)(_translate)
-
-
-def parse_query(text: str) -> Query:
-    """Parse and translate a query with the catalogue prefixes bound (short ones cached)."""
-    return _translate_cached(text) if len(text) <= _CACHED_QUERY_CHARS else _translate(text)
 
 
 def query_form(query: Query) -> str:

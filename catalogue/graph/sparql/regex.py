@@ -7,7 +7,7 @@ endpoint could be frozen by one request. RE2 (google-re2) matches in time
 linear in the text. Both places where the catalogue evaluates SPARQL
 regular expressions use it: the SQLite function the SQL compiler registers
 (``sparql_regex``) and rdflib's own ``REGEX``/``REPLACE`` (used for
-whatever the compiler leaves to rdflib), which :func:`install` points at
+whatever the compiler leaves to rdflib), which :func:`.hooks.install` points at
 :data:`RE2_MODULE`, a stand-in for the ``re`` module with the three calls
 rdflib makes. PostgreSQL evaluates compiled regexes itself, under
 ``statement_timeout``.
@@ -110,10 +110,3 @@ class _RE2Module:
 
 
 RE2_MODULE = _RE2Module()
-
-
-def install() -> None:
-    """Make rdflib's SPARQL ``REGEX`` and ``REPLACE`` use RE2 (idempotent)."""
-    from rdflib.plugins.sparql import operators
-
-    operators.re = RE2_MODULE  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Block", "Dialect", "Unsupported", "Val", "VarRef"]
+__all__ = ["Block", "Dialect", "GraphScope", "Names", "Unsupported", "Val", "VarRef"]
 
 
 class Unsupported(Exception):
@@ -74,6 +74,16 @@ class Dialect:
 
     def int_to_text(self, expr: str) -> str:
         return f"CAST({expr} AS TEXT)"
+
+
+@dataclass(frozen=True)
+class GraphScope:
+    """Which graph triple patterns match: the union of all graphs, one graph (by term
+    id; ``-1`` for a graph that does not exist) or the graph named by a variable."""
+
+    mode: str  # "union" | "const" | "var"
+    gid: int = -1
+    var: Any = None
 
 
 @dataclass(frozen=True)

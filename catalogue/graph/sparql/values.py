@@ -12,18 +12,16 @@ strings compare by code point on the lexical form.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from rdflib.namespace import RDF, XSD
 from rdflib.term import BNode, Literal, Node, URIRef
 
 from ..terms import XSD_NUMERIC_DATATYPES, comparable_value
-from .sql import Unsupported, Val
+from .sql import Dialect, Names, Unsupported, Val
 
-if TYPE_CHECKING:
-    from .compiler import Compiler
-
-__all__ = ["NUMERIC_TYPES", "ValueOps"]
+__all__ = ["NUMERIC_TYPES", "ValueContext", "ValueOps"]
 
 NUMERIC_TYPES = XSD_NUMERIC_DATATYPES
 DATETIME_TYPES = frozenset({str(XSD.dateTime), str(XSD.dateTimeStamp)})
@@ -39,10 +37,21 @@ IRI_KIND, BLANK_KIND, LITERAL_KIND = 1, 2, 3
 NUM_CLASSES = ("numeric", "boolean", "datetime")
 
 
+class ValueContext(Protocol):
+    """What value operations need of the statement being compiled (the compiler
+    passes itself; this module never imports it)."""
+
+    dialect: Dialect
+    names: Names
+    datatype_ids: Mapping[str, int]
+
+    def term_id(self, term: Node) -> int | None: ...
+
+
 class ValueOps:
     """SQL for term values and operators, specialised with what is known statically."""
 
-    def __init__(self, compiler: Compiler) -> None:
+    def __init__(self, compiler: ValueContext) -> None:
         self.c = compiler
         dt = compiler.datatype_ids
         self.numeric_ids = sorted(dt[i] for i in NUMERIC_TYPES if i in dt)

@@ -2,18 +2,30 @@
 
 pyparsing keeps parse state in shared grammar objects: without the catalogue's
 parse lock, concurrent parses fail ("postParse2() missing 1 required
-positional argument"), which the web load test hit. Importing the catalogue
+positional argument"), which the web load test hit. Opening a catalogue store
 installs the lock on rdflib's own parser functions too.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
+import pytest
 from rdflib import Dataset
 from rdflib.plugins.sparql import parser, processor
 
-import catalogue  # installs the parse lock
+import catalogue
+from catalogue.graph.store import SQLStore
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _store_opened() -> Iterator[None]:
+    """Opening a store installs the parse lock (importing the catalogue installs nothing)."""
+    store = SQLStore()
+    store.open(None)
+    yield
+    store.close()
 
 QUERIES = [
     "SELECT ?a (COUNT(?b) AS ?n) WHERE { ?a <http://x/p> ?b . OPTIONAL { ?b <http://x/q> ?c } "

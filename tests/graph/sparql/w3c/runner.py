@@ -5,8 +5,8 @@ under test: ``qt:data`` files go into the default graph, ``qt:graphData`` files 
 named graphs named by their IRI, then ``dataset.query(text, base=<query file IRI>)``
 runs with rdflib's default ``use_store_provided=True``, so a store that implements
 ``Store.query`` is the one answering.  (The catalogue's SPARQL-to-SQL package hooks
-into rdflib's evaluator on import instead; catalogue runs import it, see
-:func:`_activate_catalogue_query_path`.)  Documents named in FROM / FROM NAMED are
+into rdflib's evaluator when a catalogue store opens; catalogue runs install the hooks
+first, see :func:`_activate_catalogue_query_path`.)  Documents named in FROM / FROM NAMED are
 loaded as named graphs first (see :func:`load_test_data`).  Tests needing SERVICE
 endpoints or an entailment regime are skipped and counted as such (see
 :meth:`~.manifest.QueryTest.why_skipped`).
@@ -291,16 +291,17 @@ def scratch_postgres(server_url: str) -> Iterator[str]:
 
 
 def _activate_catalogue_query_path() -> None:
-    """Import the catalogue's SPARQL-to-SQL package if there is one.
+    """Install the catalogue's SPARQL-to-SQL hooks if there are any.
 
-    It hooks into rdflib when imported (``CUSTOM_EVALS``); if only some other module
-    happened to import it, whether the catalogue runs compiled SQL or rdflib's own
-    evaluator would depend on import order (under pytest-xdist: on which test modules
-    shared the worker).  Importing it here makes catalogue runs deterministic.  The
-    hook only acts on SQLStore graphs, so Memory runs are unaffected.
+    Opening a catalogue store installs them (``CUSTOM_EVALS``); installing them here,
+    before any test, makes catalogue runs deterministic whatever ran before in the
+    process (under pytest-xdist: whichever test modules shared the worker).  The hook
+    only acts on SQLStore graphs, so Memory runs are unaffected.
     """
-    if importlib.util.find_spec("catalogue.graph.sparql") is not None:
-        importlib.import_module("catalogue.graph.sparql")
+    if importlib.util.find_spec("catalogue.graph.sparql.hooks") is not None:
+        hooks = importlib.import_module("catalogue.graph.sparql.hooks")
+        store = importlib.import_module("catalogue.graph.store")
+        hooks.install(store.SQLStore)
 
 
 def make_backend(store: str, url: str | None = None, reset: str = "remove") -> Backend:

@@ -23,7 +23,7 @@ content hash (:func:`.terms.term_hash`).  The bulk writer maps local ids to stor
 in batches (:mod:`.bulk`).
 
 Blank node labels are scoped: ``_:b1`` becomes the blank node ``<prefix>b1`` where the
-prefix names the document (see :func:`catalogue.graph.bulk.blank_node_prefix`), so
+prefix names the document (see :func:`catalogue.graph.load.bulk.blank_node_prefix`), so
 two documents never share blank nodes by accident, while loading the same document
 again finds the same blank nodes (loads are idempotent).
 """
@@ -36,7 +36,7 @@ from functools import cache
 from hashlib import blake2b
 from typing import IO, Final
 
-from .terms import BLANK, IRI, LITERAL, TermCollisionError, term_hash
+from ..terms import BLANK, IRI, LITERAL, TermCollisionError, same_content, term_hash
 
 __all__ = [
     "EncodedTerm",
@@ -194,11 +194,6 @@ def _snippet(text: str, width: int = 40) -> str:
     return repr(text if len(text) <= width else text[:width] + "...")
 
 
-def _same_term(a: Term, b: Term) -> bool:
-    """Content equality as the hash sees it (language tags compare case-insensitively)."""
-    return a[:3] == b[:3] and (a[3] or "").lower() == (b[3] or "").lower()
-
-
 class TermTable:
     """Numbers the distinct terms of one load with local ids, in order of appearance.
 
@@ -223,7 +218,7 @@ class TermTable:
             term_h = term_hash(*term)
         found = self._by_hash.get(term_h)
         if found is not None:
-            if not _same_term(found[1], term):
+            if not same_content(found[1], term):
                 raise TermCollisionError(term_h, found[1], term)
             return found[0]
         local = self.size
@@ -235,7 +230,7 @@ class TermTable:
     def lookup(self, term: Term) -> int | None:
         """Local id of ``term`` if it was seen."""
         found = self._by_hash.get(term_hash(*term))
-        return None if found is None or not _same_term(found[1], term) else found[0]
+        return None if found is None or not same_content(found[1], term) else found[0]
 
     @property
     def pending_quads(self) -> int:

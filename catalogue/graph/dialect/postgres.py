@@ -1,0 +1,87 @@
+"""PostgreSQL's statements for the store: array parameters, ids from a sequence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Final
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from .base import NewTermRow, StoredTermRow
+
+__all__ = ["POSTGRES", "PostgresDialect"]
+
+# PostgreSQL numbers new terms from the terms_id_seq sequence (the column default);
+# RETURNING tells which hashes were inserted and the ids they got.  A hash inserted
+# by a concurrent transaction makes ON CONFLICT wait for it and then skip the row.
+_INSERT_TERMS = (
+    "INSERT INTO terms (hash, kind, value, datatype, lang, num) "
+    "SELECT * FROM unnest(%s::bigint[], %s::smallint[], %s::text[], %s::integer[], "
+    "%s::text[], %s::double precision[]) "
+    "ON CONFLICT (hash) DO NOTHING RETURNING hash, id"
+)
+_INSERT_QUADS = (
+    "INSERT INTO quads (g, s, p, o) "
+    "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) "
+    "ON CONFLICT DO NOTHING"
+)
+_INSERT_GRAPHS = "INSERT INTO graphs (id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING"
+_SELECT_TERMS = (
+    "SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash = ANY(%s::bigint[])"
+)
+# Advisory lock held by every writing transaction (see SQLStore._begin_write).
+_WRITE_LOCK: Final = 0x63617462  # "catb"
+_TAKE_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
+
+
+def _int_array(values: Iterable[int | None]) -> str:
+    """PostgreSQL array literal for integers: building the text in C (``str.join``)
+    is several times faster than psycopg adapting a list element by element."""
+    return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
+
+
+def _columns(rows: list[tuple]) -> list[list[Any]]:
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+class PostgresDialect:
+    """The store's PostgreSQL statements (see :class:`.base.Dialect`)."""
+
+    name = "postgresql"
+
+    def insert_quads(self, conn: Connection, rows: list[tuple[int, int, int, int]]) -> None:
+        columns = zip(*rows, strict=True)
+        conn.exec_driver_sql(_INSERT_QUADS, tuple(_int_array(c) for c in columns))
+
+    def insert_graphs(self, conn: Connection, ids: list[int]) -> None:
+        conn.exec_driver_sql(_INSERT_GRAPHS, (_int_array(ids),))
+
+    def select_terms(self, conn: Connection, hashes: list[int]) -> Iterator[StoredTermRow]:
+        yield from conn.exec_driver_sql(_SELECT_TERMS, (_int_array(hashes),))
+
+    def insert_terms(
+        self, conn: Connection, rows: list[NewTermRow], reserve: Callable[[int], int]
+    ) -> dict[int, int]:
+        hash_col, kinds, values, dts, langs, nums = _columns(rows)
+        params = (
+            _int_array(hash_col),
+            _int_array(kinds),
+            values,
+            _int_array(dts),
+            langs,
+            nums,
+        )
+        return {term_hash: term_id for term_hash, term_id in conn.exec_driver_sql(_INSERT_TERMS, params)}
+
+    def lock_writers(self, conn: Connection) -> None:
+        conn.execute(_TAKE_WRITE_LOCK, {"key": _WRITE_LOCK})
+
+    def analyze(self, conn: Connection) -> None:
+        conn.exec_driver_sql("ANALYZE datatypes, terms, quads, graphs, namespaces")
+
+    def can_hold(self, text: str) -> bool:
+        return "\x00" not in text  # PostgreSQL text cannot hold NUL
+
+
+POSTGRES: Final = PostgresDialect()

@@ -1,0 +1,83 @@
+"""SQLite's statements for the store: ids numbered by the store, ``?`` parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from typing import Final
+
+from sqlalchemy.engine import Connection
+
+from .base import NewTermRow, StoredTermRow, chunks
+
+__all__ = ["SQLITE", "TAKE_WRITE_LOCK", "SQLiteDialect", "next_term_id"]
+
+# SQLite ids are allocated by the store inside the write transaction (see
+# SQLStore._next_term_id), so the insert carries them.
+_INSERT_TERMS = (
+    "INSERT INTO terms (id, hash, kind, value, datatype, lang, num) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING"
+)
+_INSERT_QUADS = "INSERT INTO quads (g, s, p, o) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+_INSERT_GRAPHS = "INSERT INTO graphs (id) VALUES (?) ON CONFLICT DO NOTHING"
+# The next id continues after every id ever used: sqlite_sequence remembers the
+# highest id of AUTOINCREMENT tables even after that row is deleted.
+_NEXT_TERM_ID = (
+    "SELECT max(coalesce((SELECT max(id) FROM terms), 0), "
+    "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'terms'), 0)) + 1"
+)
+#: Takes the write lock of a transaction that has only read so far (see SQLStore._begin_write).
+TAKE_WRITE_LOCK: Final = "UPDATE datatypes SET iri = iri WHERE 0"
+# Old SQLite builds allow at most 999 bound parameters per statement.
+_IN_CHUNK: Final = 900
+
+
+@lru_cache(maxsize=8)
+def _select_terms_sql(n: int) -> str:
+    marks = ", ".join("?" * n)
+    return f"SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash IN ({marks})"
+
+
+def next_term_id(conn: Connection) -> int:
+    """The first id for new terms (valid while the transaction holds the write lock)."""
+    return int(conn.exec_driver_sql(_NEXT_TERM_ID).scalar_one())
+
+
+class SQLiteDialect:
+    """The store's SQLite statements (see :class:`.base.Dialect`)."""
+
+    name = "sqlite"
+
+    def insert_quads(self, conn: Connection, rows: list[tuple[int, int, int, int]]) -> None:
+        conn.exec_driver_sql(_INSERT_QUADS, rows)
+
+    def insert_graphs(self, conn: Connection, ids: list[int]) -> None:
+        conn.exec_driver_sql(_INSERT_GRAPHS, [(gid,) for gid in ids])
+
+    def select_terms(self, conn: Connection, hashes: list[int]) -> Iterator[StoredTermRow]:
+        for chunk in chunks(hashes, _IN_CHUNK):
+            yield from conn.exec_driver_sql(_select_terms_sql(len(chunk)), tuple(chunk))
+
+    def insert_terms(
+        self, conn: Connection, rows: list[NewTermRow], reserve: Callable[[int], int]
+    ) -> dict[int, int]:
+        first = reserve(len(rows))
+        numbered = [(first + i, *row) for i, row in enumerate(rows)]
+        inserted = conn.exec_driver_sql(_INSERT_TERMS, numbered).rowcount
+        if inserted == len(rows):
+            return {row[1]: row[0] for row in numbered}
+        # Otherwise some hash was stored meanwhile (impossible while this transaction
+        # holds the write lock); the caller reads all of them back by hash.
+        return {}
+
+    def lock_writers(self, conn: Connection) -> None:
+        pass  # the database's own write lock, taken by the store
+
+    def analyze(self, conn: Connection) -> None:
+        conn.exec_driver_sql("ANALYZE")
+
+    def can_hold(self, text: str) -> bool:
+        return True
+
+
+SQLITE: Final = SQLiteDialect()

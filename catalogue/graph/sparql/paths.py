@@ -1,0 +1,311 @@
+"""Property paths as SQL: sequences and inverses rewritten into plain triple patterns,
+alternatives, negated property sets and closures (``*``, ``+``, ``?``) as derived
+tables, closures as recursive CTEs seeded from whichever end the query constrains.
+
+Part of the compiler (:mod:`.compiler`), which it reaches only through
+:class:`PatternHost`: the few compiler services a path needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from rdflib.namespace import RDF
+from rdflib.paths import AlternativePath, InvPath, MulPath, NegatedPath, Path, SequencePath
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.term import BNode, Node, URIRef, Variable
+
+from .sql import Block, Dialect, GraphScope, Names, Unsupported
+
+__all__ = ["PathCompiler", "PatternHost"]
+
+
+class PatternHost(Protocol):
+    """What path compilation needs of the compiler it is part of."""
+
+    names: Names
+    dialect: Dialect
+    bindings: Mapping[Variable, Node]
+
+    def term_id(self, term: Node) -> int | None: ...
+
+    def id_sql(self, term: Node) -> str: ...
+
+    def bind(self, b: Block, col: str, term: Any) -> None: ...
+
+    def pattern(self, part: Any, scope: GraphScope) -> Block: ...
+
+
+class PathCompiler:
+    """Compiles the property paths of one statement (created by its compiler)."""
+
+    def __init__(self, compiler: PatternHost) -> None:
+        self.c = compiler
+
+    def expand(self, s: Any, p: Any, o: Any) -> list[tuple[Any, Any, Any]]:
+        """Rewrite sequence and inverse paths into plain triple patterns joined through
+        fresh blank-node variables (the SPARQL 1.1 translation), leaving only
+        alternatives, negated sets and closures as path patterns."""
+        if isinstance(p, InvPath):
+            return self.expand(o, p.arg, s)
+        if isinstance(p, SequencePath):
+            out: list[tuple[Any, Any, Any]] = []
+            args = list(p.args)
+            current = s
+            for i, step in enumerate(args):
+                nxt = o if i == len(args) - 1 else BNode(self.c.names.alias("_pp"))
+                out += self.expand(current, step, nxt)
+                current = nxt
+            return out
+        return [(s, p, o)]
+
+    def pattern(
+        self,
+        b: Block,
+        s: Any,
+        path: Path,
+        o: Any,
+        scope: GraphScope,
+        simple: list[tuple[Any, Any, Any]],
+        *,
+        cross: bool = False,
+    ) -> None:
+        if scope.mode == "var":
+            raise Unsupported("property path inside GRAPH ?var")
+        start, end = self.end(s), self.end(o)
+        if isinstance(path, MulPath) and start is None:
+            # Seed the closure from what the rest of the pattern binds, so that
+            # ``?a :p/rdf:rest*/rdf:first ?x`` follows only the lists of matching ?a.
+            s_seeds = self._seeds(s, simple, scope)
+            if (
+                s_seeds is not None
+                and end is None
+                and self._selectivity(o, simple) > self._selectivity(s, simple)
+            ):
+                # Walk backwards from the more constrained end (e.g. from the arrays
+                # with a given standard name up to their datasets, not down from every
+                # dataset).
+                s_seeds = None
+            if s_seeds is not None:
+                sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
+                if end is not None:
+                    sql = f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
+            elif end is None and (o_seeds := self._seeds(o, simple, scope)) is not None:
+                seeds = o_seeds
+                inner = self._closure_sql(InvPath(path.path), path.mod, scope, seeds)
+                sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
+            else:
+                sql = self._path_sql(path, scope, start, end)
+        else:
+            sql = self._path_sql(path, scope, start, end)
+        alias = self.c.names.alias("pp")
+        if cross and b.items:
+            b.items.append(("CROSS JOIN", f"(\n{sql}\n) AS {alias}", None))
+        else:
+            b.add_item(f"(\n{sql}\n) AS {alias}")
+            cross = False
+        for col, term in ((f"{alias}.s", s), (f"{alias}.o", o)):
+            ref = b.vars.get(term) if cross and isinstance(term, Variable | BNode) else None
+            if ref is not None and ref.is_id:
+                b.where.append(f"{col} BETWEEN {ref.id} AND {ref.id}")
+            else:
+                self.c.bind(b, col, term)
+
+    def _selectivity(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> int:
+        """A rough score of how constrained ``var`` is by the patterns around it:
+        constants other than classes count double, class memberships once."""
+        score = 0
+        for t in self._component(var, simple):
+            for pos, term in enumerate(t):
+                if pos == 1 or isinstance(term, Variable | BNode):
+                    continue
+                score += 1 if t[1] == RDF.type and pos == 2 else 2
+        return score
+
+    def _component(
+        self, var: Any, simple: list[tuple[Any, Any, Any]]
+    ) -> list[tuple[Any, Any, Any]]:
+        """The plain triple patterns connected to ``var`` through shared variables."""
+        if not isinstance(var, Variable | BNode) or var in self.c.bindings:
+            return []
+        component: list[tuple[Any, Any, Any]] = []
+        reached = {var}
+        remaining = list(simple)
+        changed = True
+        while changed:
+            changed = False
+            for t in list(remaining):
+                names = {x for x in t if isinstance(x, Variable | BNode)}
+                if names & reached:
+                    component.append(t)
+                    reached |= names
+                    remaining.remove(t)
+                    changed = True
+        return component
+
+    def _seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
+        """SQL for the values ``var`` takes in the triple patterns connected to it, or
+        None when no plain pattern binds it."""
+        if not isinstance(var, Variable | BNode) or var in self.c.bindings:
+            return None
+        component = self._component(var, simple)
+        if not component:
+            return None
+        sub = self.c.pattern(CompValue("BGP", triples=component), scope)
+        ref = sub.vars[var]
+        return f"SELECT DISTINCT {ref.id} AS n\nFROM {sub.from_sql()}{sub.where_sql()}"
+
+    def end(self, term: Any) -> int | None:
+        """The term id of a constant path end (None for a variable end)."""
+        if isinstance(term, Variable) and term in self.c.bindings:
+            term = self.c.bindings[term]
+        if isinstance(term, Variable | BNode):
+            return None
+        tid = self.c.term_id(term)
+        if tid is None:
+            raise Unsupported("property path from a term that is not stored")
+        return tid
+
+    def _graph_cond(self, q: str, scope: GraphScope) -> str:
+        return f" AND {q}.g = {scope.gid}" if scope.mode == "const" else ""
+
+    def _path_sql(self, path: Any, scope: GraphScope, start: int | None, end: int | None) -> str:
+        """SQL with columns ``s, o`` for the pairs a path connects; ``start``/``end``
+        restrict the pairs (used to seed recursive closures from a constant)."""
+        d = "DISTINCT " if scope.mode == "union" else ""
+        if isinstance(path, URIRef):
+            q = self.c.names.alias("q")
+            conds = [f"{q}.p = {self.c.id_sql(path)}"]
+            if start is not None:
+                conds.append(f"{q}.s = {start}")
+            if end is not None:
+                conds.append(f"{q}.o = {end}")
+            where = " AND ".join(conds) + self._graph_cond(q, scope)
+            return f"SELECT {d}{q}.s AS s, {q}.o AS o FROM quads {q} WHERE {where}"
+        if isinstance(path, InvPath):
+            inner = self._path_sql(path.arg, scope, end, start)
+            x = self.c.names.alias("iv")
+            return f"SELECT {x}.o AS s, {x}.s AS o FROM (\n{inner}\n) AS {x}"
+        if isinstance(path, SequencePath):
+            args = list(path.args)
+            sql = self._path_sql(args[0], scope, start, None if len(args) > 1 else end)
+            for i, step in enumerate(args[1:], start=1):
+                last = i == len(args) - 1
+                x, y = self.c.names.alias("sa"), self.c.names.alias("sb")
+                if isinstance(step, MulPath):
+                    seeds = f"SELECT DISTINCT {x}.o AS n FROM (\n{sql}\n) AS {x}"
+                    right = self._closure_sql(step.path, step.mod, scope, seeds)
+                    if last and end is not None:
+                        right = f"SELECT s, o FROM (\n{right}\n) AS ce_ WHERE o = {end}"
+                else:
+                    right = self._path_sql(step, scope, None, end if last else None)
+                sql = (
+                    f"SELECT {x}.s AS s, {y}.o AS o FROM (\n{sql}\n) AS {x} "
+                    f"JOIN (\n{right}\n) AS {y} ON {y}.s = {x}.o"
+                )
+            return sql
+        if isinstance(path, AlternativePath):
+            parts = [self._path_sql(a, scope, start, end) for a in path.args]
+            return "\nUNION ALL\n".join(
+                f"SELECT * FROM (\n{p}\n) AS {self.c.names.alias('al')}" for p in parts
+            )
+        if isinstance(path, MulPath):
+            if start is not None:
+                sql = self._closure_sql(path.path, path.mod, scope, f"SELECT {start} AS n")
+                return (
+                    sql if end is None else f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
+                )
+            if end is not None:
+                inner = self._closure_sql(InvPath(path.path), path.mod, scope, f"SELECT {end} AS n")
+                return f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
+            return self._closure_sql(path.path, path.mod, scope, None)
+        if isinstance(path, NegatedPath):
+            return self._negated_sql(path, scope, start, end)
+        raise Unsupported(f"path {path!r}")
+
+    def _negated_sql(
+        self, path: NegatedPath, scope: GraphScope, start: int | None, end: int | None
+    ) -> str:
+        forward = [a for a in path.args if isinstance(a, URIRef)]
+        inverse = [a.arg for a in path.args if isinstance(a, InvPath)]
+        d = "DISTINCT " if scope.mode == "union" else ""
+        parts = []
+        for preds, s_col, o_col, s_val, o_val in (
+            (forward, "s", "o", start, end),
+            (inverse, "o", "s", start, end),
+        ):
+            if preds is inverse and not inverse:
+                continue
+            if preds is forward and not forward and inverse:
+                continue
+            q = self.c.names.alias("q")
+            conds = []
+            if preds:
+                ids = ", ".join(self.c.id_sql(p) for p in preds)
+                conds.append(f"{q}.p NOT IN ({ids})")
+            if s_val is not None:
+                conds.append(f"{q}.{s_col} = {s_val}")
+            if o_val is not None:
+                conds.append(f"{q}.{o_col} = {o_val}")
+            where = (" AND ".join(conds) or "TRUE") + self._graph_cond(q, scope)
+            parts.append(
+                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o FROM quads {q} WHERE {where}"
+            )
+        return "\nUNION ALL\n".join(parts)
+
+    def _closure_sql(self, step: Any, mod: str, scope: GraphScope, seeds: str | None) -> str:
+        """``step+``, ``step*`` or ``step?`` as distinct ``(s, o)`` pairs (SPARQL 1.1
+        gives arbitrary-length paths set semantics), starting from the nodes ``seeds``
+        selects (column ``n``), or from everywhere for ``+`` without seeds.  A
+        recursive CTE walks the steps; ``UNION`` (not ``UNION ALL``) stops it on cycles.
+        """
+        if seeds is None and mod != "+":
+            raise Unsupported("zero-length path between two unbound variables")
+        cte, st = self.c.names.alias("cl"), self.c.names.alias("st")
+        # One step along an IRI (or its inverse) reads quads directly, so each
+        # recursive round is an index seek rather than a derived table.
+        a, b = "s", "o"
+        if isinstance(step, InvPath) and isinstance(step.arg, URIRef):
+            step, a, b = step.arg, "o", "s"
+        if isinstance(step, URIRef):
+            pid = self.c.id_sql(step)
+            g = f" AND {st}.g = {scope.gid}" if scope.mode == "const" else ""
+            step_from = f"quads {st}"
+            step_on = f"{st}.p = {pid}{g}"
+        else:
+            step_from = f"(\n{self._path_sql(step, scope, None, None)}\n) AS {st}"
+            step_on = "TRUE"
+        if seeds is not None:
+            first = (
+                f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} "
+                f"WHERE {step_on} AND {st}.{a} IN (SELECT n FROM (\n{seeds}\n) AS sn_)"
+            )
+            zero = f"SELECT n AS s, n AS o FROM (\n{seeds}\n) AS sz_"
+        else:
+            first = f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} WHERE {step_on}"
+            zero = ""
+        if mod == "?":
+            return f"{first}\nUNION\n{zero}"
+        # SQLite plans the recursive step's equality join with a Bloom filter that it
+        # rebuilds (scanning every quad of the predicate) for each queued row; the
+        # equivalent one-value range keeps it to an index seek per row.
+        link = (
+            f"{st}.{a} = {cte}.o" if self.c.dialect.is_pg else f"{st}.{a} BETWEEN {cte}.o AND {cte}.o"
+        )
+        rec_on = step_on
+        if not self.c.dialect.is_pg and isinstance(step, URIRef):
+            # ... and an equality on the constant predicate would get one too.
+            pid = self.c.id_sql(step)
+            rec_on = step_on.replace(f"{st}.p = {pid}", f"{st}.p BETWEEN {pid} AND {pid}")
+        rec = f"SELECT {cte}.s, {st}.{b} FROM {cte} JOIN {step_from} ON {link} AND {rec_on}"
+        sql = f"WITH RECURSIVE {cte}(s, o) AS (\n{first}\nUNION\n{rec}\n)\nSELECT s, o FROM {cte}"
+        if mod == "*":
+            sql += f"\nUNION\n{zero}"
+        return sql
+
+    def _zero_sql(self, start: int | None, end: int | None) -> str:
+        if start is not None and end is not None:
+            return f"SELECT {start} AS s, {end} AS o WHERE {start} = {end}"
+        node = start if start is not None else end
+        return f"SELECT {node} AS s, {node} AS o"
