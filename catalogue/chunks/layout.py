@@ -81,6 +81,13 @@ def _data_type(value: Any, zarr_format: int) -> DataType:
     return data_type
 
 
+def _fitted(iri: str, shape: tuple[int, ...], grid: RegularChunkGrid, mismatch: str) -> tuple[int, ...]:
+    """The chunk shape; UnsupportedArray (``mismatch`` filled in) unless the grid cuts ``shape``."""
+    if not grid.fits(shape):
+        raise UnsupportedArray(f"{iri}: " + mismatch.format(chunks=list(grid.chunk_shape), shape=list(shape)))
+    return grid.chunk_shape
+
+
 def layout_from_documents(documents: dict[str, Any], iri: str, base_url: str) -> ArrayLayout:
     """The layout of the array whose (rebuilt) metadata documents are ``documents``."""
     try:
@@ -96,42 +103,39 @@ def layout_from_documents(documents: dict[str, Any], iri: str, base_url: str) ->
 # ---------------------------------------------------------------------- v3
 def _v3(meta: dict[str, Any], iri: str, base_url: str) -> ArrayLayout:
     shape = parse_shape(meta.get("shape"))
-    grid = parse_chunk_grid(meta.get("chunk_grid"))
-    chunk_shape = grid.chunk_shape
-    if not grid.fits(shape):
-        raise UnsupportedArray(f"{iri}: chunk shape {list(chunk_shape)} does not fit shape {list(shape)}")
+    chunk_shape = _fitted(iri, shape, parse_chunk_grid(meta.get("chunk_grid")),
+                          "chunk shape {chunks} does not fit shape {shape}")
     data_type = _data_type(meta.get("data_type"), 3)
-    dtype = data_type.numpy
     codecs = parse_codecs(meta.get("codecs", []))
     sharding = None
     if len(codecs) == 1 and codecs[0].name == "sharding_indexed":
         sharding = parse_sharding(codecs[0].configuration)
         if any(s % c for s, c in zip(chunk_shape, sharding.chunk_shape, strict=True)):
             raise UnsupportedArray(f"{iri}: inner chunk shape does not divide the shard shape")
-    return ArrayLayout(
-        iri=iri, base_url=base_url, zarr_format=3, shape=shape, chunk_shape=chunk_shape, dtype=dtype,
-        fill_value=data_type.fill(meta.get("fill_value")),
-        encoding=KeyEncoding.from_v3(meta.get("chunk_key_encoding", "default")),
-        codecs=codecs, sharding=sharding, metadata=meta,
-    )
+    encoding = KeyEncoding.from_v3(meta.get("chunk_key_encoding", "default"))
+    return _layout(meta, iri, base_url, 3, shape, chunk_shape, data_type, encoding, codecs, sharding=sharding)
 
 
 # ---------------------------------------------------------------------- v2
 def _v2(meta: dict[str, Any], attrs: dict[str, Any] | None, iri: str, base_url: str) -> ArrayLayout:
     shape = parse_shape(meta.get("shape"))
-    grid = parse_v2_chunks(meta.get("chunks"))
-    chunk_shape = grid.chunk_shape
-    if not grid.fits(shape):
-        raise UnsupportedArray(f"{iri}: chunks {list(chunk_shape)} do not fit shape {list(shape)}")
+    chunk_shape = _fitted(iri, shape, parse_v2_chunks(meta.get("chunks")), "chunks {chunks} do not fit shape {shape}")
     data_type = _data_type(meta.get("dtype"), 2)
-    dtype = data_type.numpy
     codecs = parse_v2_codecs(meta.get("filters"), meta.get("compressor"))
     order = meta.get("order", "C")
     if order not in ("C", "F"):
         raise UnsupportedArray(f"{iri}: order {order!r}")
+    encoding = KeyEncoding.from_v2(meta.get("dimension_separator", "."))
+    return _layout(meta, iri, base_url, 2, shape, chunk_shape, data_type, encoding, codecs, order=order)
+
+
+def _layout(
+    meta: dict[str, Any], iri: str, base_url: str, zarr_format: int, shape: tuple[int, ...],
+    chunk_shape: tuple[int, ...], data_type: DataType, encoding: KeyEncoding, codecs: Any, **more: Any,
+) -> ArrayLayout:
+    """The layout from the parts both formats share (the fill value decoded for the data type)."""
     return ArrayLayout(
-        iri=iri, base_url=base_url, zarr_format=2, shape=shape, chunk_shape=chunk_shape, dtype=dtype,
-        fill_value=data_type.fill(meta.get("fill_value")),
-        encoding=KeyEncoding.from_v2(meta.get("dimension_separator", ".")),
-        codecs=codecs, order=order, metadata=meta,
+        iri=iri, base_url=base_url, zarr_format=zarr_format, shape=shape, chunk_shape=chunk_shape,
+        dtype=data_type.numpy, fill_value=data_type.fill(meta.get("fill_value")), encoding=encoding,
+        codecs=codecs, metadata=meta, **more,
     )

@@ -15,7 +15,7 @@ aliases are the spellings users and clients (SPARQLWrapper, Fuseki, Virtuoso) se
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, TypeVar
 
 from catalogue.errors import UsageError
@@ -33,17 +33,17 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class RDFFormat:
-    """One RDF serialisation."""
+class Format:
+    """One serialisation: the names it is asked for by and the media types it travels as."""
 
-    #: rdflib's plugin name, used for ``Graph.parse(format=)`` and ``serialize(format=)``.
+    #: The canonical name: rdflib's plugin name for ``Graph.parse(format=)`` and
+    #: ``serialize(format=)``, or its result serialiser's (``json``, ``xml``, ``csv``,
+    #: ``tsv``; ``table`` for terminals).
     name: str
     #: The registered media type (the one answers carry).
     media_type: str
     #: File extension without the dot (download names, ``load`` format guessing).
     extension: str
-    #: Whether the format carries graph names (N-Quads, TriG, JSON-LD).
-    quads: bool
     #: Other names accepted for ``--format`` / ``?format=``.
     aliases: tuple[str, ...] = ()
     #: Other media types that clients send for this format.
@@ -59,34 +59,27 @@ class RDFFormat:
 
 
 @dataclass(frozen=True, slots=True)
-class ResultFormat:
+class RDFFormat(Format):
+    """One RDF serialisation."""
+
+    #: Whether the format carries graph names (N-Quads, TriG, JSON-LD).
+    quads: bool = field(default=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFormat(Format):
     """One serialisation of SELECT/ASK results."""
-
-    #: rdflib's result serialiser name (``json``, ``xml``, ``csv``, ``tsv``) or ``table``.
-    name: str
-    media_type: str
-    extension: str
-    aliases: tuple[str, ...] = ()
-    media_aliases: tuple[str, ...] = ()
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases)
-
-    @property
-    def media_types(self) -> tuple[str, ...]:
-        return (self.media_type, *self.media_aliases)
 
 
 TURTLE: Final = RDFFormat(
-    "turtle", "text/turtle", "ttl", False, ("ttl",), ("application/x-turtle", "application/turtle")
+    "turtle", "text/turtle", "ttl", ("ttl",), ("application/x-turtle", "application/turtle")
 )
-NTRIPLES: Final = RDFFormat("nt", "application/n-triples", "nt", False, ("ntriples", "n-triples", "nt11"))
-NQUADS: Final = RDFFormat("nquads", "application/n-quads", "nq", True, ("nq", "n-quads"))
-TRIG: Final = RDFFormat("trig", "application/trig", "trig", True)
-JSONLD: Final = RDFFormat("json-ld", "application/ld+json", "jsonld", True, ("jsonld",))
+NTRIPLES: Final = RDFFormat("nt", "application/n-triples", "nt", ("ntriples", "n-triples", "nt11"))
+NQUADS: Final = RDFFormat("nquads", "application/n-quads", "nq", ("nq", "n-quads"), quads=True)
+TRIG: Final = RDFFormat("trig", "application/trig", "trig", quads=True)
+JSONLD: Final = RDFFormat("json-ld", "application/ld+json", "jsonld", ("jsonld",), quads=True)
 RDFXML: Final = RDFFormat(
-    "xml", "application/rdf+xml", "rdf", False, ("rdf", "rdf/xml", "rdf+xml", "rdfxml"), ("application/xml",)
+    "xml", "application/rdf+xml", "rdf", ("rdf", "rdf/xml", "rdf+xml", "rdfxml"), ("application/xml",)
 )
 
 #: Every RDF format, in the order servers prefer them when a client accepts several.
@@ -105,7 +98,7 @@ TABLE: Final = ResultFormat("table", "text/plain", "txt")
 RESULT_FORMATS: Final[tuple[ResultFormat, ...]] = (SPARQL_JSON, SPARQL_XML, CSV, TSV, TABLE)
 
 
-_F = TypeVar("_F", RDFFormat, ResultFormat)
+_F = TypeVar("_F", bound=Format)
 
 
 def _lookup(

@@ -43,7 +43,7 @@ import base64
 import gc
 import hashlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Final, Protocol
@@ -202,36 +202,17 @@ def load_file(
     default_graph = _graph_iri(graph)
     report = LoadReport(path=shown, format=fmt, graph=default_graph)
     prefix = blank_node_prefix(path, default_graph, base)
-    writer: Writer | None = None
-    try:
-        with _collecting_garbage_later():
-            if fmt in ("nt", "nquads"):
-                worker = use_worker(path, parallel)
-                writer = Writer(store, overlapped=worker)
-                _load_ntriples(
-                    writer, path, compression, fmt, default_graph, prefix, worker, report
-                )
-            else:
-                writer = Writer(store)
-                with open_input(path, compression) as (_raw, stream):
-                    size = path.stat().st_size * (_COMPRESSION_FACTOR if compression else 1)
-                    base_iri = base or path.resolve().as_uri()
-                    load_with_rdflib(
-                        writer, stream, fmt, default_graph, prefix, base_iri, size, report
-                    )
-            writer.finish()
-            report.quads, report.terms = writer.quads_added, writer.terms_added
-        store.commit()
-    except TermCollisionError as exc:
-        store.rollback()
-        raise LoadError(shown, None, str(exc)) from exc
-    except BaseException:
-        store.rollback()
-        raise
-    finally:
-        if writer is not None:
-            writer.restore_settings()
-    report.seconds = time.perf_counter() - started
+    with _load_transaction(store, report, shown, started) as new_writer:
+        if fmt in ("nt", "nquads"):
+            worker = use_worker(path, parallel)
+            writer = new_writer(overlapped=worker)
+            _load_ntriples(writer, path, compression, fmt, default_graph, prefix, worker, report)
+        else:
+            writer = new_writer()
+            with open_input(path, compression) as (_raw, stream):
+                size = path.stat().st_size * (_COMPRESSION_FACTOR if compression else 1)
+                base_iri = base or path.resolve().as_uri()
+                load_with_rdflib(writer, stream, fmt, default_graph, prefix, base_iri, size, report)
     return report
 
 
@@ -254,30 +235,56 @@ def load_quads(
     table = TermTable()
     default = table.intern((IRI, default_graph, None, None))
     ids: dict[Term, int] = {}
+    with _load_transaction(store, report, "<quads>", started) as new_writer:
+        writer = new_writer()
+        out = table.quads
+        for s, p, o, g in quads:
+            row = []
+            for term in (g, s, p, o):
+                if term is None:
+                    row.append(default)
+                    continue
+                local = ids.get(term)
+                if local is None:
+                    local = ids[term] = table.intern(term)
+                row.append(local)
+            out.extend(row)
+            report.triples += 1
+            if batch_full(out):
+                writer.write(take_batch(table, report.triples * 2, report.triples))
+                out = table.quads
+        writer.write(take_batch(table, report.triples, report.triples))
+    return report
+
+
+@contextmanager
+def _load_transaction(
+    store: LoadTarget, report: LoadReport, shown: str, started: float
+) -> Iterator[Callable[..., Writer]]:
+    """One load, committed whole or not at all.
+
+    Yields the factory of the load's writer; when the body ends the writer is finished
+    (its counts go to ``report``) and the store commits.  Any failure rolls back (a term
+    hash collision as a :class:`LoadError` naming ``shown``), and the writer's database
+    settings are restored either way.
+    """
     writer: Writer | None = None
+
+    def new_writer(**options: bool) -> Writer:
+        nonlocal writer
+        writer = Writer(store, **options)
+        return writer
+
     try:
         with _collecting_garbage_later():
-            writer = Writer(store)
-            out = table.quads
-            for s, p, o, g in quads:
-                row = []
-                for term in (g, s, p, o):
-                    if term is None:
-                        row.append(default)
-                        continue
-                    local = ids.get(term)
-                    if local is None:
-                        local = ids[term] = table.intern(term)
-                    row.append(local)
-                out.extend(row)
-                report.triples += 1
-                if batch_full(out):
-                    writer.write(take_batch(table, report.triples * 2, report.triples))
-                    out = table.quads
-            writer.write(take_batch(table, report.triples, report.triples))
-            writer.finish()
-            report.quads, report.terms = writer.quads_added, writer.terms_added
+            yield new_writer
+            if writer is not None:
+                writer.finish()
+                report.quads, report.terms = writer.quads_added, writer.terms_added
         store.commit()
+    except TermCollisionError as exc:
+        store.rollback()
+        raise LoadError(shown, None, str(exc)) from exc
     except BaseException:
         store.rollback()
         raise
@@ -285,7 +292,6 @@ def load_quads(
         if writer is not None:
             writer.restore_settings()
     report.seconds = time.perf_counter() - started
-    return report
 
 
 def _graph_iri(graph: str | None) -> str:

@@ -139,6 +139,27 @@ def note_ids_written(session: Session) -> None:
 # ------------------------------------------------------------------ writes
 
 
+class _Slots(dict[Node, int]):
+    """Node -> slot (its position in ``nodes``), a slot given on first sight (through
+    ``__missing__``), so that a batch costs one dictionary lookup per node, rdflib's
+    ``__eq__`` being the expensive part.  ``ids`` holds each slot's known term id (None
+    for a term the database does not have yet)."""
+
+    __slots__ = ("ids", "known", "nodes")
+
+    def __init__(self, known: dict[Node, int]) -> None:
+        super().__init__()
+        self.known = known
+        self.nodes: list[Node] = []
+        self.ids: list[int | None] = []
+
+    def __missing__(self, node: Node) -> int:
+        self[node] = slot = len(self.nodes)
+        self.nodes.append(node)
+        self.ids.append(self.known.get(node))
+        return slot
+
+
 def add_quads(
     session: Session, conn: Connection, batch: list[tuple[Node, Node, Node, Node]]
 ) -> set[int]:
@@ -150,32 +171,10 @@ def add_quads(
     per node, rdflib's ``__eq__`` being the expensive part); the quads are kept as
     slot numbers until the new terms have ids.
     """
-    known = session.tx_terms
-    slots: dict[Node, int] = {}
-    nodes: list[Node] = []
-    slot_ids: list[int | None] = []
-    local_rows: list[tuple[int, int, int, int]] = []
-
-    def new_slot(node: Node) -> int:
-        slots[node] = slot = len(nodes)
-        nodes.append(node)
-        slot_ids.append(known.get(node))
-        return slot
-
-    for s, p, o, g in batch:
-        gi = slots.get(g)
-        if gi is None:
-            gi = new_slot(g)
-        si = slots.get(s)
-        if si is None:
-            si = new_slot(s)
-        pi = slots.get(p)
-        if pi is None:
-            pi = new_slot(p)
-        oi = slots.get(o)
-        if oi is None:
-            oi = new_slot(o)
-        local_rows.append((gi, si, pi, oi))
+    slots = _Slots(session.tx_terms)
+    nodes, slot_ids = slots.nodes, slots.ids
+    # g first, as the rows are stored: the tuple is built left to right.
+    local_rows = [(slots[g], slots[s], slots[p], slots[o]) for s, p, o, g in batch]
     if None in slot_ids:
         _resolve_slots(session, conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE))
     ids = cast(list[int], slot_ids)
@@ -187,6 +186,7 @@ def add_quads(
     if rows:
         session.dialect.insert_quads(conn, sorted(rows))  # primary-key order: local b-tree inserts
     return set(ids)
+
 
 def _resolve_slots(
     session: Session,

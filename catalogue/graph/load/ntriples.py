@@ -31,7 +31,7 @@ again finds the same blank nodes (loads are idempotent).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from hashlib import blake2b
 from typing import IO, Final
@@ -243,6 +243,21 @@ class TermTable:
         return new_terms, quads
 
 
+class _Tokens(dict[bytes, int]):
+    """Raw token -> local id for one kind of position.  A token not seen yet is validated
+    and registered by ``parse`` (through ``__missing__``), so the parser's hot loops do
+    one dictionary lookup per token whether they find it or not."""
+
+    __slots__ = ("parse",)
+
+    def __init__(self, parse: Callable[[bytes], int]) -> None:
+        super().__init__()
+        self.parse = parse
+
+    def __missing__(self, token: bytes) -> int:
+        return self.parse(token)
+
+
 class NQuadsParser:
     """Parses N-Triples (``quads=False``) or N-Quads into a :class:`TermTable`.
 
@@ -265,9 +280,9 @@ class NQuadsParser:
         # Raw token -> local id, one dictionary per kind of position, so that a token
         # found in one was validated for that position: IRIs and blank nodes
         # (subjects, graphs), IRIs (predicates), anything (objects).
-        self._resources: dict[bytes, int] = {}
-        self._iris: dict[bytes, int] = {}
-        self._objects: dict[bytes, int] = {}
+        self._resources = _Tokens(self._resource)
+        self._iris = _Tokens(self._iri)
+        self._objects = _Tokens(self._object)
         self._blank_dicts = (self._resources, self._objects)
         self._iri_dicts = (self._resources, self._iris, self._objects)
         self._blank_hash_head = f"{BLANK}|-1|-1|{blank_prefix}".encode()
@@ -353,7 +368,6 @@ class NQuadsParser:
 
     def _parse_triples(self, lines: list[bytes], first_line: int) -> None:
         resources, iris, objects = self._resources, self._iris, self._objects
-        resource, iri, obj = self._resource, self._iri, self._object
         out = self.table.quads.extend
         g = self.default_graph
         count = 0
@@ -363,15 +377,9 @@ class NQuadsParser:
                 o, dot = rest.rsplit(b" ", 1)
                 if dot != b".":
                     raise _TokenError
-                a = resources.get(s)
-                if a is None:
-                    a = resource(s)
-                b = iris.get(p)
-                if b is None:
-                    b = iri(p)
-                c = objects.get(o)
-                if c is None:
-                    c = obj(o)
+                a = resources[s]
+                b = iris[p]
+                c = objects[o]
             except ValueError:
                 count += self._slow_line(line, first_line + i)
                 continue
@@ -381,7 +389,6 @@ class NQuadsParser:
 
     def _parse_quads(self, lines: list[bytes], first_line: int) -> None:
         resources, iris, objects = self._resources, self._iris, self._objects
-        resource, iri, obj = self._resource, self._iri, self._object
         out = self.table.quads.extend
         count = 0
         for i, line in enumerate(lines):
@@ -390,18 +397,10 @@ class NQuadsParser:
                 o, g, dot = rest.rsplit(b" ", 2)
                 if dot != b".":
                     raise _TokenError
-                a = resources.get(s)
-                if a is None:
-                    a = resource(s)
-                b = iris.get(p)
-                if b is None:
-                    b = iri(p)
-                c = objects.get(o)
-                if c is None:
-                    c = obj(o)
-                d = resources.get(g)
-                if d is None:
-                    d = resource(g)
+                a = resources[s]
+                b = iris[p]
+                c = objects[o]
+                d = resources[g]
             except ValueError:
                 count += self._slow_line(line, first_line + i)
                 continue
@@ -416,15 +415,9 @@ class NQuadsParser:
             o, dot = rest.rsplit(b" ", 1)
             if dot != b".":
                 return False
-            a = self._resources.get(s)
-            if a is None:
-                a = self._resource(s)
-            b = self._iris.get(p)
-            if b is None:
-                b = self._iri(p)
-            c = self._objects.get(o)
-            if c is None:
-                c = self._object(o)
+            a = self._resources[s]
+            b = self._iris[p]
+            c = self._objects[o]
         except ValueError:
             return False
         self.table.quads.extend((self.default_graph, a, b, c))
@@ -453,22 +446,11 @@ class NQuadsParser:
                 continue  # blank line or comment
             try:
                 s, p, o = (t.encode("utf-8") for t in match.group(1, 2, 3))
-                a = self._resources.get(s)
-                if a is None:
-                    a = self._resource(s)
-                b = self._iris.get(p)
-                if b is None:
-                    b = self._iri(p)
-                c = self._objects.get(o)
-                if c is None:
-                    c = self._object(o)
+                a = self._resources[s]
+                b = self._iris[p]
+                c = self._objects[o]
                 graph = match.group(4) if self.quads else None
-                if graph is None:
-                    d = self.default_graph
-                else:
-                    d = self._resources.get(graph.encode("utf-8"))
-                    if d is None:
-                        d = self._resource(graph.encode("utf-8"))
+                d = self.default_graph if graph is None else self._resources[graph.encode("utf-8")]
             except _TokenError as exc:
                 raise NTriplesSyntaxError(number, str(exc)) from None
             self.table.quads.extend((d, a, b, c))

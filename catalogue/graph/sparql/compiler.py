@@ -427,13 +427,7 @@ class Compiler:
                 a = self.wrap(a, distinct=True)
             else:
                 b = self.wrap(b, distinct=True)
-        out = Block(
-            items=list(a.items),
-            where=list(a.where),
-            vars=dict(a.vars),
-            distinct_pending=a.distinct_pending,
-            term_joins=dict(a.term_joins),
-        )
+        out = a.copy()
         for i, (join, source, on) in enumerate(b.items):
             if i == 0:
                 out.add_item(source)
@@ -546,13 +540,7 @@ class Compiler:
         the database can probe indexes per left row.  Used when the join only compares
         term ids bound on both sides and both sides owe the same DISTINCT (a pending
         DISTINCT then covers the result: the merged rows determine both halves)."""
-        out = Block(
-            items=list(a.items),
-            where=list(a.where),
-            vars=dict(a.vars),
-            distinct_pending=a.distinct_pending,
-            term_joins=dict(a.term_joins),
-        )
+        out = a.copy()
         conds = list(b.where)
         conds += [f"{a.vars[v].id} = {b.vars[v].id}" for v in shared]
         if expr is not None and not _is_true(expr):

@@ -140,6 +140,16 @@ class Block:
     # id expression -> alias of the ``terms`` row joined for it (one join per value).
     term_joins: dict[str, str] = field(default_factory=dict)
 
+    def copy(self) -> Block:
+        """A block to extend without changing this one (its lists and maps copied)."""
+        return Block(
+            items=list(self.items),
+            where=list(self.where),
+            vars=dict(self.vars),
+            distinct_pending=self.distinct_pending,
+            term_joins=dict(self.term_joins),
+        )
+
     def add_item(self, source: str, on: str | None = None, *, left: bool = False) -> None:
         if not self.items:
             if left:

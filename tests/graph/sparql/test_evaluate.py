@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 from rdflib import Dataset, Graph, Literal, Namespace
 
-from catalogue.graph.sparql.evaluate import ExplainEntry, store_query
+from catalogue.graph.sparql.evaluate import ExplainEntry
+from catalogue.graph.sparql.query import store_query
 from catalogue.graph.store import SQLStore
 
 EX = Namespace("http://x/")
