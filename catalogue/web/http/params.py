@@ -6,8 +6,10 @@ hear so. :func:`parse_query_string` checks the raw query string
 (:func:`check_query_string`: length, UTF-8 once percent-decoded, no control
 characters) and decodes it into lists of values; the portal, ``/datasets`` and
 ``/node`` read their parameters through it, so they accept and refuse the same
-query strings. :func:`checked_iri` is the one rule for IRIs in parameters and
-paths.
+query strings. The SPARQL protocol, whose queries are long texts with line breaks,
+reads its query string and form bodies with :func:`form_pairs` alone (strict UTF-8,
+order kept); its own limits are in :mod:`catalogue.web.sparql.protocol`.
+:func:`checked_iri` is the one rule for IRIs in parameters and paths.
 """
 
 from __future__ import annotations
@@ -40,6 +42,25 @@ def check_query_string(raw: bytes) -> None:
         raise HTTPError(400, "query string is not valid UTF-8 after percent-decoding") from None
     if _CONTROL.search(text):
         raise HTTPError(400, "query parameters must not contain control characters")
+
+
+def form_pairs(raw: bytes, where: str) -> list[tuple[str, str]]:
+    """``application/x-www-form-urlencoded`` pairs in order, strictly UTF-8 after
+    percent-decoding (HTTP 400 naming ``where``, the query string or the request body)."""
+    pairs: list[tuple[str, str]] = []
+    for part in raw.split(b"&"):
+        if not part:
+            continue
+        name, _, value = part.partition(b"=")
+        try:
+            pairs.append((_form_decode(name), _form_decode(value)))
+        except UnicodeDecodeError:
+            raise HTTPError(400, f"the {where} is not valid UTF-8 once percent-decoded") from None
+    return pairs
+
+
+def _form_decode(raw: bytes) -> str:
+    return unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
 
 
 def parse_query_string(raw: bytes, *, max_params: int = MAX_PARAMS) -> dict[str, list[str]]:

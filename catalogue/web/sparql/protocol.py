@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
-from urllib.parse import unquote_to_bytes
 
 from fastapi import Request
 
@@ -31,7 +30,6 @@ __all__ = [
     "content_media_type",
     "nesting_depth",
     "operation",
-    "parse_params",
     "single",
 ]
 
@@ -61,26 +59,6 @@ class Operation:
     def dataset(self) -> RDFDataset:
         """The RDF dataset ``default-graph-uri``/``named-graph-uri`` name (empty: none)."""
         return RDFDataset(self.default_graphs, self.named_graphs)
-
-
-def _decode(raw: bytes) -> str:
-    return unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
-
-
-def parse_params(raw: bytes, where: str) -> list[tuple[str, str]]:
-    """``application/x-www-form-urlencoded`` pairs, strictly UTF-8 after percent-decoding."""
-    pairs: list[tuple[str, str]] = []
-    for part in raw.split(b"&"):
-        if not part:
-            continue
-        name, _, value = part.partition(b"=")
-        try:
-            pairs.append((_decode(name), _decode(value)))
-        except UnicodeDecodeError:
-            raise HTTPError(
-                400, f"the {where} is not valid UTF-8 once percent-decoded"
-            ) from None
-    return pairs
 
 
 def _graph_iris(params: list[tuple[str, str]], name: str) -> tuple[str, ...]:

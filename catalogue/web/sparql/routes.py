@@ -21,6 +21,7 @@ from catalogue.api import Catalogue
 from catalogue.rdf.results import Answer, serialise
 
 from ..http.errors import HTTPError
+from ..http.params import form_pairs
 from ..settings import Settings
 from .auth import authorise
 from .errors import http_errors
@@ -35,7 +36,6 @@ from .protocol import (
     check_text,
     content_media_type,
     operation,
-    parse_params,
     single,
 )
 from .service_description import describe_service
@@ -67,7 +67,7 @@ _QUERY_DOC = {
 )
 async def sparql_get(request: Request) -> Response:
     """``?query=`` runs a query; no query returns the SPARQL Service Description."""
-    params = parse_params(request.scope.get("query_string", b""), "query string")
+    params = form_pairs(request.scope.get("query_string", b""), "query string")
     if any(key == "update" for key, _ in params):
         raise HTTPError(400, "SPARQL Update must be sent with POST")
     text = single(params, "query")
@@ -93,11 +93,11 @@ async def sparql_get(request: Request) -> Response:
 )
 async def sparql_post(request: Request) -> Response:
     """A form with ``query=`` or ``update=``, or a bare query or update body."""
-    url_params = parse_params(request.scope.get("query_string", b""), "query string")
+    url_params = form_pairs(request.scope.get("query_string", b""), "query string")
     media, ct_params = content_media_type(request)
     if media == FORM_TYPE:
         body = await request.body()
-        params = url_params + parse_params(body, "request body")
+        params = url_params + form_pairs(body, "request body")
         query, update = single(params, "query"), single(params, "update")
         if query is not None and update is not None:
             raise HTTPError(400, "a request carries either query or update, not both")
