@@ -105,7 +105,7 @@ def stream(source: QuadSource, format: str | RDFFormat, graph: str | None = None
     in memory. Raises :class:`UsageError` for an unknown format, profile or graph
     before anything is produced.
     """
-    fmt = format if isinstance(format, RDFFormat) else parse_rdf_format(format, STREAM_FORMATS)
+    fmt = format if isinstance(format, RDFFormat) else parse_rdf_format(format, STREAM_FORMATS, what="export format")
     if profile not in PROFILES:
         raise UsageError(f"unknown export profile {profile!r}; choose from {', '.join(PROFILES)}")
     ids: Sequence[RDFNode] = source.graph_ids()

@@ -27,6 +27,7 @@ __all__ = [
     "ResultFormat",
     "parse_rdf_format",
     "parse_result_format",
+    "rdf_format_for_extension",
     "rdf_format_for_media_type",
     "result_format_for_media_type",
 ]
@@ -48,6 +49,8 @@ class Format:
     aliases: tuple[str, ...] = ()
     #: Other media types that clients send for this format.
     media_aliases: tuple[str, ...] = ()
+    #: Other file extensions files of this format have (``.json`` for JSON-LD).
+    suffixes: tuple[str, ...] = field(default=(), kw_only=True)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -77,13 +80,16 @@ TURTLE: Final = RDFFormat(
 NTRIPLES: Final = RDFFormat("nt", "application/n-triples", "nt", ("ntriples", "n-triples", "nt11"))
 NQUADS: Final = RDFFormat("nquads", "application/n-quads", "nq", ("nq", "n-quads"), quads=True)
 TRIG: Final = RDFFormat("trig", "application/trig", "trig", quads=True)
-JSONLD: Final = RDFFormat("json-ld", "application/ld+json", "jsonld", ("jsonld",), quads=True)
+JSONLD: Final = RDFFormat("json-ld", "application/ld+json", "jsonld", ("jsonld",), quads=True, suffixes=("json",))
 RDFXML: Final = RDFFormat(
-    "xml", "application/rdf+xml", "rdf", ("rdf", "rdf/xml", "rdf+xml", "rdfxml"), ("application/xml",)
+    "xml", "application/rdf+xml", "rdf", ("rdf", "rdf/xml", "rdf+xml", "rdfxml", "owl"), ("application/xml",),
+    suffixes=("xml", "owl"),
 )
+#: Notation 3, read by ``catalogue load`` (rdflib's parser); no endpoint offers it.
+N3: Final = RDFFormat("n3", "text/n3", "n3")
 
 #: Every RDF format, in the order servers prefer them when a client accepts several.
-RDF_FORMATS: Final[tuple[RDFFormat, ...]] = (TURTLE, NTRIPLES, NQUADS, TRIG, JSONLD, RDFXML)
+RDF_FORMATS: Final[tuple[RDFFormat, ...]] = (TURTLE, NTRIPLES, NQUADS, TRIG, JSONLD, RDFXML, N3)
 
 SPARQL_JSON: Final = ResultFormat("json", "application/sparql-results+json", "srj", (), ("application/json",))
 SPARQL_XML: Final = ResultFormat(
@@ -101,30 +107,38 @@ RESULT_FORMATS: Final[tuple[ResultFormat, ...]] = (SPARQL_JSON, SPARQL_XML, CSV,
 _F = TypeVar("_F", bound=Format)
 
 
-def _lookup(
-    value: str, formats: Iterable[_F], what: str, offered: Iterable[_F] | None
-) -> _F:
+def _lookup(value: str, formats: Iterable[_F], what: str, offered: Iterable[_F] | None) -> _F:
     key = value.strip().lower()
     choices = tuple(offered if offered is not None else formats)
     for fmt in choices:
         if key in fmt.names:
             return fmt
-    names = ", ".join(fmt.name for fmt in choices)
-    raise UsageError(f"unknown {what} {value!r} (one of {names})")
+    names = ", ".join(sorted(fmt.name for fmt in choices))
+    raise UsageError(f"unknown {what} {value!r}; choose from {names}")
 
 
-def parse_rdf_format(value: str, offered: Iterable[RDFFormat] | None = None) -> RDFFormat:
+def parse_rdf_format(
+    value: str, offered: Iterable[RDFFormat] | None = None, *, what: str = "format"
+) -> RDFFormat:
     """The RDF format named ``value`` (any alias, any case); ``UsageError`` naming it if none.
 
     ``offered`` narrows the choice to what a caller supports (a streamed export offers
-    no RDF/XML).
+    no RDF/XML); ``what`` names the choice in the message (``export format``).
     """
-    return _lookup(value, RDF_FORMATS, "RDF format", offered)
+    return _lookup(value, RDF_FORMATS, what, offered)
 
 
-def parse_result_format(value: str, offered: Iterable[ResultFormat] | None = None) -> ResultFormat:
+def parse_result_format(
+    value: str, offered: Iterable[ResultFormat] | None = None, *, what: str = "result format"
+) -> ResultFormat:
     """The SPARQL result format named ``value``; ``UsageError`` naming it if none."""
-    return _lookup(value, RESULT_FORMATS, "result format", offered)
+    return _lookup(value, RESULT_FORMATS, what, offered)
+
+
+def rdf_format_for_extension(extension: str) -> RDFFormat | None:
+    """The RDF format a file extension (``ttl``, ``.json``; any case) stands for, or ``None``."""
+    key = extension.lower().removeprefix(".")
+    return next((fmt for fmt in RDF_FORMATS if key == fmt.extension or key in fmt.suffixes), None)
 
 
 def rdf_format_for_media_type(media_type: str) -> RDFFormat | None:

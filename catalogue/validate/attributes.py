@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-import uuid
 from typing import Any
-from urllib.parse import urlsplit
 
+from catalogue.model.conventions import convention_problems
 from catalogue.model.json import short
 from catalogue.validate.context import ATTRS, NodeChecker
 
@@ -23,7 +22,6 @@ _CF_DATE = re.compile(
     r"(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.\d+)?)?)?"
     r"\s*(?:Z|UTC|GMT|[+-]\d{1,2}(?::?\d{2})?)?$"
 )
-_CONVENTION_KEYS = {"uuid", "schema_url", "spec_url", "name", "description"}
 _GRID_MAPPING_EXTENDED = re.compile(r"(\S+):")
 
 
@@ -102,36 +100,5 @@ def _conventions(c: NodeChecker, value: Any) -> None:
         c.add(rule, ATTRS, at, f"expected a list of convention objects, got {short(value)}")
         return
     for i, entry in enumerate(value):
-        here = (*at, i)
-        if not isinstance(entry, dict):
-            c.add(rule, ATTRS, here, f"expected a convention object, got {short(entry)}")
-            continue
-        for key in entry:
-            if key not in _CONVENTION_KEYS:
-                c.add(rule, ATTRS, (*here, key), f"unexpected key {key!r} in a convention object")
-        if not any(k in entry for k in ("uuid", "schema_url", "spec_url")):
-            c.add(rule, ATTRS, here, "a convention needs at least one of uuid, schema_url, spec_url")
-        if "uuid" in entry and not _is_uuid(entry["uuid"]):
-            c.add(rule, ATTRS, (*here, "uuid"), f"not a UUID: {short(entry['uuid'])}")
-        for key in ("schema_url", "spec_url"):
-            if key in entry and not _is_url(entry[key]):
-                c.add(rule, ATTRS, (*here, key), f"not an http(s) URL: {short(entry[key])}")
-        for key in ("name", "description"):
-            if key in entry and not isinstance(entry[key], str):
-                c.add(rule, ATTRS, (*here, key), f"expected a string, got {short(entry[key])}")
-
-
-def _is_uuid(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        return str(uuid.UUID(value)) == value.lower()
-    except ValueError:
-        return False
-
-
-def _is_url(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    parts = urlsplit(value)
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+        for tokens, message in convention_problems(entry):
+            c.add(rule, ATTRS, (*at, i, *tokens), message)

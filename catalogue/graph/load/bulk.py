@@ -51,6 +51,7 @@ from typing import Final, Protocol
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
 from catalogue.errors import UsageError
+from catalogue.rdf.formats import parse_rdf_format, rdf_format_for_extension
 
 from ..terms import IRI, TermCollisionError
 from .batches import batch_full, open_input, parse_batches, parse_in_worker, take_batch, use_worker
@@ -60,7 +61,6 @@ from .report import LoadError, LoadReport
 from .writer import Writer, WriteTarget
 
 __all__ = [
-    "FORMATS",
     "LoadTarget",
     "blank_node_prefix",
     "load_file",
@@ -68,46 +68,10 @@ __all__ = [
     "resolve_format",
 ]
 
-#: Format names accepted by ``--format`` -> the canonical name (rdflib's plugin name).
-FORMATS: Final[dict[str, str]] = {
-    "nt": "nt",
-    "ntriples": "nt",
-    "n-triples": "nt",
-    "nt11": "nt",
-    "nquads": "nquads",
-    "nq": "nquads",
-    "n-quads": "nquads",
-    "turtle": "turtle",
-    "ttl": "turtle",
-    "trig": "trig",
-    "json-ld": "json-ld",
-    "jsonld": "json-ld",
-    "xml": "xml",
-    "rdf": "xml",
-    "rdf/xml": "xml",
-    "rdfxml": "xml",
-    "owl": "xml",
-    "n3": "n3",
-}
-_EXTENSIONS: Final = {
-    ".nt": "nt",
-    ".nq": "nquads",
-    ".ttl": "turtle",
-    ".trig": "trig",
-    ".jsonld": "json-ld",
-    ".json": "json-ld",
-    ".rdf": "xml",
-    ".xml": "xml",
-    ".owl": "xml",
-    ".n3": "n3",
-}
 _COMPRESSIONS: Final = (".gz", ".bz2", ".xz")
 
 # Compressed RDF is typically about this many times smaller.
 _COMPRESSION_FACTOR: Final = 8
-
-
-
 
 
 class LoadTarget(WriteTarget, Protocol):
@@ -131,17 +95,13 @@ def resolve_format(path: str | Path, format: str | None = None) -> tuple[str, st
     suffixes = [s.lower() for s in Path(path).suffixes]
     compression = suffixes[-1] if suffixes and suffixes[-1] in _COMPRESSIONS else None
     if format is not None:
-        canonical = FORMATS.get(format.lower())
-        if canonical is None:
-            known = ", ".join(sorted(set(FORMATS.values())))
-            raise UsageError(f"unknown format {format!r}: use one of {known}")
-        return canonical, compression
+        return parse_rdf_format(format).name, compression
     if compression is not None:
         suffixes = suffixes[:-1]
-    guessed = _EXTENSIONS.get(suffixes[-1]) if suffixes else None
+    guessed = rdf_format_for_extension(suffixes[-1]) if suffixes else None
     if guessed is None:
         raise UsageError(f"{path}: cannot tell the RDF format from the file name; use --format")
-    return guessed, compression
+    return guessed.name, compression
 
 
 def blank_node_prefix(path: str | Path, graph: str, base: str | None = None) -> str:
