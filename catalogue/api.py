@@ -15,7 +15,7 @@ from rdflib import Dataset, Graph, Namespace, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
-from catalogue.errors import CatalogueError, UsageError
+from catalogue.errors import CatalogueError, DocumentError, UsageError
 from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import load_hierarchy
@@ -75,7 +75,9 @@ class Catalogue:
             if self.store.namespace(prefix) != URIRef(str(ns)):
                 self.store.bind(prefix, ns, override=True)
         self.store.commit()
-        self._records = RunRecords(self.store, self.query)
+        # The dataset's own query, with the prefixes bound: a bound method of the
+        # catalogue would make it refer to itself (and keep its connection until a GC).
+        self._records = RunRecords(self.store, functools.partial(_query, self.dataset))
 
     # ----------------------------------------------------------- lifecycle
     def close(self) -> None:
@@ -188,8 +190,7 @@ class Catalogue:
         The query is compiled to SQL where possible (see :mod:`catalogue.graph.sparql`);
         rows stream from the database as the result is iterated.
         """
-        init_ns = {**PREFIXES, **kwargs.pop("initNs", {})}
-        return self.dataset.query(sparql, initNs=init_ns, **kwargs)
+        return _query(self.dataset, sparql, **kwargs)
 
     def answer(
         self,
@@ -385,6 +386,11 @@ def validate_store(
     return validate_hierarchy(hierarchy, profile=profile, source=source)
 
 
+def _query(dataset: Dataset, sparql: str, **kwargs: Any) -> Result:
+    init_ns = {**PREFIXES, **kwargs.pop("initNs", {})}
+    return dataset.query(sparql, initNs=init_ns, **kwargs)
+
+
 def classify_error(exc: BaseException) -> CatalogueError | None:
     """The catalogue error ``exc`` is, or stands for, or ``None`` for anything unexpected.
 
@@ -407,4 +413,4 @@ def open(db: str | None = None) -> Catalogue:
     return Catalogue(db)
 
 
-__all__ = ["Catalogue", "classify_error", "open", "validate_store"]
+__all__ = ["Catalogue", "DocumentError", "HarvestReport", "Report", "classify_error", "open", "validate_store"]

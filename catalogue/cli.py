@@ -392,10 +392,7 @@ def query(
     SPARQL is the query text, @FILE to read it from a file, or - for stdin.
     Prefixes zarr, dcat, dct, prov, rdf, rdfs, xsd, owl and sh are pre-bound.
     """
-    from catalogue.api import classify_error
-    from catalogue.errors import QueryError
     from catalogue.graph.sparql.answer import query_failure
-    from catalogue.graph.sparql.parse import one_line
     from catalogue.rdf.results import render
 
     text = _query_text(sparql)
@@ -410,11 +407,7 @@ def query(
             for statement in statements:
                 click.echo(statement + "\n", err=True)
         except Exception as exc:  # rdflib raises pyparsing and evaluation errors of many types
-            failure = query_failure(exc)
-            if failure is exc and not isinstance(exc, CatalogueError):
-                # A database error the server would log as its own: a command names it in one
-                # line (a lock wait says busy).
-                failure = classify_error(exc) or QueryError(f"query failed: {type(exc).__name__}: {one_line(exc)}")
+            failure = query_failure(exc, name_database_errors=True)
             if failure is exc:
                 raise
             raise failure from exc

@@ -43,7 +43,6 @@ from catalogue.model.codecs import (
     parse_sharding,
 )
 
-_NUMCODECS_ARRAY_TO_BYTES = {"numcodecs.zfpy", "numcodecs.pcodec"}
 #: An absent inner chunk's index entry (offset and nbytes alike).
 MISSING = np.uint64(2**64 - 1)
 
@@ -183,7 +182,7 @@ def _array_to_bytes(codec: Codec, data: bytes, shape: tuple[int, ...], dtype: np
         except CodecError as exc:
             raise ChunkError(str(exc)) from exc
         return decode_shard(data, sharding, shape, dtype, fill_value)
-    if name in _NUMCODECS_ARRAY_TO_BYTES:
+    if name.startswith("numcodecs.") and name in ARRAY_TO_BYTES:  # zfpy, pcodec: the model's table
         return _numcodecs_array(name, conf, data, shape, dtype)
     raise ChunkError(f"unsupported array-to-bytes codec {name!r}")
 

@@ -20,6 +20,7 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.store import VALID_STORE, Store
 from sqlalchemy import select, text
 
+from catalogue.graph import store as store_module
 from catalogue.graph import terms as term_codec
 from catalogue.graph.database import is_memory_sqlite, make_engine
 from catalogue.graph.load import ids as term_ids
@@ -310,7 +311,9 @@ def test_hash_collision_is_detected(sql_store, monkeypatch):
             return (encode(Literal("unused"))[0], *encoded[1:])
         return encoded
 
+    # The writes' encoder (load.ids) and the patterns' (the store's own import).
     monkeypatch.setattr(term_ids, "encode", colliding_encode)
+    monkeypatch.setattr(store_module, "encode", colliding_encode)
     # Against a stored term ...
     with pytest.raises(TermCollisionError, match="collision"):
         g.add((EX.s, EX.p, Literal("b")))
@@ -320,6 +323,7 @@ def test_hash_collision_is_detected(sql_store, monkeypatch):
         sql_store.addN([(EX.s, EX.p, Literal("c"), g), (EX.s, EX.p, Literal("d"), g)])
     sql_store.rollback()
     monkeypatch.setattr(term_ids, "encode", real_encode)
+    monkeypatch.setattr(store_module, "encode", real_encode)
     assert list(g.objects()) == []  # everything above was rolled back
 
 
@@ -1041,6 +1045,7 @@ def test_lookup_term_ids_refuses_a_hash_collision(sql_store, monkeypatch):
         return (victim, *encoded[1:]) if node == Literal("b") else encoded
 
     monkeypatch.setattr(term_ids, "encode", colliding_encode)
+    monkeypatch.setattr(store_module, "encode", colliding_encode)
     with pytest.raises(TermCollisionError):
         sql_store.lookup_term_ids([Literal("b")])
     # A pattern reads it as what it is: a term that is not stored.

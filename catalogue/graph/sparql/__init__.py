@@ -8,7 +8,8 @@ evaluation needs of a store is the protocol in :mod:`.source`.
 """
 
 from .evaluate import ExplainEntry, compile_part, evaluate_part
-from .query import parse_query, parse_update, store_query
+from .parse import parse_query, parse_update
+from .query import store_query
 from .sql import Unsupported
 
 __all__ = [

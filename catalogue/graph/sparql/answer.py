@@ -43,7 +43,9 @@ __all__ = ["answer_query", "query_failure"]
 log = logging.getLogger(__name__)
 
 
-def query_failure(exc: Exception, what: str = "query", *, log_unexpected: bool = False) -> Exception:
+def query_failure(
+    exc: Exception, what: str = "query", *, log_unexpected: bool = False, name_database_errors: bool = False
+) -> Exception:
     """The error to raise for ``exc``, raised while evaluating a query (or an update).
 
     rdflib reports evaluation problems with exceptions of every type (plain
@@ -53,8 +55,11 @@ def query_failure(exc: Exception, what: str = "query", *, log_unexpected: bool =
     Catalogue errors stay as they are; a driver's lock wait becomes
     :class:`~catalogue.errors.Busy`; database errors stay themselves (the database's
     fault, not the query's; :func:`~catalogue.graph.database.busy_error` tells a lock
-    wait among them).
+    wait among them). With ``name_database_errors`` (a command, which has no handler
+    further up) a database error that is not a lock wait is a ``QueryError`` naming it.
     """
+    if isinstance(exc, SQLAlchemyError) and name_database_errors:
+        return busy_error(exc) or QueryError(f"{what} failed: {type(exc).__name__}: {one_line(exc)}")
     if isinstance(exc, CatalogueError | SQLAlchemyError):
         return exc  # a database error's handler knows whether it is a lock wait (busy_error)
     busy = busy_error(exc)  # a driver's own error, not wrapped by SQLAlchemy

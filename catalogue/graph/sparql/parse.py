@@ -2,7 +2,7 @@
 
 Queries and updates arrive from the web endpoint, ``catalogue query`` and Python
 callers as text; this turns them into rdflib's algebra (one thread at a time, see
-:func:`~catalogue.graph.sparql.query.parse_query`; short queries through its parse
+:func:`~catalogue.graph.sparql.query.translate_query`; short queries through its parse
 cache, :func:`~catalogue.graph.sparql.query.prepared_query`) or into a
 :class:`~catalogue.errors.QueryError` naming the problem and its position.
 """
@@ -18,9 +18,7 @@ from rdflib.plugins.sparql.sparql import Query
 from catalogue.errors import QueryError
 from catalogue.rdf.vocabulary import PREFIXES
 
-from .query import parse_query as parse_locked
-from .query import parse_update as parse_update_locked
-from .query import prepared_query
+from .query import prepared_query, translate_query, translate_update
 
 __all__ = ["FORMS", "one_line", "parse_query", "parse_update", "query_form", "uses"]
 
@@ -51,7 +49,7 @@ def parse_query(text: str) -> Query:
     try:
         if len(text) <= _CACHED_QUERY_CHARS:
             return prepared_query(text, None, _NAMESPACES)
-        return parse_locked(text, None, dict(PREFIXES))
+        return translate_query(text, None, dict(PREFIXES))
     except RecursionError:
         raise QueryError("the query is nested too deeply for the SPARQL parser") from None
     except Exception as exc:  # pyparsing's ParseException, rdflib's plain Exceptions (unknown prefix)
@@ -66,7 +64,7 @@ def query_form(query: Query) -> str:
 def parse_update(text: str) -> Any:
     """Parse and translate an update with the catalogue prefixes bound."""
     try:
-        return parse_update_locked(text, None, dict(PREFIXES))
+        return translate_update(text, None, dict(PREFIXES))
     except RecursionError:
         raise QueryError("the update is nested too deeply for the SPARQL parser") from None
     except Exception as exc:

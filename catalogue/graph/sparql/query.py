@@ -15,7 +15,9 @@ from typing import Any
 
 from rdflib.graph import Dataset, Graph
 
-__all__ = ["PARSE_LOCK", "TOP_ASK", "TOP_SELECT", "parse_query", "parse_update", "prepared_query", "store_query"]
+__all__ = [
+    "PARSE_LOCK", "TOP_ASK", "TOP_SELECT", "prepared_query", "store_query", "translate_query", "translate_update",
+]
 
 _PARSE_CACHE_SIZE = 256
 
@@ -32,8 +34,9 @@ TOP_ASK: ContextVar[int | None] = ContextVar("TOP_ASK", default=None)
 PARSE_LOCK = threading.RLock()
 
 
-def parse_query(query: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
-    """rdflib's parse and algebra translation of a query, one thread at a time."""
+def translate_query(query: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
+    """rdflib's parse and algebra translation of a query, one thread at a time (errors as
+    rdflib raises them; :func:`catalogue.graph.sparql.parse.parse_query` is the catalogue's)."""
     from rdflib.plugins.sparql.algebra import translateQuery
     from rdflib.plugins.sparql.parser import parseQuery
 
@@ -41,7 +44,7 @@ def parse_query(query: str, base: str | None = None, namespaces: dict[str, Any] 
         return translateQuery(parseQuery(query), base, namespaces or {})
 
 
-def parse_update(update: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
+def translate_update(update: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
     """rdflib's parse and algebra translation of an update, one thread at a time."""
     from rdflib.plugins.sparql.algebra import translateUpdate
     from rdflib.plugins.sparql.parser import parseUpdate
@@ -55,7 +58,7 @@ def prepared_query(query: str, base: str | None, namespaces: tuple[tuple[str, st
     """Parse and translate a query once (the one parse cache): rdflib's pyparsing grammar
     costs milliseconds per query, more than running a typical compiled catalogue query.
     ``namespaces`` are ``(prefix, IRI)`` pairs, sorted, so that equal bindings share entries."""
-    return parse_query(query, base, dict(namespaces))
+    return translate_query(query, base, dict(namespaces))
 
 
 def store_query(

@@ -306,9 +306,11 @@ def _activate_catalogue_query_path() -> None:
 
 def make_backend(store: str, url: str | None = None, reset: str = "remove") -> Backend:
     """A backend for ``store`` (one of :data:`STORES`); persistent ones need ``url``."""
+    # Memory too: the hooks also give rdflib RE2 regular expressions and the parse lock,
+    # and the baseline must not depend on whether a store was opened earlier in the process.
+    _activate_catalogue_query_path()
     if store == "Memory":
         return MemoryBackend()
-    _activate_catalogue_query_path()
     if store == "catalogue":
         return CatalogueMemoryBackend()
     if store in ("sqlite-file", "postgres"):
