@@ -86,23 +86,28 @@ def answer_query(
     ``dataset`` names the RDF dataset (overriding the query's ``FROM``/``FROM
     NAMED``, see :func:`~catalogue.graph.sparql.dataset.dataset_target`).
     ``max_results`` caps rows (SELECT) and triples (CONSTRUCT/DESCRIBE):
-    :class:`~catalogue.errors.TooLarge` beyond. ``timeout`` seconds cover
-    everything, the parse included: :class:`~catalogue.errors.QueryTimeout` beyond.
-    ``check_form`` is called with the form (SELECT, ASK, CONSTRUCT, DESCRIBE) once
+    :class:`~catalogue.errors.TooLarge` beyond. ``timeout`` seconds cover the
+    evaluation and the reading of the result: :class:`~catalogue.errors.QueryTimeout`
+    beyond. The parse comes first and is never interrupted: the deadline's last resort
+    is an exception raised asynchronously into the worker, which must not land inside
+    rdflib's parser (pyparsing, whose grammar objects every thread of the process
+    shares); its cost is bounded by the text's length and nesting, which the web
+    endpoint limits. ``check_form`` is called with the form (SELECT, ASK, CONSTRUCT, DESCRIBE) once
     the query is parsed and before anything is evaluated: a caller that cannot
     deliver that form (no acceptable media type) raises there, at no evaluation
     cost; what it raises propagates unchanged. ``SERVICE`` is refused.
     """
 
+    parsed = parse_query(text)
+    form = query_form(parsed)
+    if check_form is not None:
+        check_form(form)
+    if uses(parsed.algebra, "ServiceGraphPattern"):
+        raise QueryError("SERVICE (federated query) is not supported by this endpoint")
+
     def work() -> Answer:
-        query = parse_query(text)
-        form = query_form(query)
-        if check_form is not None:
-            check_form(form)
-        if uses(query.algebra, "ServiceGraphPattern"):
-            raise QueryError("SERVICE (federated query) is not supported by this endpoint")
         try:
-            target, query = dataset_target(store, query, dataset)
+            target, query = dataset_target(store, parsed, dataset)
             if form == "CONSTRUCT":
                 return Answer(form, graph=_construct(target, query, max_results))
             if form == "DESCRIBE":

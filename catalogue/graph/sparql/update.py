@@ -36,9 +36,10 @@ def run_update(store: GraphStore, text: str, *, timeout: float | None = None) ->
 
     def apply() -> None:
         store.begin_write()
-        apply_update(store, parse_update(text))
+        apply_update(store, update)
 
     try:
+        update = parse_update(text)  # before the deadline: see answer_query
         try:
             run_with_deadline(store, timeout, apply)
             store.commit()

@@ -852,7 +852,9 @@ def test_update_timeout_rolls_back(writable_db: str) -> None:
                              headers={"Authorization": f"Bearer {UPDATE_TOKEN}"})
         assert response.status_code == 503
         assert time.monotonic() - started < 4
-        assert sparql(http, "ASK { <urn:test:before> ?p ?o }").json()["boolean"] is False
+        after = sparql(http, "ASK { <urn:test:before> ?p ?o }")
+        assert after.status_code == 200, after.text
+        assert after.json()["boolean"] is False
 
 
 # --------------------------------------------------------------------- service description
