@@ -135,12 +135,12 @@ def s3() -> Iterator[servers.S3ServerControl]:
 
 
 @pytest.fixture(scope="module")
-def http_store(local: dict[str, pathlib.Path]) -> Iterator[servers.HTTPServerControl]:
-    """A well-behaved HTTP server over the folder of the module's ``local`` stores.
+def http_store(good_stores: dict[str, pathlib.Path]) -> Iterator[servers.HTTPServerControl]:
+    """A well-behaved HTTP server over the folder of the ``good_stores``.
 
     Shared by the module, so no faults are set on it; a test that counts requests
     resets the counts first.  Tests that inject faults start a private server.
     """
-    with servers.http_server(next(iter(local.values())).parent) as control:
+    with servers.http_server(next(iter(good_stores.values())).parent) as control:
         yield control
 

@@ -7,7 +7,6 @@ spied: the real calls still go to the moto server).
 from __future__ import annotations
 
 import json
-import pathlib
 import shutil
 from collections import Counter
 
@@ -16,13 +15,6 @@ import pytest
 import catalogue
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from tests.support import servers, stores
-
-
-@pytest.fixture(scope="module")
-def local(tmp_path_factory) -> dict[str, pathlib.Path]:
-    root = tmp_path_factory.mktemp("unchanged")
-    names = ("xarray_cf_v2", "xarray_cf_v3", "zarr_v3_deep", "zarr_v2_plain")
-    return {name: stores.GOOD_STORES[name](root) for name in names}
 
 
 def graph_quads(cat: catalogue.Catalogue, graph: str) -> set[tuple]:
@@ -34,8 +26,8 @@ def latest_run(cat: catalogue.Catalogue) -> dict:
 
 
 @pytest.mark.parametrize("name", ["xarray_cf_v2", "xarray_cf_v3"])
-def test_http_unchanged_consolidated_source_costs_one_read(name, local, http_store, tmp_path):
-    url = f"{http_store.url}/{local[name].name}"
+def test_http_unchanged_consolidated_source_costs_one_read(name, good_stores, http_store, tmp_path):
+    url = f"{http_store.url}/{good_stores[name].name}"
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         first = cat.harvest(url)
         before = graph_quads(cat, first.graph)
@@ -50,18 +42,18 @@ def test_http_unchanged_consolidated_source_costs_one_read(name, local, http_sto
         runs = cat.harvests(2)
         generated = cat.query(f"SELECT ?run WHERE {{ GRAPH <{first.graph}> {{ <{first.graph}> prov:wasGeneratedBy ?run }} }}")
         assert [str(r[0]) for r in generated] == [runs[1]["run"]]
-    consolidated = f"{local[name].name}/" + ("zarr.json" if name.endswith("v3") else ".zmetadata")
+    consolidated = f"{good_stores[name].name}/" + ("zarr.json" if name.endswith("v3") else ".zmetadata")
     hits = Counter({k: v for k, v in http_store.counts.items()})
     if name.endswith("v3"):
         assert hits == Counter({consolidated: 1})  # exactly one request
     else:
         # one round trip: zarr.json (404) and .zmetadata asked for together
-        assert hits == Counter({consolidated: 1, f"{local[name].name}/zarr.json": 1})
+        assert hits == Counter({consolidated: 1, f"{good_stores[name].name}/zarr.json": 1})
 
 
-def test_http_changed_consolidated_source_is_read_once_and_rewritten(local, http_store, tmp_path):
+def test_http_changed_consolidated_source_is_read_once_and_rewritten(good_stores, http_store, tmp_path):
     store = tmp_path / "copy.zarr"
-    shutil.copytree(local["xarray_cf_v2"], store)
+    shutil.copytree(good_stores["xarray_cf_v2"], store)
     with servers.http_server(tmp_path) as server, catalogue.open(str(tmp_path / "c.db")) as cat:
         url = f"{server.url}/copy.zarr"
         cat.harvest(url)
@@ -77,8 +69,8 @@ def test_http_changed_consolidated_source_is_read_once_and_rewritten(local, http
         assert cat.metadata(f"{url}/air")[".zattrs"]["long_name"] == "changed"
 
 
-def test_http_source_without_consolidated_metadata_is_always_read(local, http_store, tmp_path):
-    url = f"{http_store.url}/{local['zarr_v3_deep'].name}"
+def test_http_source_without_consolidated_metadata_is_always_read(good_stores, http_store, tmp_path):
+    url = f"{http_store.url}/{good_stores['zarr_v3_deep'].name}"
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         cat.harvest(url, nodes=["group_a", "group_a/nested"])
         http_store.reset_counts()
@@ -104,8 +96,8 @@ def _spy_s3(monkeypatch) -> Counter:
 
 
 @pytest.mark.parametrize("name", ["zarr_v3_deep", "zarr_v2_plain"])
-def test_s3_unchanged_source_costs_one_listing(name, local, s3, tmp_path, monkeypatch):
-    url = s3.upload(local[name], f"s3://{s3.bucket()}/{name}.zarr")
+def test_s3_unchanged_source_costs_one_listing(name, good_stores, s3, tmp_path, monkeypatch):
+    url = s3.upload(good_stores[name], f"s3://{s3.bucket()}/{name}.zarr")
     options = {"storage_options": s3.storage_options}
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         first = cat.harvest(url, **options)
@@ -119,9 +111,9 @@ def test_s3_unchanged_source_costs_one_listing(name, local, s3, tmp_path, monkey
         assert latest_run(cat)["unchanged"] == first.groups + first.arrays
 
 
-def test_s3_changes_show_in_the_listing(local, s3, tmp_path):
+def test_s3_changes_show_in_the_listing(good_stores, s3, tmp_path):
     """Edit one array, delete one, add one: the listing differs, the re-harvest touches exactly those."""
-    store = local["zarr_v2_plain"]
+    store = good_stores["zarr_v2_plain"]
     bucket = s3.bucket()
     url = s3.upload(store, f"s3://{bucket}/plain.zarr")
     fs = s3.filesystem()
@@ -143,9 +135,9 @@ def test_s3_changes_show_in_the_listing(local, s3, tmp_path):
         assert not cat.has_node(f"{url}/{drop}") and cat.has_node(f"{url}/added")
 
 
-def test_unchanged_check_respects_options_failures_and_full(local, tmp_path):
+def test_unchanged_check_respects_options_failures_and_full(good_stores, tmp_path):
     store = tmp_path / "cf.zarr"
-    shutil.copytree(local["xarray_cf_v3"], store)
+    shutil.copytree(good_stores["xarray_cf_v3"], store)
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         cat.harvest(str(store))
         assert cat.harvest(str(store)).unchanged
@@ -171,13 +163,13 @@ def test_a_partial_run_records_no_state(tmp_path):
         assert not cat.harvest(str(store)).unchanged
 
 
-def test_cli_reports_unchanged_and_progress_counts_nodes(local, tmp_path):
+def test_cli_reports_unchanged_and_progress_counts_nodes(good_stores, tmp_path):
     from click.testing import CliRunner
 
     from catalogue.cli import main
 
     db = str(tmp_path / "c.db")
-    source = str(local["xarray_cf_v2"])
+    source = str(good_stores["xarray_cf_v2"])
     assert CliRunner().invoke(main, ["harvest", source, "--db", db]).exit_code == 0
     result = CliRunner().invoke(main, ["harvest", source, "--db", db, "--json"])
     assert result.exit_code == 0
@@ -188,16 +180,16 @@ def test_cli_reports_unchanged_and_progress_counts_nodes(local, tmp_path):
 
     seen: list[int] = []
     with catalogue.open(str(tmp_path / "p.db")) as cat:
-        report = cat.harvest(str(local["zarr_v3_deep"]), progress=seen.append)
+        report = cat.harvest(str(good_stores["zarr_v3_deep"]), progress=seen.append)
         assert sum(seen) == report.groups + report.arrays and len(seen) > 1  # a walk: level by level
         seen.clear()
-        report = cat.harvest(str(local["xarray_cf_v2"]), progress=seen.append)
+        report = cat.harvest(str(good_stores["xarray_cf_v2"]), progress=seen.append)
         assert seen == [report.groups + report.arrays]  # consolidated: all at once
 
 
-def test_s3_fingerprints_do_not_depend_on_the_change_check(local, s3, tmp_path):
+def test_s3_fingerprints_do_not_depend_on_the_change_check(good_stores, s3, tmp_path):
     """A --full run (no state check) finds the same fingerprints as a checked one: nothing 'changed'."""
-    url = s3.upload(local["zarr_v3_deep"], f"s3://{s3.bucket()}/deep.zarr")
+    url = s3.upload(good_stores["zarr_v3_deep"], f"s3://{s3.bucket()}/deep.zarr")
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         first = cat.harvest(url, storage_options=s3.storage_options)
         cat.harvest(url, storage_options=s3.storage_options, full=True)

@@ -41,17 +41,10 @@ def _server_threads() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if any(n in t.name for n in names)}
 
 
-@pytest.fixture(scope="module")
-def local(tmp_path_factory) -> dict[str, pathlib.Path]:
-    """Every good store, written once into one folder that the HTTP server serves."""
-    root = tmp_path_factory.mktemp("served")
-    return {name: build(root) for name, build in stores.GOOD_STORES.items()}
-
-
 @pytest.fixture
-def faulty(local) -> Iterator[servers.HTTPServerControl]:
-    """A private HTTP server over ``local`` for tests that inject faults or count requests."""
-    with servers.http_server(next(iter(local.values())).parent) as control:
+def faulty(good_stores) -> Iterator[servers.HTTPServerControl]:
+    """A private HTTP server over ``good_stores`` for tests that inject faults or count requests."""
+    with servers.http_server(next(iter(good_stores.values())).parent) as control:
         yield control
 
 
@@ -75,17 +68,17 @@ def assert_same(remote: Hierarchy, here: Hierarchy, *, fingerprints: bool = True
 
 # ------------------------------------------------------------------ HTTP
 @pytest.mark.parametrize("name", CONSOLIDATED)
-def test_http_consolidated_store_matches_local(name, local, http_store):
+def test_http_consolidated_store_matches_local(name, good_stores, http_store):
     url = f"{http_store.url}/{name}.zarr"
     h = load_hierarchy(url)
     assert h.url == url and h.consolidated and not h.undiscovered
-    assert_same(h, load_hierarchy(str(local[name])))
+    assert_same(h, load_hierarchy(str(good_stores[name])))
     main = h.nodes[""].location.url
     assert main.startswith(url + "/") and main.rsplit("/", 1)[-1] in ("zarr.json", ".zmetadata")
 
 
 @pytest.mark.parametrize("name", WALKED)
-def test_http_without_consolidated_metadata_reads_the_root_and_says_what_is_missing(name, local, http_store):
+def test_http_without_consolidated_metadata_reads_the_root_and_says_what_is_missing(name, good_stores, http_store):
     url = f"{http_store.url}/{name}.zarr/"  # a trailing slash is not part of the IRI
     h = load_hierarchy(url)
     assert h.url == url.rstrip("/")
@@ -98,21 +91,21 @@ def test_http_without_consolidated_metadata_reads_the_root_and_says_what_is_miss
 
 
 @pytest.mark.parametrize("name", WALKED)
-def test_http_explicit_nodes_are_found(name, local, http_store):
-    here = load_hierarchy(str(local[name]))
+def test_http_explicit_nodes_are_found(name, good_stores, http_store):
+    here = load_hierarchy(str(good_stores[name]))
     leaves = [p for p in here.nodes if p and here.nodes[p].primary is None]
     h = load_hierarchy(f"{http_store.url}/{name}.zarr", nodes=leaves)
     assert not h.undiscovered
     assert_same(h, here)
 
 
-def test_http_explicit_leaves_imply_their_parents(local, http_store):
+def test_http_explicit_leaves_imply_their_parents(good_stores, http_store):
     h = load_hierarchy(f"{http_store.url}/zarr_v3_deep.zarr", nodes=["/group1/group2/int8_gzip/"])
     assert sorted(h.nodes) == ["", "group1", "group1/group2", "group1/group2/int8_gzip"]
     assert h.nodes["group1"].members == ["group1/group2"]
 
 
-def test_http_explicit_node_that_is_missing_is_reported(local, http_store):
+def test_http_explicit_node_that_is_missing_is_reported(good_stores, http_store):
     url = f"{http_store.url}/zarr_v2_plain.zarr"
     h = load_hierarchy(url, nodes=["temperature", "nope", "temperature/inside_an_array"])
     assert sorted(h.nodes) == ["", "temperature"]
@@ -123,8 +116,8 @@ def test_http_explicit_node_that_is_missing_is_reported(local, http_store):
     ]
 
 
-def test_http_each_document_is_requested_once_and_404s_are_not_retried(local, faulty):
-    here = load_hierarchy(str(local["zarr_v2_plain"]))
+def test_http_each_document_is_requested_once_and_404s_are_not_retried(good_stores, faulty):
+    here = load_hierarchy(str(good_stores["zarr_v2_plain"]))
     load_hierarchy(f"{faulty.url}/zarr_v2_plain.zarr", nodes=[p for p in here.nodes if p])
     assert faulty.counts and max(faulty.counts.values()) == 1, faulty.counts
     assert faulty.counts["zarr_v2_plain.zarr/zarr.json"] == 1  # a 404, not retried
@@ -133,8 +126,8 @@ def test_http_each_document_is_requested_once_and_404s_are_not_retried(local, fa
     assert not chunks, "only metadata documents are requested"
 
 
-def test_http_a_level_is_fetched_concurrently_within_the_bound(local, faulty):
-    here = load_hierarchy(str(local["zarr_v2_plain"]))
+def test_http_a_level_is_fetched_concurrently_within_the_bound(good_stores, faulty):
+    here = load_hierarchy(str(good_stores["zarr_v2_plain"]))
     nodes = [p for p in here.nodes if p]
     faulty.delay = 0.3
     h = load_hierarchy(f"{faulty.url}/zarr_v2_plain.zarr", nodes=nodes)
@@ -149,7 +142,7 @@ def test_http_a_level_is_fetched_concurrently_within_the_bound(local, faulty):
     assert time.monotonic() - started < 5.5
 
 
-def test_http_server_errors_are_retried(local, faulty):
+def test_http_server_errors_are_retried(good_stores, faulty):
     faulty.fail_times["xarray_cf_v2.zarr/.zmetadata"] = 2
     h = load_hierarchy(f"{faulty.url}/xarray_cf_v2.zarr")
     assert h.consolidated and "air" in h.nodes
@@ -157,7 +150,7 @@ def test_http_server_errors_are_retried(local, faulty):
 
 
 @pytest.mark.parametrize("status", [429, 502, 503])
-def test_http_throttling_and_gateway_errors_are_retried_then_reported(local, faulty, status):
+def test_http_throttling_and_gateway_errors_are_retried_then_reported(good_stores, faulty, status):
     faulty.status["xarray_cf_v2.zarr/.zmetadata"] = status
     with pytest.raises(SourceUnavailable) as info:
         load_hierarchy(f"{faulty.url}/xarray_cf_v2.zarr", retries=2)
@@ -168,7 +161,7 @@ def test_http_throttling_and_gateway_errors_are_retried_then_reported(local, fau
     assert "\n" not in message
 
 
-def test_http_hanging_root_is_a_bounded_one_line_error(local, faulty):
+def test_http_hanging_root_is_a_bounded_one_line_error(good_stores, faulty):
     faulty.hang.add("zarr_v3_deep.zarr/zarr.json")
     started = time.monotonic()
     with pytest.raises(SourceUnavailable) as info:
@@ -181,9 +174,9 @@ def test_http_hanging_root_is_a_bounded_one_line_error(local, faulty):
     assert faulty.counts["zarr_v3_deep.zarr/zarr.json"] == 2
 
 
-def test_http_hanging_node_fails_alone(local, faulty):
+def test_http_hanging_node_fails_alone(good_stores, faulty):
     faulty.hang.add("zarr_v3_deep.zarr/group1/group2/int8_gzip/zarr.json")
-    here = load_hierarchy(str(local["zarr_v3_deep"]))
+    here = load_hierarchy(str(good_stores["zarr_v3_deep"]))
     started = time.monotonic()
     h = load_hierarchy(f"{faulty.url}/zarr_v3_deep.zarr", nodes=list(here.nodes), timeout=1, retries=0)
     assert time.monotonic() - started < 15
@@ -196,7 +189,7 @@ def test_http_hanging_node_fails_alone(local, faulty):
     assert "group1/group2/int8_gzip" in h.nodes["group1/group2"].members  # failed nodes stay members
 
 
-def test_http_unreachable_source(local):
+def test_http_unreachable_source(good_stores):
     url = servers.closed_port_url() + "/store.zarr"
     started = time.monotonic()
     with pytest.raises(SourceUnavailable) as info:
@@ -218,7 +211,7 @@ def test_http_unreachable_source_through_the_cli_is_one_error_line(db_url):
     assert len(errors) == 1 and url in errors[0] and "cannot connect" in errors[0]
 
 
-def test_http_access_denied_is_not_retried(local, faulty):
+def test_http_access_denied_is_not_retried(good_stores, faulty):
     for name in ("zarr.json", ".zmetadata", ".zarray", ".zgroup", ".zattrs"):
         faulty.status[f"xarray_cf_v2.zarr/{name}"] = 401
     with pytest.raises(SourceUnavailable) as info:
@@ -229,17 +222,17 @@ def test_http_access_denied_is_not_retried(local, faulty):
     assert max(faulty.counts.values()) == 1
 
 
-def test_http_403_for_missing_keys_does_not_stop_a_readable_store(local, faulty):
+def test_http_403_for_missing_keys_does_not_stop_a_readable_store(good_stores, faulty):
     """Buckets that forbid anonymous listing answer 403, not 404, for keys that do not exist."""
     faulty.status["zarr_v2_plain.zarr/zarr.json"] = 403
     faulty.status["zarr_v2_plain.zarr/.zmetadata"] = 403
     faulty.status["zarr_v2_plain.zarr/temperature/.zgroup"] = 403
-    here = load_hierarchy(str(local["zarr_v2_plain"]))
+    here = load_hierarchy(str(good_stores["zarr_v2_plain"]))
     h = load_hierarchy(f"{faulty.url}/zarr_v2_plain.zarr", nodes=[p for p in here.nodes if p])
     assert_same(h, here)
 
 
-def test_http_document_size_limit(local, http_store):
+def test_http_document_size_limit(good_stores, http_store):
     """The limit holds over HTTP too: a node's document beyond it fails that node; the root's stops the harvest."""
     url = f"{http_store.url}/zarr_v3_deep.zarr"
     h = load_hierarchy(url, nodes=["group1/group2/sharded_f64", "group1/group2/int8_gzip"], max_document_bytes=1000)
@@ -253,19 +246,19 @@ def test_http_document_size_limit(local, http_store):
     assert info.value.rule == "json.too-large" and "limit of 64 bytes" in str(info.value)
 
 
-def test_http_store_access(local, http_store):
+def test_http_store_access(good_stores, http_store):
     store = open_store(f"{http_store.url}/zarr_v3_deep.zarr")
     assert not store.listable and store.remote
     assert store.child_folders("") == [] and store.list_keys() is None
     assert store.read("nope.json") is None
     assert store.exists("zarr.json") and not store.exists("nope.json")
-    disk = local["zarr_v3_deep"] / "group1" / "group2" / "sharded_f64" / "c" / "0" / "1"
+    disk = good_stores["zarr_v3_deep"] / "group1" / "group2" / "sharded_f64" / "c" / "0" / "1"
     key = "group1/group2/sharded_f64/c/0/1"
     got = store.read_ranges([key, key, key, "group1/missing"], [None, 3, -5, None], [None, 10, None, None])
     data = disk.read_bytes()
     assert got == [data, data[3:10], data[-5:], None]
     many = store.read_many(["zarr.json", "nope", "group1/zarr.json"])
-    assert many[0] == (local["zarr_v3_deep"] / "zarr.json").read_bytes() and many[1] is None
+    assert many[0] == (good_stores["zarr_v3_deep"] / "zarr.json").read_bytes() and many[1] is None
 
 
 def test_open_store_rejects_bad_sources():
@@ -279,15 +272,15 @@ def test_open_store_rejects_bad_sources():
 
 # -------------------------------------------------- HTTP through the API
 @pytest.mark.parametrize("name", ["xarray_cf_v2", "xarray_cf_v3"])
-def test_http_harvest_and_read_through_the_catalogue(name, local, http_store, tmp_path):
+def test_http_harvest_and_read_through_the_catalogue(name, good_stores, http_store, tmp_path):
     url = f"{http_store.url}/{name}.zarr"
     with catalogue.open(str(tmp_path / "c.db")) as cat:
         report = cat.harvest(url)
         assert report.ok and report.graph == url and report.arrays == 4
         assert url in {str(g) for g, *_ in cat.graphs()}
         got = cat.read(f"{url}/air")
-        assert cat.documents(f"{url}/air") == load_hierarchy(str(local[name])).nodes["air"].documents
-    expected = zarr.open_array(local[name] / "air", mode="r")[...]
+        assert cat.documents(f"{url}/air") == load_hierarchy(str(good_stores[name])).nodes["air"].documents
+    expected = zarr.open_array(good_stores[name] / "air", mode="r")[...]
     np.testing.assert_array_equal(got, expected)
 
 
@@ -295,7 +288,7 @@ def test_http_harvest_and_read_through_the_catalogue(name, local, http_store, tm
                                             ("zarr_v3_deep", "group1/group2/bigendian_f16"),
                                             ("tensorstore_arrays", "zarr3_sharded"),
                                             ("zarr_v2_plain", "temperature")])
-def test_http_chunk_reads_equal_zarr_python(name, path, local, http_store):
+def test_http_chunk_reads_equal_zarr_python(name, path, good_stores, http_store):
     """Chunks and shard indexes (suffix ranges, index at start or end) over HTTP."""
     from catalogue.chunks.layout import layout_from_documents
     from catalogue.chunks.read import read_selection
@@ -305,11 +298,11 @@ def test_http_chunk_reads_equal_zarr_python(name, path, local, http_store):
     layout = layout_from_documents(h.nodes[path].documents, iri, iri)
     got = read_selection(layout, open_store(iri), None)
     fmt = 3 if "zarr.json" in h.nodes[path].documents else 2
-    expected = zarr.open_array(local[name] / path, mode="r", zarr_format=fmt)[...]
+    expected = zarr.open_array(good_stores[name] / path, mode="r", zarr_format=fmt)[...]
     np.testing.assert_array_equal(got, expected)
 
 
-def test_http_chunk_reads_from_a_server_that_ignores_ranges(local, faulty):
+def test_http_chunk_reads_from_a_server_that_ignores_ranges(good_stores, faulty):
     """A server answering 200 with the whole file still gives the right shard index and chunks."""
     from catalogue.chunks.layout import layout_from_documents
     from catalogue.chunks.read import read_selection
@@ -319,7 +312,7 @@ def test_http_chunk_reads_from_a_server_that_ignores_ranges(local, faulty):
     h = load_hierarchy(f"{faulty.url}/zarr_v3_deep.zarr", nodes=[path])
     iri = h.iri(path)
     got = read_selection(layout_from_documents(h.nodes[path].documents, iri, iri), open_store(iri), None)
-    np.testing.assert_array_equal(got, zarr.open_array(local["zarr_v3_deep"] / path, mode="r")[...])
+    np.testing.assert_array_equal(got, zarr.open_array(good_stores["zarr_v3_deep"] / path, mode="r")[...])
 
 
 def test_http_subgroup_consolidated_metadata_names_its_children(tmp_path):
@@ -374,10 +367,10 @@ def test_classify_http_errors():
 
 # -------------------------------------------------------------------- S3
 @pytest.mark.parametrize("name", ["xarray_cf_v2", "zarr_v2_plain", "zarr_v3_deep", "dependent_arrays"])
-def test_s3_uploaded_store_matches_local(name, local, s3):
-    url = s3.upload(local[name], f"s3://{s3.bucket()}/stores/{name}.zarr")
+def test_s3_uploaded_store_matches_local(name, good_stores, s3):
+    url = s3.upload(good_stores[name], f"s3://{s3.bucket()}/stores/{name}.zarr")
     h = load_hierarchy(url, storage_options=s3.storage_options)
-    here = load_hierarchy(str(local[name]))
+    here = load_hierarchy(str(good_stores[name]))
     assert h.url == url and not h.undiscovered  # S3 lists: no consolidated metadata needed
     assert_same(h, here, fingerprints=False)
     for path, node in here.nodes.items():
@@ -385,10 +378,10 @@ def test_s3_uploaded_store_matches_local(name, local, s3):
             assert h.nodes[path].fingerprint == node.fingerprint, path
 
 
-def test_s3_group_fingerprints_use_listed_etags(local, s3):
-    url = s3.upload(local["zarr_v3_deep"], f"s3://{s3.bucket()}/deep.zarr")
+def test_s3_group_fingerprints_use_listed_etags(good_stores, s3):
+    url = s3.upload(good_stores["zarr_v3_deep"], f"s3://{s3.bucket()}/deep.zarr")
     h = load_hierarchy(url, storage_options=s3.storage_options)
-    md5 = hashlib.md5((local["zarr_v3_deep"] / "zarr.json").read_bytes()).hexdigest()
+    md5 = hashlib.md5((good_stores["zarr_v3_deep"] / "zarr.json").read_bytes()).hexdigest()
     assert h.nodes[""].fingerprint == fingerprint_documents({"zarr.json": f"etag:{md5}".encode()})
     again = load_hierarchy(url, storage_options=s3.storage_options)
     assert {p: n.fingerprint for p, n in again.nodes.items()} == {p: n.fingerprint for p, n in h.nodes.items()}
@@ -448,12 +441,12 @@ def test_s3_unreachable_endpoint(s3):
     assert str(info.value).startswith("s3://bucket/x.zarr/zarr.json: unavailable after 2 attempts: cannot connect")
 
 
-def test_s3_wrong_credentials(s3, local):
+def test_s3_wrong_credentials(s3, good_stores):
     # moto's server accepts any key and secret unless IAM enforcement is set up before it
     # starts (INITIAL_NO_AUTH_ACTION_COUNT), so refused credentials cannot be shown here;
     # the HTTP 401 test covers how a refusal is reported, and test_classify_s3_errors
     # covers the mapping of S3's error codes.
-    url = s3.upload(local["zarr_v3_lone_array"], f"s3://{s3.bucket()}/lone.zarr")
+    url = s3.upload(good_stores["zarr_v3_lone_array"], f"s3://{s3.bucket()}/lone.zarr")
     h = load_hierarchy(url, storage_options=dict(s3.storage_options, key="wrong", secret="wrong"))
     assert set(h.nodes) == {""}
 
@@ -489,11 +482,11 @@ def test_classify_s3_errors():
     assert classify(TimeoutError(), 1) == (_Failure.TRANSIENT, "timed out after 1 s")
 
 
-def test_s3_harvest_and_read_through_the_catalogue(local, s3, tmp_path, monkeypatch):
+def test_s3_harvest_and_read_through_the_catalogue(good_stores, s3, tmp_path, monkeypatch):
     """Catalogue.harvest/read take s3 settings from the environment (they pass no storage_options)."""
     import s3fs
 
-    url = s3.upload(local["xarray_cf_v2"], f"s3://{s3.bucket()}/cf.zarr")
+    url = s3.upload(good_stores["xarray_cf_v2"], f"s3://{s3.bucket()}/cf.zarr")
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint_url)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3.key)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3.secret)
@@ -506,10 +499,10 @@ def test_s3_harvest_and_read_through_the_catalogue(local, s3, tmp_path, monkeypa
             got = cat.read(f"{url}/air")
     finally:
         s3fs.S3FileSystem.clear_instance_cache()
-    np.testing.assert_array_equal(got, zarr.open_array(local["xarray_cf_v2"] / "air", mode="r")[...])
+    np.testing.assert_array_equal(got, zarr.open_array(good_stores["xarray_cf_v2"] / "air", mode="r")[...])
 
 
-# ------------------------------------------------------ selection (local)
+# ------------------------------------------------------ selection (good_stores)
 def test_exclude_skips_nodes_and_their_subtrees_unread(good_stores, monkeypatch):
     from catalogue.storage.access import StoreAccess
 
@@ -585,9 +578,9 @@ def test_consolidated_and_dependent_fingerprints_are_canonical_json(good_stores)
 
 
 # ----------------------------------------------------------------- hygiene
-def test_servers_leave_no_threads_behind(local):
+def test_servers_leave_no_threads_behind(good_stores):
     before = _server_threads()
-    with servers.http_server(next(iter(local.values())).parent) as control:
+    with servers.http_server(next(iter(good_stores.values())).parent) as control:
         control.hang.add("zarr_v3_deep.zarr/zarr.json")
         with pytest.raises(SourceUnavailable):
             load_hierarchy(f"{control.url}/zarr_v3_deep.zarr", timeout=0.5, retries=0)
@@ -597,13 +590,13 @@ def test_servers_leave_no_threads_behind(local):
     assert not _server_threads() - before  # nothing started here is still running (earlier tests' may end meanwhile)
 
 
-def test_s3_read_and_resolve_take_storage_options_from_the_sources_file(local, s3, tmp_path, monkeypatch):
+def test_s3_read_and_resolve_take_storage_options_from_the_sources_file(good_stores, s3, tmp_path, monkeypatch):
     """No credentials in the environment: harvest and chunk reads both use the sources file's options."""
     from catalogue.cli import main
 
     for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.delenv(name, raising=False)
-    url = s3.upload(local["xarray_cf_v2"], f"s3://{s3.bucket()}/cf.zarr")
+    url = s3.upload(good_stores["xarray_cf_v2"], f"s3://{s3.bucket()}/cf.zarr")
     config = tmp_path / "sources.toml"
     opts = s3.storage_options
     config.write_text(
@@ -617,7 +610,7 @@ def test_s3_read_and_resolve_take_storage_options_from_the_sources_file(local, s
     result = runner.invoke(main, ["read", f"{url}/air", "--selection", "0:2", "-o", str(out),
                                                 "--config", str(config), "--db", db])
     assert result.exit_code == 0, result.output
-    np.testing.assert_array_equal(np.load(out), zarr.open_array(local["xarray_cf_v2"] / "air", mode="r")[0:2])
+    np.testing.assert_array_equal(np.load(out), zarr.open_array(good_stores["xarray_cf_v2"] / "air", mode="r")[0:2])
     result = runner.invoke(main, ["resolve", f"{url}/air", "--selection", "0", "--config", str(config),
                                                 "--db", db])
     assert result.exit_code == 0 and '"fill": false' in result.stdout

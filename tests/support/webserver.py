@@ -1,4 +1,9 @@
-"""A real catalogue web server on a loopback port, for tests (uvicorn in a thread)."""
+"""A real catalogue web server on a loopback port, for tests (uvicorn in a thread).
+
+``serve`` runs the app for some settings and yields its base URL; ``serve_catalogue``
+runs it over a harvested catalogue and yields a ``WebServer`` (every fixture that
+runs a server for a module's tests yields one).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,14 @@ import contextlib
 import pathlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import uvicorn
 
+import catalogue
 from catalogue.web.app import create_app
 from catalogue.web.settings import Settings
 
@@ -51,3 +57,26 @@ class WebServer:
 
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
         return self.client.get(self.base + path, **kwargs)
+
+
+def harvest(db: str, sources: Iterable[pathlib.Path]) -> None:
+    """Harvest ``sources`` into ``db`` in order; each must harvest without errors."""
+    with catalogue.open(db) as cat:
+        for source in sources:
+            report = cat.harvest(str(source))
+            assert report.ok, (source, report.errors)
+
+
+@contextlib.contextmanager
+def serve_catalogue(db: str, sources: Sequence[pathlib.Path] = (), *, timeout: float = 30,
+                    **settings: Any) -> Iterator[WebServer]:
+    """Run the app over ``db`` (already holding ``sources``, harvested in that order) with
+    ``Settings(db=db, **settings)``; yields the ``WebServer``, whose graphs are those of each
+    source's latest harvest run, and whose client has ``timeout``."""
+    latest: dict[str, str] = {}
+    with catalogue.open(db) as cat:
+        for run in reversed(cat.harvests(None)):  # oldest first: the newest run of a source wins
+            latest[run["source"]] = run["graph"]
+    graphs = {source.name: latest[source.absolute().as_uri()] for source in sources}
+    with serve(Settings(db=db, **settings)) as base, httpx.Client(timeout=timeout) as client:
+        yield WebServer(base, db, list(sources), graphs, client)

@@ -1,45 +1,49 @@
 """Fixtures of the web tests: one running catalogue server per module, and its database.
 
-``web_server`` serves the example stores, zarr-python's v2 hierarchy and tensorstore's
-v2 + sharded v3 arrays from one SQLite catalogue.  Modules that need another catalogue
-(paging, hostile titles, PostgreSQL) build their own and override ``catalogue_db``, so
-``cat`` always opens the database the module's server serves.
+``web_server`` serves ``catalogue_db``, which holds ``catalogue_sources``: by default the
+example stores, zarr-python's v2 hierarchy and tensorstore's v2 + sharded v3 arrays in
+one SQLite catalogue.  Modules that need another catalogue (paging, hostile titles,
+PostgreSQL) override ``catalogue_sources`` and ``catalogue_db``, so ``web_server`` serves
+their catalogue and ``cat`` opens the database it serves.  A module that needs a second
+server, or other settings, runs its own with ``serve_catalogue`` (tests/support/webserver.py),
+named for what is different (``big_server``, ``short_timeout_server``).
 """
 
 from __future__ import annotations
 
+import pathlib
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 import catalogue
-from catalogue.web.settings import Settings
 from tests.support import stores
 from tests.support.paths import EXAMPLES
-from tests.support.webserver import WebServer, serve
+from tests.support.webserver import WebServer, harvest, serve_catalogue
 
 
 @pytest.fixture(scope="module")
-def web_server(tmp_path_factory) -> Iterator[WebServer]:
-    """The catalogue server over the examples, a v2 hierarchy and tensorstore's arrays."""
+def catalogue_sources(tmp_path_factory) -> list[pathlib.Path]:
+    """The stores of the module's catalogue, in harvest order: the examples, a v2 hierarchy
+    and tensorstore's arrays (modules with a catalogue of their own override it)."""
     root = tmp_path_factory.mktemp("stores")
-    sources = [*sorted(EXAMPLES.glob("*.zarr")), stores.build_zarr_v2_plain(root), stores.build_tensorstore_arrays(root)]
-    db = f"sqlite:///{root / 'catalogue.db'}"
-    graphs = {}
-    with catalogue.open(db) as cat:
-        for source in sources:
-            report = cat.harvest(str(source))
-            assert report.ok
-            graphs[source.name] = report.graph
-    with serve(Settings(db=db)) as base, httpx.Client(timeout=30) as client:
-        yield WebServer(base, db, sources, graphs, client)
+    return [*sorted(EXAMPLES.glob("*.zarr")), stores.build_zarr_v2_plain(root), stores.build_tensorstore_arrays(root)]
 
 
 @pytest.fixture(scope="module")
-def catalogue_db(web_server: WebServer) -> str:
-    """The database the module's server serves (modules with a catalogue of their own override it)."""
-    return web_server.db
+def catalogue_db(catalogue_sources: list[pathlib.Path], tmp_path_factory) -> str:
+    """The database the module's server serves: ``catalogue_sources`` harvested into SQLite
+    (modules with a catalogue of their own override it)."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('catalogue') / 'catalogue.db'}"
+    harvest(db, catalogue_sources)
+    return db
+
+
+@pytest.fixture(scope="module")
+def web_server(catalogue_db: str, catalogue_sources: list[pathlib.Path]) -> Iterator[WebServer]:
+    """The catalogue server over the module's catalogue (a ``WebServer``)."""
+    with serve_catalogue(catalogue_db, catalogue_sources) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

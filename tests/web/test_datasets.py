@@ -171,6 +171,7 @@ class Known:
     db: str
     expected: dict[str, Expected]  # iri -> oracle
     order: list[str]  # harvest order
+    roots: list[pathlib.Path]  # the stores, in harvest order
     index: DatasetIndex
 
     def iri(self, name: str) -> str:
@@ -199,7 +200,7 @@ def _build_known(db: str, folder: pathlib.Path) -> Known:
         expected[iri] = read_expected(root, iri)
     with catalogue.open(db) as cat:
         index = build_index(cat)
-    return Known(db=db, expected=expected, order=order, index=index)
+    return Known(db=db, expected=expected, order=order, roots=roots, index=index)
 
 
 @pytest.fixture(scope="module")
@@ -498,13 +499,18 @@ def get(base: str, path: str) -> tuple[int, Any]:
 
 
 @pytest.fixture(scope="module")
-def server(known) -> Any:
-    with serve(Settings(db=known.db)) as base:
-        yield base
+def catalogue_sources(known) -> list[pathlib.Path]:
+    """The known catalogue's stores: ``web_server`` (tests/web/conftest.py) serves it."""
+    return known.roots
 
 
-def test_http_search_response(server, known):
-    status, page = get(server, "/datasets?q=toy")
+@pytest.fixture(scope="module")
+def catalogue_db(known) -> str:
+    return known.db
+
+
+def test_http_search_response(web_server, known):
+    status, page = get(web_server.base, "/datasets?q=toy")
     assert status == 200
     assert set(page) >= {"total", "limit", "offset", "hits", "facets"}
     assert (page["total"], page["limit"], page["offset"], page["sort"]) == (1, 20, 0, "relevance")
@@ -524,17 +530,17 @@ def test_http_search_response(server, known):
     assert page["facets"]["zarr_format"] == [{"value": "3", "count": 1}]
 
 
-def test_http_filters_paging_and_facets_match_the_index(server, known):
+def test_http_filters_paging_and_facets_match_the_index(web_server, known):
     path = ("/datasets?dtype=float32&dtype=int16&codec=zstd&valid=true&limit=3&offset=1&sort=-harvested"
             "&harvested_since=2000-01-01")
-    status, page = get(server, path)
+    status, page = get(web_server.base, path)
     assert status == 200
     direct = known.index.search(SearchQuery(dtype=["float32", "int16"], codec=["zstd"], valid=True, limit=3,
                                             offset=1, sort="-harvested",
                                             harvested_since=datetime(2000, 1, 1, tzinfo=UTC)))
     assert page["total"] == direct.total and [h["iri"] for h in page["hits"]] == [d.iri for d in direct.hits]
     assert page["facets"] == {f: [{"value": v, "count": c} for v, c in direct.facets[f]] for f in FACETS}
-    status, page = get(server, "/datasets?zarr_format=2&harvested_since=2000-01-01T00:00:00Z&q=S%C3%A9A")
+    status, page = get(web_server.base, "/datasets?zarr_format=2&harvested_since=2000-01-01T00:00:00Z&q=S%C3%A9A")
     assert status == 200 and page["total"] == len(known.hits(zarr_format=[2], q="sea"))
 
 
@@ -545,8 +551,8 @@ def test_http_filters_paging_and_facets_match_the_index(server, known):
     "dtype=" + "x" * 201, "&".join(["codec=c"] * 51), "q=" + "+".join(f"w{i}" for i in range(33)),
     "q=%00%01", "units=%0A",
 ])
-def test_http_hostile_parameters_are_400(server, query):
-    status, body = get(server, "/datasets?" + query)
+def test_http_hostile_parameters_are_400(web_server, query):
+    status, body = get(web_server.base, "/datasets?" + query)
     assert status == 400, body
     assert set(body) == {"error", "status"} and body["status"] == 400
     assert "\n" not in body["error"] and "Traceback" not in body["error"] and len(body["error"]) < 300
@@ -554,14 +560,14 @@ def test_http_hostile_parameters_are_400(server, query):
 
 @pytest.mark.parametrize("query", ["q=..%2F..%2Fetc%2Fpasswd", "dtype=%2e%2e%2f%2e%2e%2fetc%2fpasswd",
                                    "standard_name=../../etc/passwd", "q=%3Cscript%3E"])
-def test_http_traversal_strings_are_just_search_text(server, query):
+def test_http_traversal_strings_are_just_search_text(web_server, query):
     """Nothing is read from files by a search: such values simply match nothing."""
-    status, page = get(server, "/datasets?" + query)
+    status, page = get(web_server.base, "/datasets?" + query)
     assert status == 200 and page["total"] == 0 and page["hits"] == []
 
 
-def test_openapi_documents_datasets(server):
-    status, doc = get(server, "/openapi.json")
+def test_openapi_documents_datasets(web_server):
+    status, doc = get(web_server.base, "/openapi.json")
     assert status == 200
     from openapi_spec_validator import validate
 

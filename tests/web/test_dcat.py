@@ -26,7 +26,7 @@ from catalogue.rdf.provenance import timestamp
 from catalogue.web.settings import Settings
 from tests.support import stores
 from tests.support.paths import EXAMPLES as EXAMPLES_DIR
-from tests.support.webserver import WebServer, serve
+from tests.support.webserver import WebServer, harvest, serve, serve_catalogue
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.zarr"))
 GENERATED = 24
@@ -66,12 +66,8 @@ def paged(tmp_path_factory) -> Iterator[PagedCatalogue]:
     generated = [write_hierarchy(root, i, title=i % 5 != 0) for i in range(GENERATED)]
     sources = [*EXAMPLES, stores.build_zarr_v2_plain(root), stores.build_zarr_v2_lone_array(root), *generated]
     db = f"sqlite:///{root / 'catalogue.db'}"
-    graphs = {}
+    harvest(db, sources)
     with catalogue.open(db) as cat:
-        for source in sources:
-            report = cat.harvest(str(source))
-            assert report.ok
-            graphs[source.name] = report.graph
         # dataset gen_00: harvested unchanged, then changed: issued stays, modified moves
         unchanged = cat.harvest(str(generated[0]))  # the loop above was its first harvest
         attrs = json.loads((generated[0] / "zarr.json").read_text())
@@ -81,8 +77,8 @@ def paged(tmp_path_factory) -> Iterator[PagedCatalogue]:
         runs = {"unchanged": unchanged.run, "changed": changed.run, "graph": changed.graph}
         datasets = {str(d) for d, in cat.query("SELECT ?d WHERE { GRAPH ?d { ?d a dcat:Dataset } }")}
     assert len(datasets) == len(sources)
-    with serve(Settings(db=db)) as base, httpx.Client(timeout=60) as client:
-        yield PagedCatalogue(WebServer(base, db, sources, graphs, client), datasets, runs)
+    with serve_catalogue(db, sources, timeout=60) as server:
+        yield PagedCatalogue(server, datasets, runs)
 
 
 def get(paged: PagedCatalogue, accept: str | None = None, **params: object) -> httpx.Response:

@@ -1,8 +1,8 @@
 """``/export`` over real HTTP: every format parses to what the catalogue holds, streamed.
 
-One SQLite catalogue per module: the example stores, a v2 hierarchy,
-tensorstore's sharded array and a 300-array hierarchy (big enough that its
-N-Quads arrive in many body chunks).
+``web_server`` (tests/web/conftest.py) serves the example stores, a v2 hierarchy and
+tensorstore's arrays; ``big_server`` serves a catalogue of one 300-array hierarchy (big
+enough that its N-Quads arrive in many body chunks).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from catalogue.web.settings import Settings
 from tests.support import stores
 from tests.support.graphs import canonical_json_literals
 from tests.support.paths import EXAMPLES as EXAMPLES_DIR
-from tests.support.webserver import serve
+from tests.support.webserver import WebServer, harvest, serve, serve_catalogue
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.zarr"))
 PARSE = {"turtle": "turtle", "nquads": "nquads", "trig": "trig", "jsonld": "json-ld", "ntriples": "nt"}
@@ -31,14 +31,14 @@ MEDIA = {"turtle": "text/turtle", "nquads": "application/n-quads", "trig": "appl
 
 
 @pytest.fixture(scope="module")
-def big(tmp_path_factory) -> Iterator[tuple[str, str, str]]:
-    """A catalogue of one 300-array hierarchy (about 15 000 triples): base URL, database, graph."""
+def big_server(tmp_path_factory) -> Iterator[WebServer]:
+    """A server over a catalogue of one 300-array hierarchy (about 15 000 triples)."""
     root = tmp_path_factory.mktemp("big")
     db = f"sqlite:///{root / 'catalogue.db'}"
-    with catalogue.open(db) as c:
-        graph = c.harvest(str(stores.big_v3_hierarchy(root, n_arrays=300, n_groups=6))).graph
-    with serve(Settings(db=db)) as base:
-        yield base, db, graph
+    sources = [stores.big_v3_hierarchy(root, n_arrays=300, n_groups=6)]
+    harvest(db, sources)
+    with serve_catalogue(db, sources) as server:
+        yield server
 
 
 def by_value(graph: Graph) -> Graph:
@@ -187,8 +187,8 @@ def test_content_disposition(web_server):
 
 
 @pytest.mark.parametrize("fmt", ["nquads", "ntriples", "turtle", "trig"])
-def test_big_exports_are_streamed(big, fmt):
-    base, db, graph = big
+def test_big_exports_are_streamed(big_server, fmt):
+    base, db, (graph,) = big_server.base, big_server.db, big_server.graphs.values()
     pieces = 0
     body = bytearray()
     with httpx.stream("GET", base + "/export", params={"format": fmt, "graph": graph}, timeout=120) as r:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -15,7 +16,7 @@ import pytest
 import catalogue
 from catalogue.web.settings import Settings
 from tests.support.paths import EXAMPLES
-from tests.support.webserver import serve
+from tests.support.webserver import WebServer, harvest, serve, serve_catalogue
 
 HOSTILE = [
     "../../../../etc/passwd",
@@ -43,13 +44,13 @@ PORTAL = {"/": ["q", "dtype", "dimension", "standard_name", "units", "zarr_forma
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def short_timeout_server(tmp_path_factory) -> Iterator[WebServer]:
+    """A server over two examples whose queries time out after 5 s (the default is 30 s)."""
     db = str(tmp_path_factory.mktemp("hostile") / "c.db")
-    with catalogue.open(db) as cat:
-        for store in ("cf_air_temperature_v3.zarr", "cf_sea_surface_v2.zarr"):
-            cat.harvest(str(EXAMPLES / store))
-    with serve(Settings(db=db, query_timeout=5)) as base:
-        yield base
+    sources = [EXAMPLES / store for store in ("cf_air_temperature_v3.zarr", "cf_sea_surface_v2.zarr")]
+    harvest(db, sources)
+    with serve_catalogue(db, sources, query_timeout=5) as server:
+        yield server
 
 
 def _targets(base: str) -> list[tuple[str, str]]:
@@ -73,10 +74,10 @@ def _check(response: httpx.Response) -> None:
     assert "root:x:0:0" not in body  # /etc/passwd never served
 
 
-def test_every_parameter_of_every_endpoint(server):
-    targets = _targets(server)
+def test_every_parameter_of_every_endpoint(short_timeout_server):
+    targets = _targets(short_timeout_server.base)
     assert len(targets) > 25 and ("/datasets", "q") in targets and ("/node", "iri") in targets
-    with httpx.Client(base_url=server, timeout=30) as http:
+    with httpx.Client(base_url=short_timeout_server.base, timeout=30) as http:
         for path, name in targets:
             for value in HOSTILE:
                 # values with percent-escapes go as written (invalid UTF-8, encoded dots), others encoded
@@ -89,15 +90,15 @@ def test_every_parameter_of_every_endpoint(server):
     "/%2e%2e/%2e%2e/etc/passwd", "/node/..%2f..%2fetc%2fpasswd", "/static/%00", "/" + "a/" * 2000,
     "/export/../../../etc/passwd",
 ])
-def test_path_traversal(server, path):
-    with httpx.Client(base_url=server, timeout=30) as http:
-        response = http.get(httpx.URL(server + path), follow_redirects=False)
+def test_path_traversal(short_timeout_server, path):
+    with httpx.Client(base_url=short_timeout_server.base, timeout=30) as http:
+        response = http.get(httpx.URL(short_timeout_server.base + path), follow_redirects=False)
         _check(response)
         assert response.status_code >= 400 or "[project]" not in response.text
 
 
-def test_bodies(server):
-    with httpx.Client(base_url=server, timeout=30) as http:
+def test_bodies(short_timeout_server):
+    with httpx.Client(base_url=short_timeout_server.base, timeout=30) as http:
         for content_type in ("application/sparql-query", "application/x-www-form-urlencoded", "application/json",
                              "text/plain; charset=utf-16", "multipart/form-data; boundary=x"):
             for body in (b"\xff\xfe\x00", b"query=" + b"(" * 5000, b"{" * 5000, b""):
@@ -158,45 +159,45 @@ def _answers_within(seconds: float, call) -> object:
 
 
 @pytest.mark.parametrize("pattern", ["^(a+)+$", "(a|aa)+$", ".*.*.*.*x"])
-def test_catastrophic_regular_expressions_cannot_freeze_the_server(server, pattern):
+def test_catastrophic_regular_expressions_cannot_freeze_the_server(short_timeout_server, pattern):
     """REGEX runs on RE2 (linear time): Python's backtracking re would take hours on these."""
     text = "a" * 5000 + "!"
     query = f'ASK {{ FILTER(REGEX("{text}", "{pattern}")) }}'
-    response = _answers_within(10, lambda: httpx.get(f"{server}/sparql", params={"query": query}, timeout=60))
+    response = _answers_within(10, lambda: httpx.get(f"{short_timeout_server.base}/sparql", params={"query": query}, timeout=60))
     assert response.status_code == 200 and response.json()["boolean"] is False
     select = ('SELECT ?t WHERE { ?d dct:title ?t FILTER(REGEX(CONCAT(?t, "' + text + '"), "' + pattern + '")) }')
-    response = _answers_within(10, lambda: httpx.get(f"{server}/sparql", params={"query": select}, timeout=60))
+    response = _answers_within(10, lambda: httpx.get(f"{short_timeout_server.base}/sparql", params={"query": select}, timeout=60))
     assert response.status_code == 200 and response.json()["results"]["bindings"] == []
 
 
-def test_backreferences_are_an_error_like_an_invalid_pattern(server):
+def test_backreferences_are_an_error_like_an_invalid_pattern(short_timeout_server):
     """RE2 has no backreferences: such a pattern never matches, as an invalid one never does."""
     for pattern in ("(a)\\\\1", "(a"):
         query = f'SELECT ?d WHERE {{ ?d dct:title ?t FILTER(REGEX(?t, "{pattern}")) }}'
-        response = httpx.get(f"{server}/sparql", params={"query": query}, timeout=30)
+        response = httpx.get(f"{short_timeout_server.base}/sparql", params={"query": query}, timeout=30)
         assert response.status_code == 200 and response.json()["results"]["bindings"] == [], response.text
 
 
-def test_an_unterminated_string_full_of_escapes_is_refused_quickly(server):
+def test_an_unterminated_string_full_of_escapes_is_refused_quickly(short_timeout_server):
     """The bracket-depth scan is linear (it was quadratic in the regular expression it replaced)."""
     body = ('"\\' * 50_000).encode()
     response = _answers_within(10, lambda: httpx.post(
-        f"{server}/sparql", content=body, headers={"Content-Type": "application/sparql-query"}, timeout=60))
+        f"{short_timeout_server.base}/sparql", content=body, headers={"Content-Type": "application/sparql-query"}, timeout=60))
     assert response.status_code == 400
 
 
 @pytest.mark.parametrize("path", ["/sparql", "/datasets", "/catalog", "/health", "/", "/openapi.json",
                                   "/export?format=nquads"])
-def test_head_answers_like_get_without_a_body(server, path):
-    with httpx.Client(base_url=server, timeout=30) as http:
+def test_head_answers_like_get_without_a_body(short_timeout_server, path):
+    with httpx.Client(base_url=short_timeout_server.base, timeout=30) as http:
         got, head = http.get(path), http.head(path)
         assert head.status_code == got.status_code == 200, (path, head.status_code)
         assert head.headers["content-type"] == got.headers["content-type"] and head.content == b""
 
 
-def test_host_header_never_builds_redirects_or_links(server):
+def test_host_header_never_builds_redirects_or_links(short_timeout_server):
     iri = (EXAMPLES / "cf_air_temperature_v3.zarr").as_uri() + "/tas"
-    response = httpx.get(f"{server}/node", params={"iri": iri}, timeout=30,
+    response = httpx.get(f"{short_timeout_server.base}/node", params={"iri": iri}, timeout=30,
                          headers={"Host": "evil.example", "Accept": "text/html"})
     assert response.status_code == 303
     assert "evil.example" not in response.headers["location"] and "evil.example" not in response.headers["link"]

@@ -97,22 +97,22 @@ def sources(tmp_path_factory) -> dict[str, pathlib.Path]:
 
 
 @pytest.fixture(scope="module")
-def catalogue_db(module_db_url, sources) -> str:
+def catalogue_sources(sources) -> list[pathlib.Path]:
+    """The module's stores, in harvest order: ``web_server`` (tests/web/conftest.py) serves them."""
+    return list(sources.values())
+
+
+@pytest.fixture(scope="module")
+def catalogue_db(module_db_url, catalogue_sources) -> str:
     with catalogue.open(module_db_url) as cat:
-        for source in sources.values():
+        for source in catalogue_sources:
             cat.harvest(str(source))
     return module_db_url
 
 
 @pytest.fixture(scope="module")
-def base(catalogue_db) -> Iterator[str]:
-    with serve(Settings(db=catalogue_db)) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def client(base) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=base, timeout=30) as c:
+def client(web_server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=web_server.base, timeout=30) as c:
         yield c
 
 
@@ -765,11 +765,11 @@ class Watched:
 
 
 @pytest.fixture
-def watched(browser, base) -> Iterator[Any]:
+def watched(browser, web_server) -> Iterator[Any]:
     made: list[Watched] = []
 
     def make(**context: Any) -> Watched:
-        w = Watched(browser, base, **{"viewport": {"width": 1280, "height": 900}, **context})
+        w = Watched(browser, web_server.base, **{"viewport": {"width": 1280, "height": 900}, **context})
         made.append(w)
         return w
 
@@ -779,10 +779,10 @@ def watched(browser, base) -> Iterator[Any]:
 
 
 @sqlite_only
-def test_browser_search_open_dataset_and_copy(watched, base, sources):
+def test_browser_search_open_dataset_and_copy(watched, web_server, sources):
     w = watched()
     page = w.page
-    page.goto(base + "/")
+    page.goto(web_server.base + "/")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == "Skip to main content"
     assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"  # visible focus
@@ -816,10 +816,10 @@ def test_browser_search_open_dataset_and_copy(watched, base, sources):
 
 
 @sqlite_only
-def test_browser_facet_filters(watched, base):
+def test_browser_facet_filters(watched, web_server):
     w = watched()
     page = w.page
-    page.goto(base + "/")
+    page.goto(web_server.base + "/")
     all_results = page.locator("h3.result-title").count()
     facet = page.locator("section[aria-labelledby=facet-zarr_format] a", has_text="Zarr v2")
     expected = int(facet.locator(".facet-count").inner_text().split()[0])
@@ -839,7 +839,7 @@ def test_browser_facet_filters(watched, base):
     assert page.locator("h3.result-title").inner_text() == "missing_key.zarr"
     # removing the filters brings everything back
     page.locator("a", has_text="Clear filters").first.click()
-    page.wait_for_url(base + "/")
+    page.wait_for_url(web_server.base + "/")
     assert page.locator("h3.result-title").count() == all_results
     # choosing a sort order applies it at once (the script submits the form)
     page.select_option("#sort", "-harvested")
@@ -848,11 +848,11 @@ def test_browser_facet_filters(watched, base):
 
 
 @sqlite_only
-def test_browser_sharded_page_and_tree(watched, base, sources):
+def test_browser_sharded_page_and_tree(watched, web_server, sources):
     w = watched()
     page = w.page
     iri = iri_of(sources["ocean_model_v3.zarr"], "ocean/surface/ssh")
-    page.goto(base + "/browse?" + urllib.parse.urlencode({"iri": iri}))
+    page.goto(web_server.base + "/browse?" + urllib.parse.urlencode({"iri": iri}))
     assert page.locator("h1").inner_text() == "ssh"
     facts = page.locator(".facts").first.inner_text()
     assert "SHARDS" in facts.upper() and "INNER CHUNKS" in facts.upper()
@@ -865,13 +865,13 @@ def test_browser_sharded_page_and_tree(watched, base, sources):
 
 
 @sqlite_only
-def test_browser_invalid_and_hostile_pages(watched, base, sources):
+def test_browser_invalid_and_hostile_pages(watched, web_server, sources):
     w = watched()
     page = w.page
-    page.goto(base + "/browse?" + urllib.parse.urlencode({"iri": iri_of(sources["wrong_types"])}))
+    page.goto(web_server.base + "/browse?" + urllib.parse.urlencode({"iri": iri_of(sources["wrong_types"])}))
     assert page.locator(".badge-bad").first.inner_text() == "Invalid"
     assert "v3.shape" in page.locator("table.findings").inner_text()
-    page.goto(base + "/browse?" + urllib.parse.urlencode({"iri": iri_of(sources["hostile"])}))
+    page.goto(web_server.base + "/browse?" + urllib.parse.urlencode({"iri": iri_of(sources["hostile"])}))
     assert page.locator("h1").inner_text() == HOSTILE_TITLE
     assert page.evaluate("document.querySelectorAll('script').length") == 1
     assert page.evaluate("document.querySelectorAll('img').length") == 1  # the logo
@@ -879,13 +879,13 @@ def test_browser_invalid_and_hostile_pages(watched, base, sources):
 
 
 @sqlite_only
-def test_browser_phone_dark_mode(watched, base, sources):
+def test_browser_phone_dark_mode(watched, web_server, sources):
     w = watched(viewport={"width": 390, "height": 844}, color_scheme="dark", is_mobile=True, has_touch=True)
     page = w.page
     for url, name in (("/", "portal-phone-dark-search.png"),
                       ("/browse?" + urllib.parse.urlencode({"iri": iri_of(sources["cf_air_temperature_v3.zarr"], "tas")}),
                        "portal-phone-dark-array.png")):
-        page.goto(base + url)
+        page.goto(web_server.base + url)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{url} scrolls sideways by {overflow}px at 390px"
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
@@ -894,11 +894,11 @@ def test_browser_phone_dark_mode(watched, base, sources):
 
 
 @sqlite_only
-def test_browser_works_without_javascript(browser, base, sources):
+def test_browser_works_without_javascript(browser, web_server, sources):
     context = browser.new_context(java_script_enabled=False)
     try:
         page = context.new_page()
-        page.goto(base + "/?q=ocean")
+        page.goto(web_server.base + "/?q=ocean")
         page.locator("h3.result-title a").first.click()
         page.wait_for_url(re.compile(r"/browse\?iri="))
         assert page.locator("h1").inner_text() == "Toy regional ocean model output (synthetic)"

@@ -13,6 +13,7 @@ import csv
 import http.server
 import io
 import json
+import pathlib
 import shutil
 import subprocess
 import threading
@@ -36,7 +37,7 @@ from catalogue.web.settings import Settings
 from catalogue.web.sparql.protocol import nesting_depth
 from tests.support.paths import REPO as ROOT
 from tests.support.postgres import temporary_postgres_database
-from tests.support.webserver import serve
+from tests.support.webserver import WebServer, serve
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.zarr"))
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -105,15 +106,15 @@ def _fresh_reference(request) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def base(sqlite_db: str) -> Iterator[str]:
-    """A server with the default limits."""
-    with serve(Settings(db=sqlite_db)) as url:
-        yield url
+def catalogue_sources() -> list[pathlib.Path]:
+    """The stores in ``sqlite_db``: ``web_server`` (tests/web/conftest.py) serves it with the
+    default limits."""
+    return EXAMPLES
 
 
 @pytest.fixture(scope="module")
-def client(base: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=base, timeout=30) as http:
+def client(web_server: WebServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=web_server.base, timeout=30) as http:
         yield http
 
 
@@ -195,14 +196,14 @@ def test_nesting_depth_ignores_strings_iris_and_comments() -> None:
 # --------------------------------------------------------------------- real clients
 
 
-def test_sparqlwrapper_select_json_xml_csv(base: str, cat) -> None:
+def test_sparqlwrapper_select_json_xml_csv(web_server: WebServer, cat) -> None:
     from SPARQLWrapper import CSV, JSON, POST, POSTDIRECTLY, XML, SPARQLWrapper
 
     expected = [(str(r.array), str(r.path), None if r.units is None else str(r.units))
                 for r in cat.query(SELECT)]
     assert len(expected) == 16
 
-    client = SPARQLWrapper(base + "/sparql")
+    client = SPARQLWrapper(web_server.base + "/sparql")
     client.setQuery(SELECT)
     client.setReturnFormat(JSON)
     data = client.query().convert()
@@ -224,10 +225,10 @@ def test_sparqlwrapper_select_json_xml_csv(base: str, cat) -> None:
     assert [tuple(r[:2]) for r in table[1:]] == [row[:2] for row in expected]
 
 
-def test_sparqlwrapper_ask_and_construct(base: str, cat) -> None:
+def test_sparqlwrapper_ask_and_construct(web_server: WebServer, cat) -> None:
     from SPARQLWrapper import JSON, TURTLE, SPARQLWrapper
 
-    client = SPARQLWrapper(base + "/sparql")
+    client = SPARQLWrapper(web_server.base + "/sparql")
     client.setQuery(ASK)
     client.setReturnFormat(JSON)
     assert client.query().convert() == {"head": {}, "boolean": True}
@@ -243,21 +244,21 @@ def test_sparqlwrapper_ask_and_construct(base: str, cat) -> None:
     assert isomorphic(graph, cat.query(CONSTRUCT).graph)
 
 
-def test_sparqlwrapper_errors_are_client_errors(base: str) -> None:
+def test_sparqlwrapper_errors_are_client_errors(web_server: WebServer) -> None:
     from SPARQLWrapper import JSON, SPARQLWrapper
     from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
 
-    client = SPARQLWrapper(base + "/sparql")
+    client = SPARQLWrapper(web_server.base + "/sparql")
     client.setQuery("SELECT ?x WHERE { ?x ")
     client.setReturnFormat(JSON)
     with pytest.raises(QueryBadFormed, match="malformed query"):
         client.query()
 
 
-def test_rdflib_sparqlstore(base: str, cat, graphs: list[str]) -> None:
+def test_rdflib_sparqlstore(web_server: WebServer, cat, graphs: list[str]) -> None:
     from rdflib.plugins.stores.sparqlstore import SPARQLStore
 
-    store = SPARQLStore(query_endpoint=base + "/sparql", returnFormat="json")
+    store = SPARQLStore(query_endpoint=web_server.base + "/sparql", returnFormat="json")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from rdflib import ConjunctiveGraph
@@ -279,12 +280,12 @@ def test_rdflib_sparqlstore(base: str, cat, graphs: list[str]) -> None:
     }
 
     # CONSTRUCT through SPARQLStore's default XML format (RDF/XML for graphs).
-    xml_store = SPARQLStore(query_endpoint=base + "/sparql")
+    xml_store = SPARQLStore(query_endpoint=web_server.base + "/sparql")
     constructed = Graph(store=xml_store).query(CONSTRUCT).graph
     assert isomorphic(constructed, cat.query(CONSTRUCT).graph)
 
 
-def test_curl(base: str, cat) -> None:
+def test_curl(web_server: WebServer, cat) -> None:
     curl = shutil.which("curl")
     if curl is None:
         pytest.skip("curl is not installed, so the curl protocol test cannot run")
@@ -299,22 +300,22 @@ def test_curl(base: str, cat) -> None:
         status, _, ctype = status_line.partition(" ")
         return body, status, ctype
 
-    body, status, ctype = split(run("-G", base + "/sparql", "--data-urlencode", f"query={SELECT}"))
+    body, status, ctype = split(run("-G", web_server.base + "/sparql", "--data-urlencode", f"query={SELECT}"))
     assert (status, ctype) == ("200", "application/sparql-results+json")
     assert {b["array"]["value"] for b in json.loads(body)["results"]["bindings"]} == expected
 
-    body, status, ctype = split(run(base + "/sparql", "--data-urlencode", f"query={SELECT}",
+    body, status, ctype = split(run(web_server.base + "/sparql", "--data-urlencode", f"query={SELECT}",
                                     "-H", "Accept: text/csv"))
     assert (status, ctype) == ("200", "text/csv; charset=utf-8")
     assert {r[0] for r in list(csv.reader(io.StringIO(body)))[1:]} == expected
 
-    body, status, ctype = split(run(base + "/sparql", "-H", "Content-Type: application/sparql-query",
+    body, status, ctype = split(run(web_server.base + "/sparql", "-H", "Content-Type: application/sparql-query",
                                     "-H", "Accept: application/sparql-results+xml",
                                     "--data-binary", SELECT))
     assert (status, ctype) == ("200", "application/sparql-results+xml")
     assert {str(r[0]) for r in Result.parse(io.StringIO(body), format="xml")} == expected
 
-    body, status, ctype = split(run("-G", base + "/sparql", "--data-urlencode", f"query={CONSTRUCT}",
+    body, status, ctype = split(run("-G", web_server.base + "/sparql", "--data-urlencode", f"query={CONSTRUCT}",
                                     "-H", "Accept: application/n-triples"))
     assert (status, ctype) == ("200", "application/n-triples")
     assert isomorphic(Graph().parse(data=body, format="nt"), cat.query(CONSTRUCT).graph)
@@ -860,12 +861,12 @@ def test_update_timeout_rolls_back(writable_db: str) -> None:
 # --------------------------------------------------------------------- service description
 
 
-def test_service_description(client, base: str, cat) -> None:
+def test_service_description(client, web_server: WebServer, cat) -> None:
     response = client.get("/sparql")
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/turtle; charset=utf-8"
     sd = Graph().parse(data=response.text, format="turtle")
-    service = URIRef(base + "/sparql")
+    service = URIRef(web_server.base + "/sparql")
     assert (service, RDF.type, SD.Service) in sd
     assert (service, SD.endpoint, service) in sd
     assert set(sd.objects(service, SD.supportedLanguage)) == {SD.SPARQL11Query}
