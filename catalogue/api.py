@@ -29,6 +29,7 @@ from catalogue.harvest.batch import (
 from catalogue.harvest.records import RunRecords
 from catalogue.harvest.run import HarvestReport, harvest_source
 from catalogue.harvest.sources import Source
+from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, CatalogLinks, catalog_graph
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
 from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
@@ -365,6 +366,12 @@ class Catalogue:
         from catalogue.rdf.export import export
 
         export(self.store, out, format=format, graph=graph, profile=profile)
+
+    def dcat_catalog(self, links: CatalogLinks, *, page: int = 1, page_size: int = DEFAULT_PAGE_SIZE) -> Graph:
+        """Page ``page`` of the catalogue as DCAT 3 (datasets, distributions, the SPARQL
+        service, Hydra paging), with URLs under ``links`` (where the catalogue is served);
+        :class:`~catalogue.errors.NotFound` past the last page."""
+        return catalog_graph(self.query, links, page=page, page_size=page_size)
 
     def quads(self, graph: str | None = None) -> Iterator[tuple[RDFNode, RDFNode, RDFNode, URIRef]]:
         """Stream the stored quads of one graph or of all named graphs."""

@@ -125,6 +125,10 @@ class QueryTimeout(CatalogueError):
         super().__init__(f"the query ran longer than its time limit of {seconds:g} s and was stopped")
 
 
+class NotFound(UsageError):
+    """What was asked for is not there (a page past the last one): exit code 2, HTTP 404."""
+
+
 class QueryError(UsageError):
     """A SPARQL query or update that does not parse, cannot be evaluated, or asks for
     something the catalogue refuses (``SERVICE``, ``LOAD``, ``USING``).

@@ -43,6 +43,8 @@ from urllib.parse import quote, unquote, urlsplit
 from rdflib import DCAT, DCTERMS, FOAF, RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node as RDFNode
 
+from catalogue.errors import NotFound
+from catalogue.rdf.formats import JSONLD, RDFXML, RDFFormat
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.sources import QueryFunction
 from catalogue.rdf.vocabulary import ZARR
@@ -309,3 +311,28 @@ def page_count(total: int, page_size: int) -> int:
     """Pages of ``page_size`` datasets needed for ``total`` (at least one, even when empty)."""
     return max(1, -(-total // page_size))
 
+
+def catalog_graph(query: QueryFunction, links: CatalogLinks, *, page: int = 1,
+                  page_size: int = DEFAULT_PAGE_SIZE) -> Graph:
+    """Page ``page`` of the catalogue as DCAT 3 with Hydra paging, read through ``query``.
+
+    :class:`~catalogue.errors.NotFound` past the last page (the first page always
+    exists, empty or not).
+    """
+    total = count_datasets(query)
+    last = page_count(total, page_size)
+    if page > last:
+        raise NotFound(f"page {page} is past the last page ({last}, at page_size {page_size})")
+    records = dataset_records(query, (page - 1) * page_size, page_size)
+    return catalog_page(records, total=total, page=page, page_size=page_size, links=links,
+                        modified=last_harvest(query))
+
+
+def serialize_catalog(graph: Graph, fmt: RDFFormat) -> bytes:
+    """A DCAT page as DCAT harvesters read it best: JSON-LD compacted with the DCAT
+    prefixes, RDF/XML with nested descriptions (rdflib's pretty-xml)."""
+    if fmt == JSONLD:
+        context = {prefix: str(ns) for prefix, ns in DCAT_PREFIXES.items()}
+        return graph.serialize(format="json-ld", context=context, auto_compact=True).encode()
+    name = "pretty-xml" if fmt == RDFXML else fmt.name
+    return graph.serialize(format=name, encoding="utf-8")

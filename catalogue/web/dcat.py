@@ -17,17 +17,8 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from catalogue.api import Catalogue
-from catalogue.rdf.dcat import (
-    DCAT_PREFIXES,
-    DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
-    CatalogLinks,
-    catalog_page,
-    count_datasets,
-    dataset_records,
-    last_harvest,
-    page_count,
-)
+from catalogue.errors import NotFound
+from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, CatalogLinks, serialize_catalog
 from catalogue.rdf.formats import JSONLD, NTRIPLES, RDFXML, TURTLE
 
 from .http.errors import HTTPError
@@ -65,19 +56,11 @@ async def catalog(
     links = CatalogLinks(public_base(request), page_query=f"format={rep.name}" if format is not None else "")
 
     def work(cat: Catalogue) -> bytes:
-        total = count_datasets(cat.query)
-        last = page_count(total, page_size)
-        if page > last:
-            raise HTTPError(404, f"page {page} is past the last page ({last}, at page_size {page_size})")
-        records = dataset_records(cat.query, (page - 1) * page_size, page_size)
-        graph = catalog_page(records, total=total, page=page, page_size=page_size, links=links,
-                             modified=last_harvest(cat.query))
-        if rep.rdf == JSONLD:
-            context = {prefix: str(ns) for prefix, ns in DCAT_PREFIXES.items()}
-            return graph.serialize(format="json-ld", context=context, auto_compact=True).encode()
-        # RDF/XML as rdflib's pretty-xml: nested descriptions, which is what DCAT harvesters read best
-        name = "pretty-xml" if rep.rdf == RDFXML else rep.rdf.name  # type: ignore[union-attr]
-        return graph.serialize(format=name, encoding="utf-8")
+        try:
+            graph = cat.dcat_catalog(links, page=page, page_size=page_size)
+        except NotFound as exc:
+            raise HTTPError(404, str(exc)) from None
+        return serialize_catalog(graph, rep.rdf)  # type: ignore[arg-type]
 
     body = await request.app.state.pool.run(work)
     return Response(body, media_type=rep.media_type, headers={"Vary": "Accept"})

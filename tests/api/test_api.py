@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from rdflib import Dataset, URIRef
+import pytest
+from rdflib import DCAT, RDF, Dataset, URIRef
 from rdflib.query import Result
 
 import catalogue
+from catalogue.errors import NotFound
+from catalogue.rdf.dcat import CatalogLinks
 from catalogue.rdf.vocabulary import ZARR
 
 
@@ -40,3 +43,16 @@ def test_plain_path_opens_sqlite_file(tmp_path, good_stores):
     with catalogue.open(str(path)) as cat:
         cat.harvest(str(good_stores["zarr_v3_lone_array"]))
     assert path.is_file()
+
+
+def test_dcat_pages_from_python(db_url, good_stores):
+    """The DCAT catalogue that /catalog serves, as one library call."""
+    store = good_stores["xarray_cf_v3"]
+    links = CatalogLinks("https://catalogue.example.org")
+    with catalogue.open(db_url) as cat:
+        cat.harvest(str(store))
+        graph = cat.dcat_catalog(links, page=1, page_size=10)
+        assert (links.catalog, RDF.type, DCAT.Catalog) in graph
+        assert list(graph.objects(links.catalog, DCAT.dataset)) == [URIRef(store.absolute().as_uri())]
+        with pytest.raises(NotFound, match="page 2 is past the last page"):
+            cat.dcat_catalog(links, page=2, page_size=10)
