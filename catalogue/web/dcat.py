@@ -17,11 +17,9 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from catalogue.api import Catalogue
-from catalogue.errors import NotFound
 from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, CatalogLinks, serialize_catalog
 from catalogue.rdf.formats import JSONLD, NTRIPLES, RDFXML, TURTLE
 
-from .http.errors import HTTPError
 from .http.links import public_base
 from .http.negotiation import Representation, negotiate
 
@@ -56,10 +54,7 @@ async def catalog(
     links = CatalogLinks(public_base(request), page_query=f"format={rep.name}" if format is not None else "")
 
     def work(cat: Catalogue) -> bytes:
-        try:
-            graph = cat.dcat_catalog(links, page=page, page_size=page_size)
-        except NotFound as exc:
-            raise HTTPError(404, str(exc)) from None
+        graph = cat.dcat_catalog(links, page=page, page_size=page_size)  # NotFound: a 404
         return serialize_catalog(graph, rep.rdf)  # type: ignore[arg-type]
 
     body = await request.app.state.pool.run(work)

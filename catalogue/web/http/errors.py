@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
-from catalogue.errors import Busy, CatalogueError, UsageError
+from catalogue.errors import Busy, CatalogueError, NotFound, UsageError
 from catalogue.graph.database import busy_error
 
 from .pool import Overloaded
@@ -64,6 +64,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Busy)
     async def _busy(request: Request, exc: Busy) -> Response:
         return error_response(503, str(exc), {"Retry-After": "5"})
+
+    @app.exception_handler(NotFound)
+    async def _not_found(request: Request, exc: NotFound) -> Response:
+        return error_response(404, str(exc))
 
     @app.exception_handler(UsageError)
     async def _usage(request: Request, exc: UsageError) -> Response:
