@@ -360,47 +360,29 @@ class NQuadsParser:
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n")
         lines = chunk.split(b"\n")
-        if self.quads:
-            self._parse_quads(lines, first_line)
-        else:
-            self._parse_triples(lines, first_line)
+        self._parse_lines(lines, first_line)
         return len(lines)
 
-    def _parse_triples(self, lines: list[bytes], first_line: int) -> None:
+    def _parse_lines(self, lines: list[bytes], first_line: int) -> None:
+        """The fast path: lines of single-space-separated tokens (what writers emit),
+        each token looked up once; any other line goes to :meth:`_slow_line`."""
         resources, iris, objects = self._resources, self._iris, self._objects
         out = self.table.quads.extend
-        g = self.default_graph
+        default = self.default_graph
+        # N-Triples: <s> <p> <o> . ; N-Quads: <s> <p> <o> <g> . (a graph-less line splits
+        # ambiguously and takes the slow path).
+        parts = 3 if self.quads else 2
         count = 0
         for i, line in enumerate(lines):
             try:
                 s, p, rest = line.split(b" ", 2)
-                o, dot = rest.rsplit(b" ", 1)
-                if dot != b".":
+                *o_g, dot = rest.rsplit(b" ", parts - 1)
+                if dot != b"." or len(o_g) != parts - 1:
                     raise _TokenError
                 a = resources[s]
                 b = iris[p]
-                c = objects[o]
-            except ValueError:
-                count += self._slow_line(line, first_line + i)
-                continue
-            out((g, a, b, c))
-            count += 1
-        self.statements += count
-
-    def _parse_quads(self, lines: list[bytes], first_line: int) -> None:
-        resources, iris, objects = self._resources, self._iris, self._objects
-        out = self.table.quads.extend
-        count = 0
-        for i, line in enumerate(lines):
-            try:
-                s, p, rest = line.split(b" ", 2)
-                o, g, dot = rest.rsplit(b" ", 2)
-                if dot != b".":
-                    raise _TokenError
-                a = resources[s]
-                b = iris[p]
-                c = objects[o]
-                d = resources[g]
+                c = objects[o_g[0]]
+                d = resources[o_g[1]] if parts == 3 else default
             except ValueError:
                 count += self._slow_line(line, first_line + i)
                 continue

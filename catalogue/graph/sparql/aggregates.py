@@ -14,17 +14,7 @@ from typing import Any, Protocol
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Variable
 
-from .sql import (
-    Block,
-    Dialect,
-    GraphScope,
-    Names,
-    Unsupported,
-    Val,
-    VarRef,
-    val_columns,
-    val_from_columns,
-)
+from . import sql as ir  # the compiler's SQL building blocks
 from .values import LITERAL_KIND, ValueOps
 
 __all__ = ["AggregateCompiler", "AggregateHost"]
@@ -35,22 +25,22 @@ _XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 class AggregateHost(Protocol):
     """What aggregate compilation needs of the compiler it is part of."""
 
-    names: Names
-    dialect: Dialect
+    names: ir.Names
+    dialect: ir.Dialect
     datatype_ids: Mapping[str, int]
     ops: ValueOps
 
     def null_id(self) -> str: ...
 
-    def pattern(self, part: Any, scope: GraphScope) -> Block: ...
+    def pattern(self, part: Any, scope: ir.GraphScope) -> ir.Block: ...
 
-    def wrap(self, b: Block, *, distinct: bool = False) -> Block: ...
+    def wrap(self, b: ir.Block, *, distinct: bool = False) -> ir.Block: ...
 
-    def value_of(self, b: Block, var: Any) -> Val | None: ...
+    def value_of(self, b: ir.Block, var: Any) -> ir.Val | None: ...
 
-    def render(self, b: Block, *, extra: Iterable[tuple[str, str]] = (), distinct: bool) -> str: ...
+    def render(self, b: ir.Block, *, extra: Iterable[tuple[str, str]] = (), distinct: bool) -> str: ...
 
-    def derived(self, sql: str, refs: Iterable[tuple[Any, VarRef]], prefix: str) -> tuple[Block, str]: ...
+    def derived(self, sql: str, refs: Iterable[tuple[Any, ir.VarRef]], prefix: str) -> tuple[ir.Block, str]: ...
 
 
 class AggregateCompiler:
@@ -59,7 +49,7 @@ class AggregateCompiler:
     def __init__(self, compiler: AggregateHost) -> None:
         self.c = compiler
 
-    def join(self, part: CompValue, scope: GraphScope) -> Block:
+    def join(self, part: CompValue, scope: ir.GraphScope) -> ir.Block:
         group = part.p
         b = self.c.pattern(group.p, scope)
         if b.distinct_pending:
@@ -70,16 +60,16 @@ class AggregateCompiler:
         keys: list[str] = []
         for e in group.expr or []:
             if not isinstance(e, Variable):
-                raise Unsupported("GROUP BY an expression")
+                raise ir.Unsupported("GROUP BY an expression")
             ref = b.vars.get(e)
             if ref is None:
                 keys.append(self.c.null_id())
             elif not ref.is_id:
-                raise Unsupported("GROUP BY a computed value")
+                raise ir.Unsupported("GROUP BY a computed value")
             else:
                 keys.append(ref.id)  # type: ignore[arg-type]
         cols: list[str] = []
-        outs: list[tuple[Variable, VarRef]] = []
+        outs: list[tuple[Variable, ir.VarRef]] = []
         int_dt = self.c.datatype_ids.get(_XSD_INTEGER)
         for agg in part.A:
             res = agg.res
@@ -88,19 +78,19 @@ class AggregateCompiler:
             if agg.name == "Aggregate_Count":
                 if agg.vars == "*":
                     if distinct:
-                        raise Unsupported("COUNT(DISTINCT *)")
+                        raise ir.Unsupported("COUNT(DISTINCT *)")
                     count = "COUNT(*)"
                 elif isinstance(agg.vars, Variable):
                     ref = b.vars.get(agg.vars)
                     if ref is None:
                         count = "0"
                     elif not ref.is_id:
-                        raise Unsupported("COUNT of a computed value")
+                        raise ir.Unsupported("COUNT of a computed value")
                     else:
                         count = f"COUNT({distinct}{ref.id})"
                 else:
-                    raise Unsupported("COUNT of an expression")
-                val = Val(
+                    raise ir.Unsupported("COUNT of an expression")
+                val = ir.Val(
                     kind=str(LITERAL_KIND),
                     lex=self.c.dialect.int_to_text(count),
                     dt=str(int_dt) if int_dt is not None else "NULL",
@@ -110,32 +100,32 @@ class AggregateCompiler:
                     sdt=_XSD_INTEGER,
                     static_dt_known=True,
                 )
-                cols += [f'{e} AS "{c}"' for e, c in val_columns(col, val)]
-                outs.append((res, VarRef(id=None, val=val)))
+                cols += [f'{e} AS "{c}"' for e, c in ir.val_columns(col, val)]
+                outs.append((res, ir.VarRef(id=None, val=val)))
             elif agg.name == "Aggregate_Sample":
                 if not isinstance(agg.vars, Variable):
-                    raise Unsupported("SAMPLE of an expression")
+                    raise ir.Unsupported("SAMPLE of an expression")
                 ref = b.vars.get(agg.vars)
                 if ref is None:
                     cols.append(f'{self.c.null_id()} AS "{col}"')
                 elif not ref.is_id:
-                    raise Unsupported("SAMPLE of a computed value")
+                    raise ir.Unsupported("SAMPLE of a computed value")
                 else:
                     cols.append(f'MIN({ref.id}) AS "{col}"')
-                outs.append((res, VarRef(id="x", nullable=True)))
+                outs.append((res, ir.VarRef(id="x", nullable=True)))
             elif agg.name in ("Aggregate_Min", "Aggregate_Max"):
                 _, window_col = extremes[id(agg)]
                 cols.append(f'MIN({window_alias}."{window_col}") AS "{col}"')
-                outs.append((res, VarRef(id="x", nullable=True)))
+                outs.append((res, ir.VarRef(id="x", nullable=True)))
             else:
-                raise Unsupported(agg.name)
+                raise ir.Unsupported(agg.name)
         if not cols:
             cols.append("1 AS one_")
         sql = f"SELECT {', '.join(cols)}\nFROM {b.from_sql()}{b.where_sql()}"
         if keys:
             sql += "\nGROUP BY " + ", ".join(keys)
         alias = self.c.names.alias("ag")
-        out = Block()
+        out = ir.Block()
         if keys:
             # Grouping no solutions still gives one (empty) solution, as rdflib and the
             # W3C tests (agg-empty-group) have it: left-join the groups to one row.
@@ -146,16 +136,16 @@ class AggregateCompiler:
         for var, ref in outs:
             col = self.c.names.column(var)
             if ref.is_id:
-                out.vars[var] = VarRef(id=f'{alias}."{col}"', nullable=True)
+                out.vars[var] = ir.VarRef(id=f'{alias}."{col}"', nullable=True)
             else:
                 assert ref.val is not None
-                out.vars[var] = VarRef(
-                    id=None, val=val_from_columns(alias, col, ref.val), nullable=bool(keys)
+                out.vars[var] = ir.VarRef(
+                    id=None, val=ir.val_from_columns(alias, col, ref.val), nullable=bool(keys)
                 )
         return out
 
     def _extreme_columns(
-        self, aggregates: list[CompValue], group_by: list[Any], b: Block
+        self, aggregates: list[CompValue], group_by: list[Any], b: ir.Block
     ) -> dict[int, tuple[str, str]]:
         """MIN/MAX as window columns: the first id of each group in SPARQL's ORDER BY
         order (MAX: descending), unbound values last.  SQL's MIN/MAX would compare ids
@@ -172,10 +162,10 @@ class AggregateCompiler:
             if agg.name not in ("Aggregate_Min", "Aggregate_Max"):
                 continue
             if not isinstance(agg.vars, Variable):
-                raise Unsupported(f"{agg.name} of an expression")
+                raise ir.Unsupported(f"{agg.name} of an expression")
             ref = b.vars.get(agg.vars)
             if ref is None or not ref.is_id:
-                raise Unsupported(f"{agg.name} of an unbound or computed value")
+                raise ir.Unsupported(f"{agg.name} of an unbound or computed value")
             val = self.c.value_of(b, agg.vars)
             assert val is not None
             desc = " DESC" if agg.name == "Aggregate_Max" else ""
@@ -189,6 +179,6 @@ class AggregateCompiler:
             out[id(agg)] = (f"FIRST_VALUE({ref.id}) OVER ({over})", col)
         return out
 
-    def _wrap_with(self, b: Block, extra: list[tuple[str, str]]) -> tuple[Block, str]:
+    def _wrap_with(self, b: ir.Block, extra: list[tuple[str, str]]) -> tuple[ir.Block, str]:
         """Like :meth:`wrap`, also carrying ``extra`` computed columns."""
         return self.c.derived(self.c.render(b, extra=extra, distinct=False), b.vars.items(), "w")
