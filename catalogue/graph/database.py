@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from functools import lru_cache
@@ -329,6 +330,13 @@ def current_revision(engine: Engine) -> str | None:
     return revision
 
 
+#: Alembic runs a migration through module-level proxies (``alembic.context``,
+#: ``alembic.op``) that each command installs for its duration: two threads migrating at
+#: once would run each other's steps on each other's connections (seen as a 60 s lock
+#: wait between the two). Processes have their own proxies; threads take turns here.
+_ALEMBIC = threading.Lock()
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Migrate the database to ``revision`` in one transaction.
 
@@ -340,7 +348,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     config = alembic_config()
     backend = engine.dialect.name
     try:
-        with engine.connect() as conn:
+        with _ALEMBIC, engine.connect() as conn:
             if backend == "sqlite":
                 conn.execution_options(**{_BEGIN_IMMEDIATE: True})
             with conn.begin():
@@ -360,7 +368,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 def downgrade(engine: Engine, revision: str) -> None:
     """Migrate the database down to ``revision`` (``"base"`` removes everything)."""
     config = alembic_config()
-    with engine.begin() as conn:
+    with _ALEMBIC, engine.begin() as conn:
         config.attributes["connection"] = conn
         command.downgrade(config, revision)
 
