@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import rdflib
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +25,7 @@ from catalogue.graph.database import database_url
 from catalogue.graph.load import batches, ntriples, writer
 from catalogue.graph.load.bulk import load_file, load_quads, resolve_format
 from catalogue.graph.load.ntriples import NQuadsParser, NTriplesSyntaxError, TermTable, parse_term
+from catalogue.graph.load.rdflib_input import exact_literals  # how the loader parses
 from catalogue.graph.load.report import LoadError
 from catalogue.graph.store import SQLStore
 from catalogue.graph.terms import BLANK, IRI, LITERAL, decode, term_hash
@@ -37,17 +37,6 @@ QUAD_INDEXES = {"ix_quads_spog", "ix_quads_posg", "ix_quads_ospg"}
 
 
 # ----------------------------------------------------------------------- helpers
-
-
-@contextmanager
-def exact_literals() -> Iterator[None]:
-    """rdflib parses keeping lexical forms (``"01"^^xsd:integer`` stays ``"01"``)."""
-    saved = rdflib.NORMALIZE_LITERALS
-    rdflib.NORMALIZE_LITERALS = False
-    try:
-        yield
-    finally:
-        rdflib.NORMALIZE_LITERALS = saved
 
 
 @contextmanager

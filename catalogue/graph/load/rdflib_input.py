@@ -21,7 +21,7 @@ from .batches import Batch, batch_full, take_batch
 from .ntriples import Term, TermTable
 from .report import LoadError, LoadReport
 
-__all__ = ["BatchWriter", "load_with_rdflib"]
+__all__ = ["BatchWriter", "exact_literals", "load_with_rdflib"]
 
 # Typical bytes per statement of formats rdflib parses, to estimate a file's size in
 # statements (the estimate only decides whether to rebuild the indexes).
@@ -95,7 +95,7 @@ class _Sink(Store):
 
 
 @contextmanager
-def _exact_literals() -> Iterator[None]:
+def exact_literals() -> Iterator[None]:
     """Make rdflib keep lexical forms as written while it parses.
 
     By default rdflib normalises typed literals (``"01"^^xsd:integer`` becomes ``"1"``);
@@ -163,7 +163,7 @@ def load_with_rdflib(
     source = create_input_source(file=stream, publicID=base, format=fmt)
     parser = get_plugin(fmt, Parser)()
     try:
-        with _exact_literals():
+        with exact_literals():
             parser.parse(source, sink)
     except _WriteFailed as failed:
         raise failed.__cause__ from None  # type: ignore[misc]
