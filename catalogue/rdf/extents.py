@@ -1,0 +1,278 @@
+"""Extents in the graph: DCAT and GeoSPARQL terms, fixed so users can write queries.
+
+For a node (the hierarchy root, which is the ``dcat:Dataset``, or an array)::
+
+    <node> dct:spatial [ a dct:Location ;
+                         dcat:bbox "POLYGON((...))"^^geo:wktLiteral ;      # CRS84
+                         dcat:centroid "POINT(lon lat)"^^geo:wktLiteral ;
+                         locn:geometry "POLYGON((...))"^^geo:wktLiteral ] ;  # a finer footprint, when given
+           dct:temporal [ a dct:PeriodOfTime ;
+                          dcat:startDate "..."^^xsd:dateTime ; dcat:endDate "..."^^xsd:dateTime ] ;
+           dcat:spatialResolutionInMeters "..."^^xsd:decimal ;
+           dcat:temporalResolution "P1D"^^xsd:duration ;
+           zarr:crs <http://www.opengis.net/def/crs/EPSG/0/32633> ;   # or a WKT2 literal (zarr:crsWkt)
+           zarr:nativeBbox "[minx, miny, maxx, maxy]"^^rdf:JSON ;
+           zarr:extentSource [ zarr:figure "bbox" ; zarr:sourceKind "cf:coordinates" ;
+                               zarr:sourcePath "lat" ; zarr:sourceDetail "lat, lon" ] .
+    <group> zarr:multiscales [ a zarr:Multiscales ; zarr:convention "..." ;
+                               zarr:level [ a zarr:MultiscaleLevel ; zarr:levelIndex 0 ;
+                                            zarr:asset "0" ; zarr:levelNode <group/0> ;
+                                            zarr:scale "[1, 1]"^^rdf:JSON ; ... ] ] .
+
+These are derived triples: the rebuild of the harvested documents never reads them
+(``rdf/rebuild.py`` reads only the metadata terms), and a harvest replaces all of them
+each run (:func:`extent_statements` lists what to remove), because an unchanged node's
+extent can change with its neighbours (the root's is the union of its arrays').
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+
+from rdflib import DCAT, DCTERMS, RDF, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib.term import Node as RDFNode
+
+from catalogue.model.extents import (
+    EPSG_IRI,
+    Box,
+    Extent,
+    HierarchyExtents,
+    MultiscaleLevel,
+    Multiscales,
+    NativeCRS,
+    Period,
+    Source,
+)
+from catalogue.model.nodes import Hierarchy
+from catalogue.rdf.convert import Triple
+from catalogue.rdf.vocabulary import ZARR
+
+__all__ = [
+    "GEO",
+    "LOCN",
+    "extent_statements",
+    "extent_triples",
+    "hierarchy_extent_triples",
+    "multiscales_triples",
+    "read_extent",
+    "read_multiscales",
+]
+
+GEO = Namespace("http://www.opengis.net/ont/geosparql#")
+LOCN = Namespace("http://www.w3.org/ns/locn#")
+
+#: The predicates that hang an extent or a pyramid off a node: what a harvest replaces.
+NODE_PREDICATES = (
+    DCTERMS.spatial, DCTERMS.temporal, DCAT.spatialResolutionInMeters, DCAT.temporalResolution,
+    ZARR.crs, ZARR.crsWkt, ZARR.crsName, ZARR.nativeBbox, ZARR.extentSource, ZARR.multiscales,
+)
+
+
+def extent_triples(node: URIRef, extent: Extent) -> list[Triple]:
+    """The triples of one node's extent (none for an empty extent)."""
+    out: list[Triple] = []
+    if extent.bbox is not None or extent.geometry is not None:
+        location = BNode()
+        out += [(node, DCTERMS.spatial, location), (location, RDF.type, DCTERMS.Location)]
+        if extent.bbox is not None:
+            lon, lat = extent.bbox.centroid()
+            out.append((location, DCAT.bbox, Literal(extent.bbox.wkt(), datatype=GEO.wktLiteral)))
+            out.append((location, DCAT.centroid, Literal(f"POINT({_num(lon)} {_num(lat)})", datatype=GEO.wktLiteral)))
+        if extent.geometry is not None:
+            out.append((location, LOCN.geometry, Literal(extent.geometry, datatype=GEO.wktLiteral)))
+    if extent.period is not None:
+        period = BNode()
+        kind = XSD.date if extent.period.dates_only else XSD.dateTime
+        out += [
+            (node, DCTERMS.temporal, period), (period, RDF.type, DCTERMS.PeriodOfTime),
+            (period, DCAT.startDate, Literal(extent.period.start, datatype=kind, normalize=False)),
+            (period, DCAT.endDate, Literal(extent.period.end, datatype=kind, normalize=False)),
+        ]
+        if extent.period.calendar not in ("standard", "gregorian", "proleptic_gregorian"):
+            out.append((period, ZARR.calendar, Literal(extent.period.calendar)))
+    if extent.spatial_resolution is not None:
+        out.append((node, DCAT.spatialResolutionInMeters,
+                    Literal(Decimal(repr(float(extent.spatial_resolution))), datatype=XSD.decimal)))
+    if extent.temporal_resolution is not None:
+        out.append((node, DCAT.temporalResolution, Literal(extent.temporal_resolution, datatype=XSD.duration, normalize=False)))
+    if extent.crs is not None:
+        if extent.crs.iri is not None:
+            out.append((node, ZARR.crs, URIRef(extent.crs.iri)))
+        else:
+            out.append((node, ZARR.crsWkt, Literal(extent.crs.wkt2)))
+        if extent.crs.name:
+            out.append((node, ZARR.crsName, Literal(extent.crs.name)))
+    if extent.native_bbox is not None:
+        out.append((node, ZARR.nativeBbox, Literal(json.dumps(list(extent.native_bbox)), datatype=RDF.JSON)))
+    for figure, source in extent.sources:
+        link = BNode()
+        out += [(node, ZARR.extentSource, link), (link, ZARR.figure, Literal(figure)),
+                (link, ZARR.sourceKind, Literal(source.kind)), (link, ZARR.sourcePath, Literal(source.path))]
+        if source.detail:
+            out.append((link, ZARR.sourceDetail, Literal(source.detail)))
+    return out
+
+
+def multiscales_triples(h: Hierarchy, pyramid: Multiscales) -> list[Triple]:
+    """A group's pyramid: one ``zarr:level`` per level, linked to the level's node when it
+    is part of the hierarchy (``zarr:levelNode``), with its asset text as declared."""
+    group = URIRef(h.iri(pyramid.path))
+    head = BNode()
+    out: list[Triple] = [(group, ZARR.multiscales, head), (head, RDF.type, ZARR.Multiscales),
+                         (head, ZARR.convention, Literal(pyramid.convention))]
+    if pyramid.axes:
+        out.append((head, ZARR.axes, Literal(json.dumps(list(pyramid.axes)), datatype=RDF.JSON)))
+    if pyramid.resampling:
+        out.append((head, ZARR.resampling, Literal(pyramid.resampling)))
+    for level in pyramid.levels:
+        node = BNode()
+        out += [(head, ZARR.level, node), (node, RDF.type, ZARR.MultiscaleLevel),
+                (node, ZARR.levelIndex, Literal(level.index)), (node, ZARR.asset, Literal(level.asset))]
+        target = _join(pyramid.path, level.asset)
+        if target in h.nodes:
+            out.append((node, ZARR.levelNode, URIRef(h.iri(target))))
+        if level.derived_from is not None:
+            out.append((node, ZARR.derivedFrom, Literal(level.derived_from)))
+        for prop, values in ((ZARR.scale, level.scale), (ZARR.translation, level.translation),
+                             (ZARR.cellSize, level.cell_size)):
+            if values is not None:
+                out.append((node, prop, Literal(json.dumps(list(values)), datatype=RDF.JSON)))
+    return out
+
+
+def hierarchy_extent_triples(h: Hierarchy, extents: HierarchyExtents) -> list[Triple]:
+    """Every extent and pyramid of a harvested hierarchy, for nodes that are in it."""
+    out: list[Triple] = []
+    for path, extent in sorted(extents.nodes.items()):
+        if path in h.nodes and not extent.empty:
+            out += extent_triples(URIRef(h.iri(path)), extent)
+    for _path, pyramid in sorted(extents.multiscales.items()):
+        if pyramid.path in h.nodes:
+            out += multiscales_triples(h, pyramid)
+    return out
+
+
+def extent_statements(graph: Graph, nodes: Iterable[RDFNode] | None = None) -> Iterator[Triple]:
+    """The extent and pyramid triples in ``graph`` (of ``nodes``, or of every node): the
+    links from the nodes and everything below their blank nodes, for a harvest to remove."""
+    subjects = None if nodes is None else list(nodes)
+    for predicate in NODE_PREDICATES:
+        pairs = (graph.subject_objects(predicate) if subjects is None
+                 else [(node, o) for node in subjects for o in graph.objects(node, predicate)])
+        for subject, obj in pairs:
+            yield subject, predicate, obj
+            if isinstance(obj, BNode):
+                yield from _below(graph, obj, set())
+
+
+def _below(graph: Graph, node: BNode, seen: set[BNode]) -> Iterator[Triple]:
+    if node in seen:
+        return
+    seen.add(node)
+    for p, o in graph.predicate_objects(node):
+        yield node, p, o
+        if isinstance(o, BNode):
+            yield from _below(graph, o, seen)
+
+
+def read_extent(graph: Graph, node: URIRef) -> Extent | None:
+    """The extent stored for ``node``, or ``None`` when the harvest found none."""
+    bbox = geometry = None
+    location = graph.value(node, DCTERMS.spatial)
+    if location is not None:
+        box = graph.value(location, DCAT.bbox)
+        bbox = box_from_wkt(str(box)) if box is not None else None
+        footprint = graph.value(location, LOCN.geometry)
+        geometry = str(footprint) if footprint is not None else None
+    period = None
+    temporal = graph.value(node, DCTERMS.temporal)
+    if temporal is not None:
+        start, end = graph.value(temporal, DCAT.startDate), graph.value(temporal, DCAT.endDate)
+        if start is not None and end is not None:
+            calendar = graph.value(temporal, ZARR.calendar)
+            period = Period(str(start), str(end), str(calendar) if calendar is not None else "standard")
+    crs = None
+    crs_iri, crs_wkt, crs_name = graph.value(node, ZARR.crs), graph.value(node, ZARR.crsWkt), graph.value(node, ZARR.crsName)
+    if crs_iri is not None and str(crs_iri).startswith(EPSG_IRI):
+        crs = NativeCRS(epsg=int(str(crs_iri)[len(EPSG_IRI):]), name=str(crs_name or ""))
+    elif crs_wkt is not None:
+        crs = NativeCRS(wkt2=str(crs_wkt), name=str(crs_name or ""))
+    native = graph.value(node, ZARR.nativeBbox)
+    resolution = graph.value(node, DCAT.spatialResolutionInMeters)
+    step = graph.value(node, DCAT.temporalResolution)
+    sources = []
+    for link in graph.objects(node, ZARR.extentSource):
+        figure, kind = graph.value(link, ZARR.figure), graph.value(link, ZARR.sourceKind)
+        if figure is None or kind is None:
+            continue
+        detail = graph.value(link, ZARR.sourceDetail)
+        sources.append((str(figure), Source(str(kind), str(graph.value(link, ZARR.sourcePath) or ""),
+                                            str(detail) if detail is not None else "")))
+    extent = Extent(
+        bbox=bbox, geometry=geometry, crs=crs,
+        native_bbox=tuple(json.loads(str(native))) if native is not None else None,
+        spatial_resolution=float(resolution.toPython()) if resolution is not None else None,
+        period=period, temporal_resolution=str(step) if step is not None else None,
+        sources=tuple(sorted(sources, key=lambda pair: (pair[0], pair[1].kind, pair[1].path, pair[1].detail))),
+    )
+    return None if extent.empty else extent
+
+
+def read_multiscales(graph: Graph, group: URIRef) -> Multiscales | None:
+    """The pyramid stored for ``group``, levels ordered by index, or ``None``."""
+    head = graph.value(group, ZARR.multiscales)
+    if head is None:
+        return None
+    levels = []
+    for node in graph.objects(head, ZARR.level):
+        index, asset = graph.value(node, ZARR.levelIndex), graph.value(node, ZARR.asset)
+        if index is None or asset is None:
+            continue
+        derived = graph.value(node, ZARR.derivedFrom)
+        levels.append(MultiscaleLevel(
+            index=int(index), asset=str(asset), derived_from=str(derived) if derived is not None else None,
+            scale=_floats(graph.value(node, ZARR.scale)), translation=_floats(graph.value(node, ZARR.translation)),
+            cell_size=_floats(graph.value(node, ZARR.cellSize)),
+        ))
+    axes = graph.value(head, ZARR.axes)
+    resampling = graph.value(head, ZARR.resampling)
+    path = graph.value(group, ZARR.path)
+    return Multiscales(
+        path=str(path) if path is not None else "",
+        levels=tuple(sorted(levels, key=lambda level: level.index)),
+        convention=str(graph.value(head, ZARR.convention) or ""),
+        axes=tuple(json.loads(str(axes))) if axes is not None else (),
+        resampling=str(resampling) if resampling is not None else None,
+    )
+
+
+def box_from_wkt(text: str) -> Box | None:
+    """The :class:`Box` of a ``POLYGON``/``MULTIPOLYGON`` that :meth:`Box.wkt` wrote
+    (two rectangles meeting at ±180 are one box across the antimeridian)."""
+    numbers = [float(v) for v in text.replace("MULTIPOLYGON", "").replace("POLYGON", "")
+               .replace("(", " ").replace(")", " ").replace(",", " ").split()]
+    xs, ys = numbers[0::2], numbers[1::2]
+    if not xs:
+        return None
+    rings = [list(zip(xs[i:i + 5], ys[i:i + 5], strict=True)) for i in range(0, len(xs), 5)]
+    if len(rings) == 2:
+        (a_min, a_max), (b_min, b_max) = ((min(x for x, _ in r), max(x for x, _ in r)) for r in rings)
+        if a_max == 180 and b_min == -180:
+            return Box(a_min, min(ys), b_max, max(ys))
+    return Box(min(xs), min(ys), max(xs), max(ys))
+
+
+def _floats(value: RDFNode | None) -> tuple[float, ...] | None:
+    return tuple(float(v) for v in json.loads(str(value))) if value is not None else None
+
+
+def _join(group: str, asset: str) -> str:
+    asset = asset.strip("/")
+    return f"{group}/{asset}" if group else asset
+
+
+def _num(value: float) -> str:
+    text = repr(round(float(value), 9))
+    return text[:-2] if text.endswith(".0") else text
