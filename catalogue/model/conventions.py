@@ -40,8 +40,8 @@ __all__ = [
     "convention_problems",
     "declared_conventions",
     "declares",
-    "uses",
     "parse_convention",
+    "uses",
 ]
 
 #: The attribute that holds a node's declarations.

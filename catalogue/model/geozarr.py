@@ -35,7 +35,7 @@ from typing import Any, Final, Literal
 from catalogue.errors import CatalogueError
 from catalogue.model.extents import MultiscaleLevel, Multiscales
 from catalogue.model.json import short
-from catalogue.model.nodes import Hierarchy
+from catalogue.model.nodes import Hierarchy, Node
 
 __all__ = [
     "EffectiveGeo",
@@ -44,7 +44,9 @@ __all__ = [
     "MultiscalesLayout",
     "Proj",
     "Spatial",
+    "dimension_names",
     "effective_geo",
+    "grid_shape",
     "multiscales_extent",
     "parse_multiscales",
     "parse_proj",
@@ -196,6 +198,38 @@ def _numbers(attributes: dict[str, Any], key: str, count: int) -> tuple[float, .
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)):
         raise GeoZarrError(f"{key} must be {count} finite numbers, got {short(value)}")
     return tuple(float(v) for v in value)
+
+
+def dimension_names(node: Node) -> list[Any] | None:
+    """An array's dimension names: v3 ``dimension_names``, v2 xarray ``_ARRAY_DIMENSIONS``."""
+    if node.kind != "array":
+        return None
+    if node.zarr_format == 3:
+        names = node.metadata.get("dimension_names")
+    else:
+        names = (node.attributes or {}).get("_ARRAY_DIMENSIONS")
+    return names if isinstance(names, list) else None
+
+
+def grid_shape(node: Node, spatial: Spatial) -> tuple[int, int] | None:
+    """``(height, width)`` of the grid ``spatial`` describes on ``node``: ``spatial:shape``
+    when given; for an array, its sizes along ``spatial:dimensions`` (looked up in its
+    dimension names), or its shape when it is 2-D and names no dimensions. ``None``
+    when it cannot be told (a group without ``spatial:shape``)."""
+    if spatial.shape is not None:
+        return spatial.shape
+    shape = node.metadata.get("shape") if node.kind == "array" else None
+    if not (isinstance(shape, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in shape)):
+        return None
+    names = dimension_names(node)
+    if spatial.dimensions is not None and names is not None and len(names) == len(shape):
+        if all(d in names for d in spatial.dimensions):
+            height, width = (shape[names.index(d)] for d in spatial.dimensions)
+            return (height, width) if height > 0 and width > 0 else None
+        return None
+    if len(shape) == 2 and spatial.dimensions is None and shape[0] > 0 and shape[1] > 0:
+        return shape[0], shape[1]
+    return None
 
 
 # ----------------------------------------------------------------------- multiscales
