@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from pyproj import CRS
+from pyproj import CRS, Transformer
 
 from catalogue.extents.attribute_finding import attribute_finding
 from catalogue.extents.crs import CRSError, is_crs84_like, native_crs, parse_crs, to_crs84
@@ -116,6 +116,10 @@ def _node_evidence(h: Hierarchy, path: str, geo: EffectiveGeo, found: list[Evide
         return
     assert native is not None
     source_path = geo.spatial_paths[keys[0]]
+    outside = _outside_area(crs, native)
+    if outside:
+        findings.append(attribute_finding(h, source_path, RULE, (keys[0],), f"{keys[0]} gives no CRS84 box: {outside}"))
+        return
     try:
         box = to_crs84(crs, *native)
     except ValueError as exc:
@@ -126,6 +130,28 @@ def _node_evidence(h: Hierarchy, path: str, geo: EffectiveGeo, found: list[Evide
         path, Source("convention:spatial", source_path, detail), bbox=box, crs=native_crs(crs),
         native_bbox=None if is_crs84_like(crs) else native, edges=spatial.registration == "pixel",
         spatial_resolution=resolution_in_metres(crs, spatial, box)))
+
+
+def _outside_area(crs: CRS, native: tuple[float, float, float, float]) -> str | None:
+    """Why a projected box is absurd, if it is: it reaches further from the CRS's area of
+    use (projected) than that area is wide or high, where PROJ's formulas still return
+    numbers that mean nothing (a 10^12 m cell in UTM). ``None`` for a plausible box."""
+    area = crs.area_of_use
+    if crs.is_geographic or area is None:
+        return None
+    try:
+        to_native = Transformer.from_crs("OGC:CRS84", crs, always_xy=True)
+        xmin, ymin, xmax, ymax = to_native.transform_bounds(*area.bounds, densify_pts=21)
+    except Exception:  # an area PROJ cannot project: nothing to compare with
+        return None
+    if not all(math.isfinite(v) for v in (xmin, ymin, xmax, ymax)):
+        return None
+    width, height = xmax - xmin, ymax - ymin
+    if (native[0] < xmin - width or native[2] > xmax + width
+            or native[1] < ymin - height or native[3] > ymax + height):
+        return (f"the box {[round(v, 3) for v in native]} lies far outside the area of use of {crs.name!r} "
+                f"({[round(v) for v in (xmin, ymin, xmax, ymax)]} in its units)")
+    return None
 
 
 def resolution_in_metres(crs: CRS, spatial: Spatial, box: Box) -> float | None:
