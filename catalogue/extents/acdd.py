@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import shapely
-import shapely.ops
 from pyproj import Transformer
 from shapely.errors import GEOSException
 
@@ -129,7 +129,7 @@ def _bounds(path: str, attributes: dict[str, Any]) -> Evidence | None:
     horizontal = crs.sub_crs_list[0] if crs.is_compound and crs.sub_crs_list else crs
     try:
         transformer = Transformer.from_crs(horizontal, "OGC:CRS84")
-        crs84 = shapely.ops.transform(lambda *xy: transformer.transform(xy[0], xy[1]), geometry)
+        crs84 = shapely.transform(geometry, lambda xy: np.column_stack(transformer.transform(xy[:, 0], xy[:, 1])))
         west, south, east, north = crs84.bounds
         box = Box(west, south, east, north)
     except Exception as exc:  # pyproj (ProjError), shapely and Box (ValueError) all say the same here
