@@ -4,13 +4,28 @@ from __future__ import annotations
 
 import pytest
 
+from catalogue.harvest import load_hierarchy
 from catalogue.model.conventions import (
+    MULTISCALES,
+    SPATIAL,
     Convention,
     ConventionError,
     convention_problems,
     declared_conventions,
+    declares,
     parse_convention,
+    uses,
 )
+from catalogue.model.conventions import PROJ as PROJ_CONVENTION
+from catalogue.model.geozarr import (
+    GeoZarrError,
+    Proj,
+    effective_geo,
+    parse_multiscales,
+    parse_proj,
+    parse_spatial,
+)
+from tests.support import convention_stores as cs
 
 PROJ = {"uuid": "f17cb550-5864-4468-aeb7-f3180cfb622f", "name": "proj:",
         "schema_url": "https://raw.githubusercontent.com/zarr-conventions/geo-proj/main/schema.json"}
@@ -47,17 +62,6 @@ def test_declared_conventions_skip_malformed_entries():
 
 
 # ------------------------------------------------------------- the GeoZarr conventions
-from catalogue.harvest import load_hierarchy  # noqa: E402
-from catalogue.model.conventions import MULTISCALES, PROJ as PROJ_CONVENTION, SPATIAL, declares, uses  # noqa: E402
-from catalogue.model.geozarr import (  # noqa: E402
-    GeoZarrError,
-    Proj,
-    effective_geo,
-    parse_multiscales,
-    parse_proj,
-    parse_spatial,
-)
-from tests.support import convention_stores as cs  # noqa: E402
 
 
 def test_declarations_are_recognised_by_uuid_or_by_draft_and_release_names():
