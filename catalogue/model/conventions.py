@@ -10,6 +10,12 @@ The rules for one declaration live here once (:func:`convention_problems`): the
 validator reports every problem with its JSON pointer, :func:`parse_convention` raises
 with the first, and :func:`declared_conventions` gives readers the well-formed
 declarations of a node, skipping the rest.
+
+The GeoZarr conventions this catalogue understands are :data:`PROJ`, :data:`SPATIAL`
+and :data:`MULTISCALES` (identities from the zarr-conventions repositories, see
+``schemas/conventions/README.md``); :func:`declares` says whether a node declares one,
+by UUID (the permanent identity) or by name (``"proj"`` and the older ``"proj:"``).
+Their attributes are parsed in ``model/geozarr.py``.
 """
 
 from __future__ import annotations
@@ -24,11 +30,18 @@ from catalogue.model.json import short
 
 __all__ = [
     "CONVENTION_KEYS",
+    "GEOZARR_CONVENTIONS",
+    "MULTISCALES",
+    "PROJ",
+    "SPATIAL",
     "Convention",
     "ConventionError",
+    "KnownConvention",
     "convention_problems",
     "declared_conventions",
+    "declares",
     "parse_convention",
+    "uses",
 ]
 
 #: The attribute that holds a node's declarations.
@@ -112,3 +125,59 @@ def declared_conventions(attributes: Any) -> tuple[Convention, ...]:
     if not isinstance(entries, list):
         return ()
     return tuple(parse_convention(entry) for entry in entries if not convention_problems(entry))
+
+
+@dataclass(frozen=True)
+class KnownConvention:
+    """A convention this catalogue interprets: its permanent UUID, the names declarations
+    use for it (the drafts wrote ``"proj:"`` and ``"spatial:"``, the v0.1 releases
+    ``"proj"`` and ``"spatial"``), the attribute keys it defines (a prefix such as
+    ``"proj:"`` or an exact key such as ``"multiscales"``) and its bundled schema."""
+
+    key: str
+    uuid: str
+    names: tuple[str, ...]
+    #: Attribute keys that start with this prefix belong to the convention.
+    prefix: str
+    #: The bundled JSON Schema, relative to ``schemas/`` (the corrected copy).
+    schema: str
+    #: The schema URL the bundled copy was published under.
+    schema_url: str
+
+    def owns(self, key: str) -> bool:
+        """Whether an attribute key is one of this convention's."""
+        return key.startswith(self.prefix) if self.prefix.endswith(":") else key == self.prefix
+
+    def matches(self, convention: Convention) -> bool:
+        """A declaration names this convention by UUID, or (without a UUID) by name."""
+        if convention.uuid is not None:
+            return convention.uuid.lower() == self.uuid
+        return convention.name in self.names
+
+
+PROJ: Final = KnownConvention(
+    key="proj", uuid="f17cb550-5864-4468-aeb7-f3180cfb622f", names=("proj", "proj:"), prefix="proj:",
+    schema="conventions/proj.json",
+    schema_url="https://raw.githubusercontent.com/zarr-conventions/proj/refs/tags/v1/schema.json")
+SPATIAL: Final = KnownConvention(
+    key="spatial", uuid="689b58e2-cf7b-45e0-9fff-9cfc0883d6b4", names=("spatial", "spatial:"), prefix="spatial:",
+    schema="conventions/spatial.json",
+    schema_url="https://raw.githubusercontent.com/zarr-conventions/spatial/refs/tags/v0.1/schema.json")
+MULTISCALES: Final = KnownConvention(
+    key="multiscales", uuid="d35379db-88df-4056-af3a-620245f8e347", names=("multiscales",), prefix="multiscales",
+    schema="conventions/multiscales.json",
+    schema_url="https://raw.githubusercontent.com/zarr-conventions/multiscales/refs/tags/v1/schema.json")
+#: The GeoZarr conventions (the December 2025 reset of the GeoZarr draft).
+GEOZARR_CONVENTIONS: Final = (PROJ, SPATIAL, MULTISCALES)
+
+
+def declares(attributes: Any, known: KnownConvention) -> bool:
+    """Whether a node's attributes declare ``known`` in ``zarr_conventions``."""
+    return any(known.matches(convention) for convention in declared_conventions(attributes))
+
+
+def uses(attributes: Any, known: KnownConvention) -> list[str]:
+    """The attribute keys of ``known`` a node's attributes hold, in document order."""
+    if not isinstance(attributes, dict):
+        return []
+    return [key for key in attributes if isinstance(key, str) and known.owns(key)]
