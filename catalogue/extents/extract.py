@@ -49,9 +49,10 @@ ATTRIBUTE_SOURCES: Final = (conventions.evidence, acdd.evidence, stac_item.evide
 #: The figures of an extent, in the order they are chosen.
 FIGURES: Final = ("bbox", "geometry", "crs", "native_bbox", "spatial_resolution", "period", "temporal_resolution")
 
-#: Metres in one degree of longitude at the equator (WGS 84), to turn a cell size into
-#: degrees for the half-a-cell tolerance.
-_METRES_PER_DEGREE: Final = Geod(ellps="WGS84").inv(0.0, 0.0, 1.0, 0.0)[2]
+#: Metres in one degree along a meridian at the equator (WGS 84), to turn a cell size
+#: back into degrees for the half-a-cell tolerance: ``cf.py`` measures degree cells the
+#: same way, so a 0.25° grid's half cell is 0.125° again.
+_METRES_PER_DEGREE: Final = Geod(ellps="WGS84").inv(0.0, 0.0, 0.0, 1.0)[2]
 _OFFSET = re.compile(r"(Z|[+-]\d\d:\d\d)$")
 
 
@@ -226,7 +227,7 @@ def _conflicts(hierarchy: Hierarchy, path: str, ordered: list[Evidence],
 
 def _boxes_differ(a: Box, b: Box, ea: Evidence, eb: Evidence) -> bool:
     cells = [r for r in (ea.spatial_resolution, eb.spatial_resolution) if r]
-    half_cell = max(cells) / 2 / _METRES_PER_DEGREE if cells else 0.0
+    half_cell = max(cells) / 2 / _METRES_PER_DEGREE * (1 + 1e-6) if cells else 0.0
     lon_span = (a.east - a.west) % 360 or 360.0
     lat_tolerance = max(half_cell, 0.01 * (a.north - a.south)) + 1e-9
     lon_tolerance = max(half_cell, 0.01 * lon_span) + 1e-9

@@ -90,8 +90,8 @@ class TimeAxis:
         dates_only = all(_is_midnight(d) for d in ends) and (step is None or "T" not in step)
         start, start_clamped = _text(ends[0], dates_only)
         end, end_clamped = _text(ends[1], dates_only)
-        clamped = tuple(f"{_label(d)} -> {t}" for d, t, c in
-                        ((ends[0], start, start_clamped), (ends[1], end, end_clamped)) if c)
+        clamped = tuple(dict.fromkeys(f"{_label(d)} -> {t}" for d, t, c in
+                                      ((ends[0], start, start_clamped), (ends[1], end, end_clamped)) if c))
         return TimeSpan(Period(start, end, calendar=self.calendar), step, clamped)
 
     def step(self, values: np.ndarray, length: int | None = None, split: int | None = None) -> str | None:
