@@ -16,6 +16,8 @@ disagreement beyond a tolerance is an ``extent.conflict`` finding, not a silent
 choice: boxes by more than half a cell or 1% of the span, periods by more than a day
 or one time step, CRSs that pyproj does not find equal.
 
+Multiscale pyramids are the conventions module's (``conventions.multiscales``).
+
 A group's figures are its own evidence's; figures it has none of are the union of the
 arrays below it (boxes across the antimeridian included, periods from the earliest
 start to the latest end), with the arrays' sources. Only nodes with some figure are in
@@ -91,10 +93,14 @@ def extract_extents(hierarchy: Hierarchy, store: StoreAccess | None, *,
         extent, conflicts = combine(hierarchy, path, by_path.get(path, []))
         findings.extend(conflicts)
         below = [result.nodes[p] for p in arrays if (not path or p.startswith(path + "/")) and p in result.nodes]
-        extent = _completed(extent, union(below))
+        together = union(below)
+        findings.extend(_group_conflicts(hierarchy, path, extent, together))
+        extent = _completed(extent, together)
         if not extent.empty:
             result.nodes[path] = extent
     result.nodes = dict(sorted(result.nodes.items()))
+    result.multiscales, problems = conventions.multiscales(hierarchy)
+    findings.extend(problems)
     result.findings = list(findings)
     return result
 
@@ -223,6 +229,26 @@ def _conflicts(hierarchy: Hierarchy, path: str, ordered: list[Evidence],
         return []
     where = node.attributes_location
     return [Finding(path, where.url, where.pointer, "extent.conflict", text, "attributes") for text in out]
+
+
+def _group_conflicts(hierarchy: Hierarchy, path: str, own: Extent, below: Extent) -> list[Finding]:
+    """A group's own box or period against the union of its arrays': the group's is kept,
+    a disagreement (a stale ACDD box on the root, say) is a conflict all the same."""
+    def evidence(extent: Extent, figure: str) -> Evidence:
+        sources = extent.sources_of(figure)
+        source = sources[0] if len(sources) == 1 else Source(
+            sources[0].kind if sources else "union", "", "union of " + "; ".join(s.describe() for s in sources))
+        return Evidence(path, source, **{figure: getattr(extent, figure)},
+                        spatial_resolution=extent.spatial_resolution,
+                        temporal_resolution=extent.temporal_resolution)
+
+    kept: dict[str, tuple[object, Evidence]] = {}
+    others: list[Evidence] = []
+    for figure in ("bbox", "period"):
+        if getattr(own, figure) is not None and getattr(below, figure) is not None:
+            kept[figure] = (getattr(own, figure), evidence(own, figure))
+            others.append(evidence(below, figure))
+    return _conflicts(hierarchy, path, others, kept) if kept else []
 
 
 def _boxes_differ(a: Box, b: Box, ea: Evidence, eb: Evidence) -> bool:

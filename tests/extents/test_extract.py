@@ -156,3 +156,28 @@ def test_union_of_periods_keeps_valid_texts():
         Period("1999-06-01", "2000-02-01")
     mixed = union_periods([Period("2000-01-01", "2000-02-01"), Period("2000-03-01T06:00:00Z", "2000-03-02T00:00:00Z")])
     assert mixed == Period("2000-01-01", "2000-03-02")
+
+
+def test_a_root_box_that_disagrees_with_its_arrays_is_a_conflict(tmp_path, grid):
+    from catalogue.extents.extract import _group_conflicts
+    from catalogue.model.extents import Extent
+
+    arrays = Extent(bbox=Box(0.0, 40.0, 10.0, 50.0), sources=(("bbox", Source("cf:bounds", "lat", "lat, lon")),))
+    stale = Extent(bbox=Box(-5.0, 40.0, 10.0, 50.0), sources=(("bbox", Source("acdd", "", "geospatial_lon_min")),))
+    findings = _group_conflicts(grid, "", stale, arrays)
+    assert [(f.rule, f.path) for f in findings] == [("extent.conflict", "")]
+    assert "cf:bounds at /lat" in findings[0].message and "acdd at the root" in findings[0].message
+    assert _group_conflicts(grid, "", arrays, arrays) == []
+
+
+def test_acdd_attributes_on_the_root_that_disagree_with_the_coordinates_end_to_end(tmp_path):
+    path = cf_stores.build_regional_bounds(tmp_path, 2)
+    ds = xr.open_zarr(path)
+    ds.attrs.update(geospatial_lat_min=40.0, geospatial_lat_max=50.0, geospatial_lon_min=-5.0, geospatial_lon_max=10.0)
+    ds.to_zarr(tmp_path / "stale.zarr", zarr_format=2, consolidated=True)
+    hierarchy, store = harvest(tmp_path / "stale.zarr")
+    result = extract_extents(hierarchy, store)
+    assert result.root.bbox == Box(-5.0, 40.0, 10.0, 50.0)  # the root's own figure
+    assert result.root.sources_of("bbox")[0].kind == "acdd"
+    assert result.nodes["pr"].bbox == Box(0.0, 40.0, 10.0, 50.0)  # the coordinates' edges
+    assert [(f.rule, f.path) for f in result.findings] == [("extent.conflict", "")]
