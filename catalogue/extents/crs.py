@@ -80,8 +80,9 @@ def longitude_range(west: float, east: float) -> tuple[float, float]:
         west, east = east, west
     if east - west >= 360:
         return -180.0, 180.0
-    fold_w = (west + 180) % 360 - 180
-    fold_e = (east + 180) % 360 - 180
+    # values already in range are kept as they are: folding 4.43 gives 4.430000000000007
+    fold_w = west if -180 <= west <= 180 else (west + 180) % 360 - 180
+    fold_e = east if -180 <= east <= 180 else (east + 180) % 360 - 180
     if fold_e == -180 and east > west:
         fold_e = 180.0
     if fold_w == 180:

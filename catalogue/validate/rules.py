@@ -127,6 +127,15 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("extent.conventions.unusable", WARN, "proj:/spatial: values are present but give no extent (no CRS, or not reprojectable)."),
     ("extent.acdd.unparseable", WARN, "An ACDD geospatial or time coverage attribute cannot be read."),
     ("extent.stac.unparseable", WARN, "A STAC item inside Zarr has a bbox, geometry, datetime or CRS that cannot be read."),
+    # --- extents
+    ("extent.conflict", WARN, "Two sources disagree on a node's extent (box, period or CRS) beyond a tolerance."),
+    ("extent.values-budget", INFO, "A coordinate array was not read: the byte budget for coordinate values is spent."),
+    ("extent.values-unreadable", WARN, "A coordinate array's values cannot be read or are not numbers."),
+    ("extent.coordinate-values", WARN, "Coordinate values give no extent (missing values, latitudes beyond ±90)."),
+    ("extent.non-monotonic", WARN, "A 1-D coordinate variable's values are not strictly monotonic."),
+    ("extent.grid-mapping", WARN, "A grid mapping variable does not describe a CRS pyproj can resolve."),
+    ("extent.time-units", WARN, "A time coordinate's units or calendar cannot be decoded."),
+    ("extent.calendar-date", INFO, "A date of the data's calendar that the Gregorian calendar lacks is written as the month's last day."),
     # --- dependent arrays
     ("dependent.chunk-key-collision", ERR, "Two arrays sharing a prefix would write chunks under the same key."),
 ]

@@ -1,0 +1,333 @@
+"""The extents of a hierarchy: every source's evidence combined per node, conflicts as findings.
+
+Sources, in the order their figures are preferred (:func:`rank`):
+
+1. the GeoZarr conventions (``proj:``, ``spatial:``): declared on purpose, with a CRS;
+2. CF coordinate values with cell edges (bounds variables, regular spacing);
+3. a STAC item inside the store;
+4. ACDD attributes (``geospatial_lat_min``..., ``time_coverage_start``...): hand-written
+   and often stale, so below what the values say;
+5. CF coordinate values without edges (the outermost centres, half a cell short).
+
+Each figure of a node's :class:`~catalogue.model.extents.Extent` comes from the best
+source that has it, and its :class:`~catalogue.model.extents.Source` is recorded.
+Every other source giving the same figure is compared with the kept one, and a
+disagreement beyond a tolerance is an ``extent.conflict`` finding, not a silent
+choice: boxes by more than half a cell or 1% of the span, periods by more than a day
+or one time step, CRSs that pyproj does not find equal.
+
+Multiscale pyramids are the conventions module's (``conventions.multiscales``).
+
+A group's figures are its own evidence's; figures it has none of are the union of the
+arrays below it (boxes across the antimeridian included, periods from the earliest
+start to the latest end), with the arrays' sources. Only nodes with some figure are in
+:attr:`HierarchyExtents.nodes`: nothing is invented for a store that says nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Final
+
+import numpy as np
+from pyproj import CRS, Geod
+from pyproj.exceptions import CRSError as ProjCRSError
+
+from catalogue.extents import acdd, cf, conventions, stac_item
+from catalogue.extents.evidence import Evidence
+from catalogue.extents.times import duration_seconds
+from catalogue.extents.values import DEFAULT_VALUE_BYTES, ValueReader
+from catalogue.model.extents import Box, Extent, HierarchyExtents, NativeCRS, Period, Source
+from catalogue.model.nodes import Hierarchy
+from catalogue.storage.access import StoreAccess
+from catalogue.validate.findings import Finding
+
+__all__ = ["DEFAULT_VALUE_BYTES", "combine", "extract_extents", "rank", "union"]
+
+#: The attribute-only sources (another room each), run before the CF values are read.
+ATTRIBUTE_SOURCES: Final = (conventions.evidence, acdd.evidence, stac_item.evidence)
+
+#: The figures of an extent, in the order they are chosen.
+FIGURES: Final = ("bbox", "geometry", "crs", "native_bbox", "spatial_resolution", "period", "temporal_resolution")
+
+#: Metres in one degree along a meridian at the equator (WGS 84), to turn a cell size
+#: back into degrees for the half-a-cell tolerance: ``cf.py`` measures degree cells the
+#: same way, so a 0.25° grid's half cell is 0.125° again.
+_METRES_PER_DEGREE: Final = Geod(ellps="WGS84").inv(0.0, 0.0, 0.0, 1.0)[2]
+_OFFSET = re.compile(r"(Z|[+-]\d\d:\d\d)$")
+
+
+def extract_extents(hierarchy: Hierarchy, store: StoreAccess | None, *,
+                    value_bytes: int = DEFAULT_VALUE_BYTES) -> HierarchyExtents:
+    """Where and when for the root and every array of ``hierarchy`` (and every group
+    with a figure), with the findings of every source and of their combination.
+
+    ``store`` reads coordinate values (None: attributes only); ``value_bytes`` caps the
+    decoded coordinate bytes read for the whole hierarchy.
+    """
+    found: list[Evidence] = []
+    findings: list[Finding] = []
+    for source in ATTRIBUTE_SOURCES:
+        evidence, problems = source(hierarchy)
+        found.extend(evidence)
+        findings.extend(problems)
+    reader = ValueReader(hierarchy, store, budget=value_bytes)
+    evidence, problems = cf.evidence(hierarchy, reader)
+    found.extend(evidence)
+    findings.extend(reader.findings)
+    findings.extend(problems)
+
+    by_path: dict[str, list[Evidence]] = defaultdict(list)
+    for item in found:
+        by_path[item.path].append(item)
+    result = HierarchyExtents()
+    arrays = sorted(p for p, n in hierarchy.nodes.items() if n.kind == "array")
+    for path in arrays:
+        extent, conflicts = combine(hierarchy, path, by_path.get(path, []))
+        findings.extend(conflicts)
+        if not extent.empty:
+            result.nodes[path] = extent
+    groups = sorted((p for p, n in hierarchy.nodes.items() if n.kind == "group"), key=lambda p: (-p.count("/"), p))
+    for path in groups:
+        extent, conflicts = combine(hierarchy, path, by_path.get(path, []))
+        findings.extend(conflicts)
+        below = [result.nodes[p] for p in arrays if (not path or p.startswith(path + "/")) and p in result.nodes]
+        together = union(below)
+        findings.extend(_group_conflicts(hierarchy, path, extent, together))
+        extent = _completed(extent, together)
+        if not extent.empty:
+            result.nodes[path] = extent
+    result.nodes = dict(sorted(result.nodes.items()))
+    result.multiscales, problems = conventions.multiscales(hierarchy)
+    findings.extend(problems)
+    result.findings = list(findings)
+    return result
+
+
+def rank(evidence: Evidence) -> int:
+    """Where a source stands in the order of preference (lower is preferred)."""
+    kind = evidence.source.kind
+    if kind.startswith("convention:"):
+        return 0
+    if kind.startswith("cf:") and evidence.edges:
+        return 1
+    if kind == "stac":
+        return 2
+    if kind == "acdd":
+        return 3
+    return 4
+
+
+def combine(hierarchy: Hierarchy, path: str, evidence: list[Evidence]) -> tuple[Extent, list[Finding]]:
+    """One node's extent from its evidence, and a finding per figure where sources disagree."""
+    ordered = sorted(evidence, key=rank)  # stable: a source's own order is kept within a rank
+    kept: dict[str, tuple[object, Evidence]] = {}
+    for figure in FIGURES:
+        for item in ordered:
+            value = getattr(item, figure)
+            if value is None:
+                continue
+            if figure == "native_bbox" and "crs" in kept and item.crs is not None and item.crs != kept["crs"][0]:
+                continue  # a native box only goes with the CRS that was kept
+            kept[figure] = (value, item)
+            break
+    if "native_bbox" in kept and "crs" not in kept:
+        del kept["native_bbox"]
+    extent = Extent(
+        **{figure: value for figure, (value, _) in kept.items()},  # type: ignore[arg-type]
+        sources=tuple((figure, item.source) for figure, (_, item) in kept.items()),
+    )
+    return extent, _conflicts(hierarchy, path, ordered, kept)
+
+
+def union(extents: list[Extent]) -> Extent:
+    """What a set of extents covers together: the smallest box holding theirs (across the
+    antimeridian when that is smaller), the earliest start to the latest end, the finest
+    resolution, the CRS and time step when all share one; the sources of every part."""
+    if not extents:
+        return Extent()
+    sources: dict[str, list[Source]] = defaultdict(list)
+
+    def gather(figure: str) -> list:
+        values = []
+        for extent in extents:
+            value = getattr(extent, figure)
+            if value is not None:
+                values.append(value)
+                for source in extent.sources_of(figure):
+                    if source not in sources[figure]:
+                        sources[figure].append(source)
+        return values
+
+    boxes, periods = gather("bbox"), gather("period")
+    crss, resolutions, steps = gather("crs"), gather("spatial_resolution"), gather("temporal_resolution")
+    figures: dict[str, object] = {}
+    if boxes:
+        figures["bbox"] = union_boxes(boxes)
+    if periods:
+        figures["period"] = union_periods(periods)
+    if crss and all(c == crss[0] for c in crss):
+        figures["crs"] = crss[0]
+    if resolutions:
+        figures["spatial_resolution"] = min(resolutions)
+    if steps and all(s == steps[0] for s in steps) and len(steps) == len(periods):
+        figures["temporal_resolution"] = steps[0]
+    return Extent(**figures,  # type: ignore[arg-type]
+                  sources=tuple((f, s) for f in FIGURES if f in figures for s in sources[f]))
+
+
+def union_boxes(boxes: list[Box]) -> Box:
+    """The smallest CRS84 box holding every box: the circle of longitudes minus its
+    widest uncovered gap (so two boxes either side of the antimeridian give a box across
+    it, not one around the world)."""
+    south, north = min(b.south for b in boxes), max(b.north for b in boxes)
+    pieces = sorted(part[0::2] for b in boxes for part in b.parts())
+    merged: list[list[float]] = []
+    for west, east in pieces:
+        if merged and west <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], east)
+        else:
+            merged.append([west, east])
+    gaps = [(merged[i][1], merged[i + 1][0]) for i in range(len(merged) - 1)]
+    wrap = (merged[-1][1], merged[0][0] + 360)
+    widest = max([*gaps, wrap], key=lambda g: g[1] - g[0])
+    if widest[1] - widest[0] <= 0:
+        return Box(-180.0, south, 180.0, north)
+    if widest == wrap:
+        return Box(merged[0][0], south, merged[-1][1], north)
+    return Box(widest[1], south, widest[0], north)
+
+
+def union_periods(periods: list[Period]) -> Period:
+    """From the earliest start to the latest end; dates when any period is given as
+    dates (the date-times cut to their dates, which still covers them)."""
+    dates = any(p.dates_only for p in periods)
+    starts = [p.start[:_date_length(p.start)] if dates else p.start for p in periods]
+    ends = [p.end[:_date_length(p.end)] if dates else p.end for p in periods]
+    calendars = {p.calendar for p in periods}
+    return Period(min(starts, key=_instant), max(ends, key=_instant),
+                  calendar=periods[0].calendar if len(calendars) == 1 else "standard")
+
+
+# ---------------------------------------------------------------------- conflicts
+def _conflicts(hierarchy: Hierarchy, path: str, ordered: list[Evidence],
+               kept: dict[str, tuple[object, Evidence]]) -> list[Finding]:
+    out: list[str] = []
+    for figure, differs in (("bbox", _boxes_differ), ("period", _periods_differ), ("crs", _crs_differ)):
+        if figure not in kept:
+            continue
+        value, chosen = kept[figure]
+        for item in ordered:
+            other = getattr(item, figure)
+            if item is chosen or other is None or not differs(value, other, chosen, item):
+                continue
+            out.append(f"{figure} {_show(other)} from {item.source.describe()} differs from {_show(value)} "
+                       f"from {chosen.source.describe()}, which is kept")
+    node = hierarchy.nodes.get(path)
+    if node is None:
+        return []
+    where = node.attributes_location
+    return [Finding(path, where.url, where.pointer, "extent.conflict", text, "attributes") for text in out]
+
+
+def _group_conflicts(hierarchy: Hierarchy, path: str, own: Extent, below: Extent) -> list[Finding]:
+    """A group's own box or period against the union of its arrays': the group's is kept,
+    a disagreement (a stale ACDD box on the root, say) is a conflict all the same."""
+    def evidence(extent: Extent, figure: str) -> Evidence:
+        sources = extent.sources_of(figure)
+        source = sources[0] if len(sources) == 1 else Source(
+            sources[0].kind if sources else "union", "", "union of " + "; ".join(s.describe() for s in sources))
+        return Evidence(path, source, **{figure: getattr(extent, figure)},
+                        spatial_resolution=extent.spatial_resolution,
+                        temporal_resolution=extent.temporal_resolution)
+
+    kept: dict[str, tuple[object, Evidence]] = {}
+    others: list[Evidence] = []
+    for figure in ("bbox", "period"):
+        if getattr(own, figure) is not None and getattr(below, figure) is not None:
+            kept[figure] = (getattr(own, figure), evidence(own, figure))
+            others.append(evidence(below, figure))
+    return _conflicts(hierarchy, path, others, kept) if kept else []
+
+
+def _boxes_differ(a: Box, b: Box, ea: Evidence, eb: Evidence) -> bool:
+    cells = [r for r in (ea.spatial_resolution, eb.spatial_resolution) if r]
+    half_cell = max(cells) / 2 / _METRES_PER_DEGREE * (1 + 1e-6) if cells else 0.0
+    lon_span = (a.east - a.west) % 360 or 360.0
+    lat_tolerance = max(half_cell, 0.01 * (a.north - a.south)) + 1e-9
+    lon_tolerance = max(half_cell, 0.01 * lon_span) + 1e-9
+    if abs(a.south - b.south) > lat_tolerance or abs(a.north - b.north) > lat_tolerance:
+        return True
+    if _global(a) and _global(b):
+        return False
+    return any(abs((x - y + 180) % 360 - 180) > lon_tolerance for x, y in ((a.west, b.west), (a.east, b.east)))
+
+
+def _global(box: Box) -> bool:
+    return box.west == -180 and box.east == 180
+
+
+def _periods_differ(a: Period, b: Period, ea: Evidence, eb: Evidence) -> bool:
+    steps = [duration_seconds(r) or 0.0 for r in (ea.temporal_resolution, eb.temporal_resolution) if r]
+    tolerance = max([86400.0, *steps])
+    return any(abs(_seconds(x) - _seconds(y)) > tolerance for x, y in ((a.start, b.start), (a.end, b.end)))
+
+
+def _crs_differ(a: NativeCRS, b: NativeCRS, ea: Evidence, eb: Evidence) -> bool:
+    if a == b:
+        return False
+    try:
+        return not _crs(a).equals(_crs(b), ignore_axis_order=True)
+    except (ProjCRSError, ValueError, TypeError):  # a CRS pyproj cannot rebuild: compared by its record alone
+        return True
+
+
+def _crs(record: NativeCRS) -> CRS:
+    return CRS.from_epsg(record.epsg) if record.epsg is not None else CRS.from_wkt(record.wkt2 or "")
+
+
+def _show(value: object) -> str:
+    if isinstance(value, Box):
+        return "[" + ", ".join(f"{v:g}" for v in value.as_list()) + "]"
+    if isinstance(value, Period):
+        return f"{value.start}..{value.end}"
+    if isinstance(value, NativeCRS):
+        return f"EPSG:{value.epsg}" if value.epsg is not None else repr(value.name or "a WKT CRS")
+    return repr(value)
+
+
+# ---------------------------------------------------------------------- times as numbers
+def _date_length(text: str) -> int:
+    return 11 if text.startswith("-") else 10
+
+
+def _seconds(text: str) -> float:
+    """Seconds since 1970 of an ISO date or date-time text (its offset applied): for
+    ordering and tolerances only, whatever the calendar's labels."""
+    offset = 0
+    match = _OFFSET.search(text) if "T" in text else None
+    if match:
+        text = text[:match.start()]
+        if match.group(1) != "Z":
+            sign = 1 if match.group(1)[0] == "+" else -1
+            offset = sign * (int(match.group(1)[1:3]) * 3600 + int(match.group(1)[4:6]) * 60)
+    return float(np.datetime64(text, "ms").astype(np.int64)) / 1000 - offset
+
+
+def _instant(text: str) -> float:
+    return _seconds(text)
+
+
+def _completed(own: Extent, below: Extent) -> Extent:
+    """A group's own figures, and the union of its arrays' for the figures it lacks."""
+    figures = {f: getattr(own, f) for f in FIGURES if getattr(own, f) is not None}
+    sources = list(own.sources)
+    for figure in FIGURES:
+        if figure in figures or figure == "native_bbox":
+            continue
+        value = getattr(below, figure)
+        if value is not None:
+            figures[figure] = value
+            sources.extend((figure, s) for s in below.sources_of(figure))
+    return Extent(**figures, sources=tuple(sources))  # type: ignore[arg-type]
