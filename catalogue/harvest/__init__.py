@@ -14,9 +14,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from catalogue.extents.extract import DEFAULT_VALUE_BYTES, extract_extents
 from catalogue.harvest.change import source_state
 from catalogue.harvest.reader import Progress, canonical_fingerprint, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
+from catalogue.model.extents import HierarchyExtents
 from catalogue.model.nodes import Hierarchy
 from catalogue.storage.access import (
     DEFAULT_CONCURRENCY,
@@ -35,7 +37,8 @@ class SourceReader:
     client options). ``include``/``exclude``/``max_depth`` choose the nodes
     read; ``nodes`` names node paths to read where the store cannot be listed
     (see :mod:`catalogue.harvest.reader`). ``concurrency``, ``timeout`` and
-    ``retries`` bound remote requests (see :func:`catalogue.storage.opening.open_store`).
+    ``retries`` bound remote requests (see :func:`catalogue.storage.opening.open_store`);
+    ``coordinate_bytes`` bounds the coordinate values read for the extents (:meth:`extents`).
     Opening contacts nothing; the first request says whether the source can be reached.
     """
 
@@ -52,6 +55,7 @@ class SourceReader:
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
+        coordinate_bytes: int = DEFAULT_VALUE_BYTES,
     ) -> None:
         self.store: StoreAccess = open_store(
             source,
@@ -62,7 +66,10 @@ class SourceReader:
             concurrency=concurrency,
         )
         self.choice = {"include": list(include), "exclude": list(exclude), "max_depth": max_depth,
-                       "nodes": list(nodes), "max_document_bytes": max_document_bytes}
+                       "nodes": list(nodes), "max_document_bytes": max_document_bytes,
+                       "coordinate_bytes": coordinate_bytes}
+        #: Coordinate values read per hierarchy for its extents (see catalogue.extents).
+        self.coordinate_bytes = coordinate_bytes
         self._prefetched: dict[str, bytes | None] = {}
 
     @property
@@ -104,6 +111,11 @@ class SourceReader:
             if not node.fingerprint:  # dependent arrays: documents derived from their primary
                 node.fingerprint = canonical_fingerprint(node)
         return hierarchy
+
+    def extents(self, hierarchy: Hierarchy) -> HierarchyExtents:
+        """Where and when for the hierarchy :meth:`load` read, reading its coordinate
+        arrays from the same store within ``coordinate_bytes``."""
+        return extract_extents(hierarchy, self.store, value_bytes=self.coordinate_bytes)
 
 
 def load_hierarchy(source: str, *, progress: Progress | None = None, **options: Any) -> Hierarchy:

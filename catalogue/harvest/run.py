@@ -24,8 +24,10 @@ from catalogue.harvest import SourceReader
 from catalogue.harvest.reader import canonical_fingerprint
 from catalogue.harvest.records import RunRecords
 from catalogue.harvest.writer import fingerprints, previous_versions, replace_graph, write_changes
+from catalogue.model.extents import HierarchyExtents
 from catalogue.model.nodes import Node
 from catalogue.rdf.convert import Triple
+from catalogue.rdf.extents import hierarchy_extent_triples
 from catalogue.rdf.provenance import HARVESTS_GRAPH, Run, software_release
 from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.shacl import report_triples
@@ -62,6 +64,8 @@ class HarvestReport:
     unchanged: bool = False
     #: Invalid nodes as the graph records them (unchanged runs, which validate nothing).
     invalid_nodes: int = 0
+    #: Where and when, as extracted (None for an unchanged run, which reads nothing).
+    extents: HierarchyExtents | None = None
 
     @property
     def ok(self) -> bool:
@@ -178,6 +182,7 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
             if state == previous:
                 return _unchanged(records, source, reader.url, run, state)
         hierarchy = reader.load(progress)
+        extents = reader.extents(hierarchy)
     except CatalogueError as exc:
         run.outcome = "failed"
         run.errors.append(str(exc))
@@ -194,6 +199,9 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
     run.errors = [str(e) for e in hierarchy.errors]
     new_fingerprints = {hierarchy.iri(p): node_fingerprint(n) for p, n in hierarchy.nodes.items()}
     validation = validate_hierarchy(hierarchy, profile=profile, source=source) if validate else None
+    if validation is not None:
+        validation.findings = sorted([*validation.findings, *extents.findings], key=lambda f: f.sort_key())
+    report.extents = extents
     # Everything the write depends on is read inside the write transaction: it is then
     # current, and stays so until the commit.
     with store.write_transaction():
@@ -216,6 +224,7 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
         elif not kept_paths:
             run.state = state  # every node read: a later run may compare against this state
         extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
+        extra += hierarchy_extent_triples(hierarchy, extents)
         if validation is not None:
             report.validation = validation
             extra += report_triples(validation, hierarchy, catalogued)

@@ -17,6 +17,7 @@ from catalogue.graph.store import SQLStore
 from catalogue.model.nodes import Hierarchy
 from catalogue.rdf.closure import node_closure, own_subjects
 from catalogue.rdf.convert import Triple, hierarchy_triples
+from catalogue.rdf.extents import extent_statements
 from catalogue.rdf.shacl import report_iri
 from catalogue.rdf.vocabulary import ZARR
 
@@ -69,13 +70,17 @@ def write_changes(store: SQLStore, graph_id: URIRef, h: Hierarchy, old_fp: dict[
                   extra: list[Triple]) -> int:
     """Rewrite only what changed: the triples of changed, removed and added nodes, membership
     links of unchanged groups whose children changed, and the per-run triples (validation
-    report, ``zarr:valid`` flags, ``prov:wasGeneratedBy``), which describe this run.
+    report, ``zarr:valid`` flags, ``prov:wasGeneratedBy``, extents and pyramids), which
+    describe this run.
 
     Unchanged nodes are not even converted, so a re-harvest of an unchanged source costs
     the reading, validating and comparing only. Same result as replacing the graph whole
     (a test checks it). Runs in the current transaction; the caller commits.
     """
     old = Graph(store=store, identifier=graph_id)
+    # Extents are per-run triples too: an unchanged node's can change with its neighbours'.
+    for triple in list(extent_statements(old)):
+        store.remove(triple, old)
     rewrite = {iri for iri, fp in new_fp.items() if old_fp.get(iri) != fp}
     removed = set(old_fp) - set(new_fp)
     for iri in sorted(rewrite | removed):

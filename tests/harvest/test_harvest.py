@@ -196,7 +196,9 @@ def test_v3_inline_consolidated_metadata_is_used(good_stores):
 
 
 def test_chunk_data_is_never_read(tmp_path, good_stores):
-    """Run a harvest in a subprocess with an audit hook recording every file it opens."""
+    """Run a harvest in a subprocess with an audit hook recording every file it opens: the
+    only chunks read are those of coordinate arrays (1-D, or named by another array's
+    ``coordinates`` or ``bounds``), which the extents need; never a data variable's."""
     sources = [str(p) for p in good_stores.values()]
     script = f"""
 import sys, json
@@ -211,9 +213,23 @@ print(json.dumps(opened))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     opened = json.loads(out.strip().splitlines()[-1])
     inside = [p for p in opened if any(p.startswith(s) for s in sources)]
-    names = {pathlib.PurePosixPath(p).name for p in inside}
-    assert names <= {"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"}, names - {"zarr.json"}
+    metadata = {"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"}
+    chunks = [pathlib.Path(p) for p in inside if pathlib.PurePosixPath(p).name not in metadata]
     assert inside, "the audit hook saw no metadata reads at all"
+    named = set()  # arrays other arrays name as coordinates or bounds
+    for source in sources:
+        for doc in [*pathlib.Path(source).rglob("zarr.json"), *pathlib.Path(source).rglob(".zattrs")]:
+            meta = json.loads(doc.read_text())
+            attrs = meta.get("attributes", meta) if doc.name == "zarr.json" else meta
+            for key in ("coordinates", "bounds"):
+                if isinstance(attrs.get(key), str):
+                    named.update(attrs[key].split())
+    for chunk in chunks:
+        array = next(parent for parent in chunk.parents
+                     if (parent / "zarr.json").exists() or (parent / ".zarray").exists())
+        doc = array / "zarr.json" if (array / "zarr.json").exists() else array / ".zarray"
+        shape = json.loads(doc.read_text())["shape"]
+        assert len(shape) == 1 or array.name in named, f"{chunk} is data, not a coordinate"
 
 
 def test_symlinked_subgroup_that_is_not_a_loop_is_followed(tmp_path, good_stores, db_url):
