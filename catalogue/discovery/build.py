@@ -15,7 +15,9 @@ from rdflib import RDF, Literal, URIRef
 
 from catalogue.model.codecs import codec_name, inner_codec_names, normalise_codec_name
 from catalogue.model.datatypes import v3_vocabulary_name
+from catalogue.model.extents import Extent, Period
 from catalogue.rdf.dcat import iri_name
+from catalogue.rdf.extents import box_from_wkt
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 
 from .index import DatasetIndex, DatasetSummary, Variable
@@ -112,6 +114,23 @@ def _select(cat: CatalogueReader, query: str) -> list[tuple[Any, ...]]:
     return [tuple(b.get(v) for v in names) for b in result.bindings]
 
 
+def _root_extent(graph: str, root: Any, spatial: dict, bboxes: dict, temporal: dict, starts: dict,
+                 ends: dict) -> Extent | None:
+    """The root's CRS84 box and period, what search filters on (the full extent, with its
+    CRS, resolutions and sources, is read per dataset by ``rdf/extents.py``)."""
+    location, span = spatial.get((graph, root)), temporal.get((graph, root))
+    wkt = bboxes.get((graph, location)) if location is not None else None
+    start = starts.get((graph, span)) if span is not None else None
+    end = ends.get((graph, span)) if span is not None else None
+    try:
+        box = box_from_wkt(str(wkt)) if wkt is not None else None
+        period = Period(str(start), str(end)) if start is not None and end is not None else None
+    except ValueError:
+        log.warning("dataset %s: unreadable extent %r %r %r", graph, wkt, start, end)
+        return None
+    return Extent(bbox=box, period=period) if box is not None or period is not None else None
+
+
 def build_index(cat: CatalogueReader) -> DatasetIndex:
     """Read the whole catalogue with a fixed number of set-oriented queries; return its index."""
     started = time.perf_counter()
@@ -143,6 +162,8 @@ def build_index(cat: CatalogueReader) -> DatasetIndex:
     lists = _Lists({(str(g), c): (first, rest) for g, c, first, rest in _select(cat, _CELLS_QUERY)
                     if str(g) in roots})
     sharding = {(str(g), c): str(conf) for g, c, conf in _select(cat, _SHARDING_QUERY)}
+    spatial, bboxes = by_node("dct:spatial"), by_node("dcat:bbox")
+    temporal, starts, ends = by_node("dct:temporal"), by_node("dcat:startDate"), by_node("dcat:endDate")
     severities = by_node("sh:resultSeverity")
     rules: dict[str, set[str]] = {}
     for g, r, rule in prop("zarr:rule"):
@@ -219,6 +240,7 @@ def build_index(cat: CatalogueReader) -> DatasetIndex:
             arrays=len(variables.get(graph, [])),
             variables=sorted(variables.get(graph, []), key=lambda v: v.path),
             rules=sorted(rules.get(graph, ())),
+            extent=_root_extent(graph, key[1], spatial, bboxes, temporal, starts, ends),
         ))
     index = DatasetIndex(datasets, signature=signature)
     index.build_seconds = time.perf_counter() - started

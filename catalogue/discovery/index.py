@@ -105,6 +105,7 @@ from typing import Any
 
 from catalogue.model.codecs import normalise_codec_name
 from catalogue.model.datatypes import v3_vocabulary_name
+from catalogue.model.extents import Box, Extent
 
 from .normalise import fold, tokenize
 
@@ -117,7 +118,7 @@ FACET_VALUES = 100
 #: Facet names, in the order the API lists them.
 FACETS = ("dtype", "dimension", "standard_name", "units", "zarr_format", "codec", "valid")
 #: Sort orders.
-SORTS = ("relevance", "title", "harvested", "-harvested")
+SORTS = ("relevance", "title", "harvested", "-harvested", "start", "-start")
 #: Field weights for relevance: title > keywords > variables > summary.
 WEIGHTS = (8, 4, 2, 1)
 
@@ -162,6 +163,8 @@ class DatasetSummary:
     variables: list[Variable]
     #: Rule ids of the error and warning findings anywhere in the hierarchy, sorted.
     rules: list[str]
+    #: The root's extent as harvested (its CRS84 box and period), or ``None``.
+    extent: Extent | None = None
 
 
 @dataclass
@@ -177,9 +180,13 @@ class SearchQuery:
     codec: list[str] = field(default_factory=list)
     valid: bool | None = None
     harvested_since: datetime | None = None
+    #: Datasets whose CRS84 box intersects this one (see ``web/http/where_when.py``).
+    bbox: Box | None = None
+    #: Datasets whose period overlaps ``(start, end)``, aware UTC; ``None`` is an open end.
+    datetime: tuple[datetime | None, datetime | None] | None = None
     limit: int = 20
     offset: int = 0
-    sort: str = "relevance"  # relevance | title | harvested | -harvested
+    sort: str = "relevance"  # relevance | title | harvested | -harvested | start | -start
 
 
 @dataclass
@@ -226,6 +233,8 @@ class DatasetIndex:
         fields: list[dict[str, int]] = [{}, {}, {}, {}]
         self._facets: dict[str, dict[str, int]] = {name: {} for name in FACETS}
         times: list[tuple[float, int]] = []
+        boxes: list[tuple[Box, int]] = []
+        periods: list[tuple[datetime, datetime, int]] = []
         for i, d in enumerate(self.datasets):
             bit = 1 << i
             texts: list[list[str]] = [
@@ -259,7 +268,19 @@ class DatasetIndex:
                     facet[value] = facet.get(value, 0) | bit
             if d.harvested is not None:
                 times.append((d.harvested.timestamp(), i))
+            if d.extent is not None and d.extent.bbox is not None:
+                boxes.append((d.extent.bbox, bit))
+            span = d.extent.period.instants() if d.extent is not None and d.extent.period is not None else None
+            if span is not None:
+                periods.append((span[0], span[1], i))
         self._fields = fields
+        self._boxes = boxes
+        self._periods = periods
+        by_start = sorted(periods, key=lambda p: (p[0], p[2]))
+        dated = {p[2] for p in periods}
+        unknown = [i for i in range(self.size) if i not in dated]
+        self._earliest_first = [i for _, _, i in by_start] + unknown
+        self._latest_first = [i for _, _, i in sorted(periods, key=lambda p: (-p[0].timestamp(), p[2]))] + unknown
         self._vocabulary = sorted(set().union(*fields))
         self._facet_items = {name: sorted(values.items()) for name, values in self._facets.items()}
         times.sort()
@@ -315,6 +336,25 @@ class DatasetIndex:
         self._term_cache[key] = term
         return term
 
+    def _within_box(self, box: Box) -> int:
+        """Datasets whose box intersects ``box`` (a scan: the database index replaces it)."""
+        key = ("bbox", box)
+        if key not in self.cache:
+            mask = 0
+            for found, bit in self._boxes:
+                if found.intersects(box):
+                    mask |= bit
+            self.cache[key] = mask
+        return self.cache[key]
+
+    def _within_period(self, start: datetime | None, end: datetime | None) -> int:
+        """Datasets whose period overlaps ``start..end`` (``None``: open)."""
+        mask = 0
+        for first, last, i in self._periods:
+            if (end is None or first <= end) and (start is None or last >= start):
+                mask |= 1 << i
+        return mask
+
     # ---------------------------------------------------------------- search
     def search(self, query: SearchQuery) -> SearchResult:
         """Filter, rank, page and count facets; see the module docstring for the semantics."""
@@ -334,6 +374,10 @@ class DatasetIndex:
             if since.tzinfo is None:
                 since = since.replace(tzinfo=UTC)
             base &= self._since[bisect.bisect_left(self._times, since.timestamp())]
+        if query.bbox is not None:
+            base &= self._within_box(query.bbox)
+        if query.datetime is not None:
+            base &= self._within_period(*query.datetime)
 
         selected: dict[str, list[str]] = {  # dtype and codec values in the facets' vocabulary: <f4 is float32
             "dtype": list(dict.fromkeys(v3_vocabulary_name(v) or v for v in query.dtype)),
@@ -382,8 +426,9 @@ class DatasetIndex:
         sort = query.sort
         if sort == "relevance" and not terms:
             sort = "title"
-        if sort in ("harvested", "-harvested"):
-            sequence = self._oldest_first if sort == "harvested" else self._newest_first
+        if sort in ("harvested", "-harvested", "start", "-start"):
+            sequence = {"harvested": self._oldest_first, "-harvested": self._newest_first,
+                        "start": self._earliest_first, "-start": self._latest_first}[sort]
             out: list[int] = []
             skip = offset
             for i in sequence:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Final, Literal
 
 __all__ = [
@@ -89,6 +90,11 @@ class Box:
             return ((self.west, self.south, 180.0, self.north), (-180.0, self.south, self.east, self.north))
         return ((self.west, self.south, self.east, self.north),)
 
+    def intersects(self, other: Box) -> bool:
+        """Whether the boxes share a point (edges touching count), across the antimeridian."""
+        return any(a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+                   for a in self.parts() for b in other.parts())
+
     def wkt(self) -> str:
         """The box as a CRS84 ``POLYGON`` (``MULTIPOLYGON`` across the antimeridian), in
         GeoSPARQL's ``geo:wktLiteral`` form without a CRS prefix (CRS84 is its default)."""
@@ -162,6 +168,24 @@ class Period:
     @property
     def dates_only(self) -> bool:
         return "T" not in self.start
+
+    def instants(self) -> tuple[datetime, datetime] | None:
+        """The span as aware UTC datetimes, for comparing with a search interval: a date
+        covers its whole day (UTC), a date-time without an offset is taken as UTC.
+        ``None`` for years Python cannot represent (before 1 or after 9999)."""
+        try:
+            if self.dates_only:
+                first, last = date.fromisoformat(self.start), date.fromisoformat(self.end)
+                return (datetime.combine(first, time(), UTC),
+                        datetime.combine(last, time(), UTC) + timedelta(days=1) - timedelta(microseconds=1))
+            return _utc(self.start), _utc(self.end)
+        except (ValueError, OverflowError):
+            return None
+
+
+def _utc(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _offsets_differ(start: str, end: str) -> bool:

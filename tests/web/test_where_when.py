@@ -1,0 +1,111 @@
+"""bbox and datetime: one parser, one meaning, for /datasets, the portal and STAC."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from catalogue.discovery.index import DatasetIndex, DatasetSummary, SearchQuery
+from catalogue.model.extents import Box, Extent, Period
+from catalogue.web.http.errors import HTTPError
+from catalogue.web.http.where_when import parse_bbox, parse_datetime
+
+
+def test_bbox_parses_four_or_six_numbers():
+    assert parse_bbox("1,2,3,4") == Box(1, 2, 3, 4)
+    assert parse_bbox(" 170, -10, -170, 10 ").crosses_antimeridian
+    assert parse_bbox("1,2,0,3,4,100") == Box(1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("text", ["1,2,3", "a,b,c,d", "1,2,3,nan", "0,50,10,40", "0,-95,10,0", "200,0,210,1", "1," * 200])
+def test_bad_bbox_is_a_400_naming_the_parameter(text):
+    with pytest.raises(HTTPError) as caught:
+        parse_bbox(text)
+    assert caught.value.status == 400 and caught.value.message.startswith("bbox")
+
+
+def test_datetime_instants_intervals_and_open_ends():
+    day = datetime(2020, 1, 1, tzinfo=UTC)
+    assert parse_datetime("2020-01-01T00:00:00Z") == (day, day)
+    assert parse_datetime("2020-01-01T02:00:00+02:00") == (day, day)
+    start, end = parse_datetime("2020-01-01")
+    assert start == day and end == datetime(2020, 1, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    assert parse_datetime("2020-01-01T00:00:00Z/..") == (day, None)
+    assert parse_datetime("../2020-01-01T00:00:00Z") == (None, day)
+    assert parse_datetime("/2020-01-01T00:00:00Z") == (None, day)
+
+
+@pytest.mark.parametrize("text", ["../..", "yesterday", "2021-01-01/2020-01-01", "2020-13-01"])
+def test_bad_datetime_is_a_400_naming_the_parameter(text):
+    with pytest.raises(HTTPError) as caught:
+        parse_datetime(text)
+    assert caught.value.status == 400 and caught.value.message.startswith("datetime")
+
+
+def _dataset(iri: str, box: Box | None, period: Period | None) -> DatasetSummary:
+    extent = Extent(bbox=box, period=period) if box or period else None
+    return DatasetSummary(iri=iri, title=iri, summary=None, keywords=[], zarr_format=3, harvested=None,
+                          valid=None, groups=1, arrays=0, variables=[], rules=[], extent=extent)
+
+
+@pytest.fixture
+def index() -> DatasetIndex:
+    return DatasetIndex([
+        _dataset("europe", Box(-10, 35, 30, 70), Period("2020-01-01", "2020-12-31")),
+        _dataset("pacific", Box(160, -20, -160, 20), Period("2019-06-01T00:00:00Z", "2019-06-30T18:00:00Z")),
+        _dataset("global", Box(-180, -90, 180, 90), Period("1850-01-01", "2100-12-30", "360_day")),
+        _dataset("nowhere", None, None),
+    ])
+
+
+def _hits(index: DatasetIndex, **kw) -> list[str]:
+    return sorted(d.iri for d in index.search(SearchQuery(limit=100, **kw)).hits)
+
+
+def test_bbox_filter_intersects_across_the_antimeridian(index):
+    assert _hits(index, bbox=Box(0, 40, 10, 50)) == ["europe", "global"]
+    assert _hits(index, bbox=Box(175, 0, 179, 5)) == ["global", "pacific"]
+    assert _hits(index, bbox=Box(-179, 0, -175, 5)) == ["global", "pacific"]
+    assert _hits(index, bbox=Box(170, -5, -170, 5)) == ["global", "pacific"]  # both cross
+    assert _hits(index, bbox=Box(-100, -80, -90, -70)) == ["global"]
+
+
+def test_datetime_filter_overlaps_with_open_ends(index):
+    def at(y, m, d):
+        return datetime(y, m, d, tzinfo=UTC)
+    assert _hits(index, datetime=(at(2020, 6, 1), at(2020, 6, 2))) == ["europe", "global"]
+    assert _hits(index, datetime=(None, at(1900, 1, 1))) == ["global"]
+    assert _hits(index, datetime=(at(2019, 6, 30), None)) == ["europe", "global", "pacific"]
+    assert _hits(index, datetime=(at(2019, 7, 1), at(2019, 12, 31))) == ["global"]
+    # a date's whole day is covered: europe ends 2020-12-31, which includes its evening
+    assert _hits(index, datetime=(datetime(2020, 12, 31, 22, tzinfo=UTC), None)) == ["europe", "global"]
+
+
+def test_sort_by_start_puts_undated_last(index):
+    order = [d.iri for d in index.search(SearchQuery(sort="start", limit=10)).hits]
+    assert order == ["global", "pacific", "europe", "nowhere"]
+    order = [d.iri for d in index.search(SearchQuery(sort="-start", limit=10)).hits]
+    assert order == ["europe", "pacific", "global", "nowhere"]
+
+
+def test_the_index_reads_root_extents_from_the_graph(tmp_path, db_url):
+    """Extents written as the harvest writes them reach the search index, on both databases."""
+    from rdflib import URIRef
+
+    import catalogue
+    from catalogue.discovery.build import build_index
+    from catalogue.rdf.extents import extent_triples
+    from tests.support.paths import EXAMPLES
+
+    extent = Extent(bbox=Box(170, -10, -170, 10), period=Period("2001-01-01T00:00:00Z", "2001-12-31T00:00:00Z"))
+    with catalogue.open(db_url) as cat:
+        graphs = [cat.harvest(str(root)).graph for root in sorted(EXAMPLES.glob("*.zarr"))]
+        root = URIRef(graphs[0])
+        with cat.store.write_transaction():
+            cat.store.addN((s, p, o, root) for s, p, o in extent_triples(root, extent))
+        index = build_index(cat)
+    assert index.get(graphs[0]).extent == extent
+    assert index.get(graphs[1]).extent is None
+    assert _hits(index, bbox=Box(-175, 0, -172, 1)) == [graphs[0]]
+    assert _hits(index, datetime=(datetime(2002, 1, 1, tzinfo=UTC), None)) == []
