@@ -35,7 +35,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
 from rdflib import RDF, RDFS, Graph, URIRef
@@ -48,7 +48,7 @@ from catalogue.model.extents import Extent, Period
 from catalogue.rdf.extents import read_extent
 from catalogue.rdf.vocabulary import ZARR
 
-__all__ = ["ArrayInfo", "cube_dimensions", "cube_variables", "hierarchy_arrays", "rfc3339", "stac_data_type"]
+__all__ = ["ArrayInfo", "cube_dimensions", "cube_variables", "hierarchy_arrays", "period_interval", "stac_data_type"]
 
 #: STAC common metadata's data types (``data_type``), by Zarr v3 name where they differ.
 _STAC_TYPES = {
@@ -119,16 +119,14 @@ def stac_data_type(zarr_type: str | None) -> str:
     return _STAC_TYPES.get(zarr_type or "", "other")
 
 
-def rfc3339(text: str) -> str:
-    """A period's end as STAC writes times: RFC 3339 in UTC with ``Z``.
-
-    A date is its midnight; a date-time without an offset is taken as UTC (CF's
-    default); one with an offset is converted, as STAC's schema asks for UTC.
-    """
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+def period_interval(period: Period) -> list[str] | None:
+    """A period as STAC writes times: RFC 3339 in UTC with ``Z``, by :meth:`Period.instants`
+    (a date covers its whole day; no offset is UTC), so a collection's interval is the one
+    collection search filters on. ``None`` for years RFC 3339 cannot write."""
+    span = period.instants()
+    if span is None:
+        return None
+    return [moment.astimezone(UTC).isoformat().replace("+00:00", "Z") for moment in span]
 
 
 def _coordinates(arrays: list[ArrayInfo]) -> dict[str, ArrayInfo]:
@@ -201,8 +199,10 @@ def _horizontal(kind: str, coordinate: ArrayInfo, root: Extent | None) -> dict[s
 def _temporal(coordinate: ArrayInfo, root: Extent | None) -> dict[str, Any] | None:
     for extent in (coordinate.extent, root):
         if extent is not None and extent.period is not None:
-            period: Period = extent.period
-            out: dict[str, Any] = {"type": "temporal", "extent": [rfc3339(period.start), rfc3339(period.end)]}
+            interval = period_interval(extent.period)
+            if interval is None:
+                continue
+            out: dict[str, Any] = {"type": "temporal", "extent": interval}
             if extent.temporal_resolution:
                 out["step"] = extent.temporal_resolution
             return out

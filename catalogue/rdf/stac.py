@@ -16,7 +16,7 @@ DCAT):
   is a URL. ``providers``: the ``institution`` (``dct:publisher``) and ``creator_name``
   attributes, as producers.
 * ``extent``: the root's extent (:func:`catalogue.rdf.extents.read_extent`): the CRS84 box
-  and the period in UTC. STAC requires both; when the graph has none, the collection
+  and the period in UTC (a date covers its whole day, as collection search reads it). STAC requires both; when the graph has none, the collection
   says the whole globe and ``[[null, null]]``, the forms STAC servers use for "not
   known", **and says so**: ``catalogue:unknown_extent`` lists ``spatial`` and/or
   ``temporal`` and the description ends with a sentence saying what is not known.
@@ -50,7 +50,7 @@ from catalogue.rdf.datacube import (
     cube_variables,
     dimension_axes,
     hierarchy_arrays,
-    rfc3339,
+    period_interval,
 )
 from catalogue.rdf.dcat import iri_name, iri_stem, zarr_media_type
 from catalogue.rdf.extents import read_extent, read_multiscales
@@ -148,9 +148,8 @@ def _extent(extent: Extent | None) -> tuple[dict[str, Any], list[str]]:
         bbox = extent.bbox.as_list()
     else:
         bbox, unknown = WHOLE_WORLD, ["spatial"]
-    if extent is not None and extent.period is not None:
-        interval = [rfc3339(extent.period.start), rfc3339(extent.period.end)]
-    else:
+    interval = period_interval(extent.period) if extent is not None and extent.period is not None else None
+    if interval is None:
         interval, unknown = [None, None], [*unknown, "temporal"]
     return {"spatial": {"bbox": [bbox]}, "temporal": {"interval": [interval]}}, unknown
 
