@@ -205,3 +205,9 @@ def test_xpystac_reads_a_store_from_its_asset_as_zarr_python_does(client, ids, w
 def test_xpystac_opens_the_versioned_media_type_itself(client, ids):
     with xr.open_dataset(client.get_collection(ids[AIR]).assets["zarr"]) as ds:
         assert "tas" in ds
+
+
+@pytest.mark.parametrize("cid", ["..%2F..%2Fetc%2Fpasswd", "%2e%2e", "a" * 300, "%FF%FE", "x%00y", "file%3A%2F%2F%2Fetc"])
+def test_hostile_collection_ids_are_4xx(web_server, cid):
+    answer = web_server.client.get(f"{web_server.base}/stac/collections/{cid}")
+    assert 400 <= answer.status_code < 500 and "Traceback" not in answer.text and "root:x:0:0" not in answer.text
