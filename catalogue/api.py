@@ -15,7 +15,7 @@ from rdflib import Dataset, Graph, Namespace, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
-from catalogue.errors import CatalogueError, DocumentError, UsageError
+from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
 from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import load_hierarchy
@@ -31,6 +31,7 @@ from catalogue.harvest.run import HarvestReport, harvest_source
 from catalogue.harvest.sources import Source
 from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, CatalogLinks, catalog_graph
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
+from catalogue.rdf.stac import StacLinks, collection_id, dataset_collection
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
 from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
@@ -372,6 +373,37 @@ class Catalogue:
         service, Hydra paging), with URLs under ``links`` (where the catalogue is served);
         :class:`~catalogue.errors.NotFound` past the last page."""
         return catalog_graph(self.query, links, page=page, page_size=page_size)
+
+    def stac_collection(self, cid: str, links: StacLinks) -> dict[str, Any]:
+        """The STAC Collection (a dict, JSON-ready) whose id is ``cid``, with URLs under
+        ``links``; :class:`~catalogue.errors.NotFound` when no dataset has that id.
+
+        Ids are derived from dataset IRIs (:func:`catalogue.rdf.stac.collection_id`), so
+        finding one costs the list of datasets (one query), not a table of ids to keep.
+        """
+        for dataset in self._datasets():
+            if collection_id(dataset) == cid:
+                return self.stac_collections([dataset], links)[0]
+        raise NotFound(f"no STAC collection {cid!r} in the catalogue")
+
+    def stac_collections(self, datasets: Iterable[str], links: StacLinks) -> list[dict[str, Any]]:
+        """The STAC Collections of ``datasets`` (dataset IRIs, in that order; a search picks
+        them), each built from its own graph read into memory once (one query per dataset:
+        a page of collections is small)."""
+        out = []
+        for dataset in datasets:
+            graph = Graph()
+            for triple in Graph(store=self.store, identifier=URIRef(dataset)):
+                graph.add(triple)
+            if (URIRef(dataset), ZARR.path, None) not in graph:
+                raise NotFound(f"no dataset <{dataset}> in the catalogue")
+            out.append(dataset_collection(graph, dataset, links))
+        return out
+
+    def _datasets(self) -> list[str]:
+        """Every dataset's IRI (the root of a harvested hierarchy names its graph)."""
+        rows = self.query("SELECT ?d WHERE { GRAPH ?d { ?d a dcat:Dataset } }")
+        return sorted(str(row[0]) for row in rows)
 
     def quads(self, graph: str | None = None) -> Iterator[tuple[RDFNode, RDFNode, RDFNode, URIRef]]:
         """Stream the stored quads of one graph or of all named graphs."""

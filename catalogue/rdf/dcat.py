@@ -37,6 +37,7 @@ properties, first and last harvest), never one query per dataset.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote, urlsplit
 
@@ -185,6 +186,12 @@ def iri_name(iri: str) -> str:
     """
     parts = urlsplit(iri)
     return unquote(parts.path.rstrip("/").rsplit("/", 1)[-1]) or parts.netloc or iri
+
+
+def iri_stem(iri: str, default: str = "graph") -> str:
+    """:func:`iri_name` made safe for file names and URL path segments (``[A-Za-z0-9._-]``,
+    at most 100 characters): ``/export`` download names and STAC collection ids."""
+    return (re.sub(r"[^A-Za-z0-9._-]+", "_", iri_name(iri)).strip("._") or default)[:100]
 
 
 def _imt(graph: Graph, media_type: str, label: str) -> BNode:

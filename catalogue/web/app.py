@@ -31,6 +31,7 @@ from .http.pool import CataloguePool
 from .portal import routes as portal
 from .settings import Settings
 from .sparql import routes as sparql
+from .stac import routes as stac
 
 
 def _version() -> str:
@@ -71,7 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         graphs = await request.app.state.pool.run(lambda cat: len(cat.store.graph_ids()))
         return {"status": "ok", "graphs": graphs, "version": _version()}
 
-    for module in (sparql, datasets, nodes, dcat, export, portal):
+    for module in (sparql, datasets, nodes, dcat, export, stac, portal):
         app.include_router(module.router)
     # Last, so that it never shadows a route above: node IRIs under the server's base
     # dereference by their own path.

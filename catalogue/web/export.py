@@ -15,7 +15,6 @@ keep the names.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from fastapi import APIRouter, Query, Request
@@ -24,7 +23,7 @@ from starlette.responses import StreamingResponse
 from catalogue.api import Catalogue
 from catalogue.errors import UsageError
 from catalogue.rdf import export as rdf_export
-from catalogue.rdf.dcat import iri_name
+from catalogue.rdf.dcat import iri_stem
 from catalogue.rdf.formats import JSONLD, NQUADS, NTRIPLES, TRIG, TURTLE
 
 from .http.errors import HTTPError
@@ -49,8 +48,8 @@ def filename(graph: str | None, rep: Representation) -> str:
     ext = rep.rdf.extension
     stem = "catalogue"
     if graph:
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", iri_name(graph)).strip("._") or "graph"
-    return f"{stem[:100]}.{ext}"
+        stem = iri_stem(graph)
+    return f"{stem}.{ext}"
 
 
 @router.get(
