@@ -48,9 +48,6 @@ from .search_params import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, MAX_Q_CHARS, se
 
 router = APIRouter()
 
-#: Calendars that need no mention (a hit says its calendar only when it is another one).
-STANDARD_CALENDARS = ("standard", "gregorian", "proleptic_gregorian")
-
 
 # ------------------------------------------------------------------ response models (OpenAPI)
 class VariableOut(BaseModel):
@@ -86,7 +83,6 @@ class ExtentOut(BaseModel):
     start: str | None = Field(description="Start of the time span, ISO 8601 as the store gave it (a date or a "
                                           "date-time).")
     end: str | None = Field(description="End of the time span, ISO 8601.")
-    calendar: str | None = Field(description="The CF calendar of the time span when it is not the standard one.")
 
 
 class HitOut(BaseModel):
@@ -146,7 +142,6 @@ def extent_json(extent: Extent | None) -> dict[str, Any] | None:
         "bbox": extent.bbox.as_list() if extent.bbox is not None else None,
         "start": period.start if period is not None else None,
         "end": period.end if period is not None else None,
-        "calendar": period.calendar if period is not None and period.calendar not in STANDARD_CALENDARS else None,
     }
 
 
