@@ -29,7 +29,9 @@ from catalogue.harvest.batch import (
 from catalogue.harvest.records import RunRecords
 from catalogue.harvest.run import HarvestReport, harvest_source
 from catalogue.harvest.sources import Source
+from catalogue.model.extents import Extent, Multiscales
 from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, CatalogLinks, catalog_graph
+from catalogue.rdf.extents import read_extent, read_multiscales
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
 from catalogue.rdf.stac import StacLinks, collection_id, dataset_collection
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
@@ -357,6 +359,16 @@ class Catalogue:
     def documents(self, iri: str) -> dict[str, Any]:
         """The node's metadata documents, rebuilt from the graph alone."""
         return rebuild_documents(self.node_graph(iri), iri)
+
+    def extent(self, iri: str) -> Extent | None:
+        """Where and when node ``iri`` covers, as its harvest stored it (box, period, CRS,
+        resolutions, the source of each figure), or ``None`` when its store declares none.
+        Raises ``NodeNotFound`` for an IRI the catalogue does not hold."""
+        return read_extent(self.node_graph(iri), URIRef(iri))
+
+    def multiscales(self, iri: str) -> Multiscales | None:
+        """The multiscale pyramid group ``iri`` declares (levels from the finest), or ``None``."""
+        return read_multiscales(self.node_graph(iri), URIRef(iri))
 
     def metadata(self, iri: str) -> dict[str, Any]:
         """The node's metadata as ``catalogue metadata`` prints it (zarr.json, or the v2 documents)."""

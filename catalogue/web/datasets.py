@@ -9,7 +9,8 @@ index and reused, so a response costs little more than joining strings.
 
 Every bad parameter is a 400 with one line: unknown sort, limit outside
 1..200, offset outside 0..10,000, a value that is too long or repeated too
-often, a date that is not ISO 8601, or a query string that is longer than
+often, a date that is not ISO 8601, a ``bbox`` or ``datetime`` that is not what the
+STAC API accepts (:mod:`catalogue.web.http.where_when`), or a query string that is longer than
 16,384 bytes, not valid UTF-8 once percent-decoded or holds control
 characters. The portal's search page parses its parameters with the same
 functions (:func:`catalogue.web.http.params.check_query_string`,
@@ -39,6 +40,7 @@ from catalogue.discovery.index import (
 )
 from catalogue.discovery.normalise import tokenize
 from catalogue.discovery.refresh import current_index
+from catalogue.model.extents import Extent
 
 from .http.errors import HTTPError
 from .http.params import check_query_string
@@ -73,6 +75,16 @@ class LinksOut(BaseModel):
     turtle: str = Field(description="The root node as Turtle.")
 
 
+class ExtentOut(BaseModel):
+    """Where and when the dataset's root covers, as harvested (null fields: not declared)."""
+
+    bbox: list[float] | None = Field(description="[west, south, east, north] in CRS84 degrees; west > east "
+                                                 "crosses the antimeridian.")
+    start: str | None = Field(description="Start of the time span, ISO 8601 as the store gave it (a date or a "
+                                          "date-time).")
+    end: str | None = Field(description="End of the time span, ISO 8601.")
+
+
 class HitOut(BaseModel):
     iri: str = Field(description="The dataset's IRI: its root node, also the name of its graph.")
     title: str
@@ -84,6 +96,8 @@ class HitOut(BaseModel):
     groups: int
     arrays: int
     rules: list[str] = Field(description="Rule ids of the error and warning findings in the hierarchy.")
+    extent: ExtentOut | None = Field(description="The root's box and time span; null when the store declares "
+                                                 "neither (nothing is invented).")
     variables: list[VariableOut]
     links: LinksOut
 
@@ -119,13 +133,25 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec=spec).replace("+00:00", "Z")
 
 
+def extent_json(extent: Extent | None) -> dict[str, Any] | None:
+    """The hit's ``extent`` (see :class:`ExtentOut`): what search filters on, as stored."""
+    if extent is None or (extent.bbox is None and extent.period is None):
+        return None
+    period = extent.period
+    return {
+        "bbox": extent.bbox.as_list() if extent.bbox is not None else None,
+        "start": period.start if period is not None else None,
+        "end": period.end if period is not None else None,
+    }
+
+
 def hit_json(d: DatasetSummary) -> dict[str, Any]:
     """The JSON object of one hit (see :class:`HitOut`)."""
     iri = quote(d.iri, safe="")
     return {
         "iri": d.iri, "title": d.title, "summary": d.summary, "keywords": d.keywords,
         "zarr_format": d.zarr_format, "harvested": _iso(d.harvested), "valid": d.valid,
-        "groups": d.groups, "arrays": d.arrays, "rules": d.rules,
+        "groups": d.groups, "arrays": d.arrays, "rules": d.rules, "extent": extent_json(d.extent),
         "variables": [
             {"iri": v.iri, "path": v.path, "name": v.name, "long_name": v.long_name,
              "standard_name": v.standard_name, "units": v.units, "dtype": v.dtype, "native_dtype": v.native_dtype,
@@ -215,11 +241,20 @@ async def datasets(
     harvested_since: Annotated[str | None, Query(
         description="ISO 8601 date (2024-05-01, midnight UTC) or date-time (2024-05-01T12:00:00Z): "
                     "datasets whose current version was harvested at or after it.", max_length=64)] = None,
+    bbox: Annotated[str | None, Query(
+        description="west,south,east,north in CRS84 degrees (6 numbers with heights are accepted, the heights "
+                    "ignored); west > east crosses the antimeridian. Datasets whose box intersects it.",
+        max_length=200, examples=["-10,35,30,70", "170,-20,-170,20"])] = None,
+    datetime: Annotated[str | None, Query(
+        description="An RFC 3339 instant or interval start/end, '..' or empty for an open end; a date alone is "
+                    "its whole day (UTC). Datasets whose time span overlaps it.",
+        max_length=200, examples=["2021-07-01/2021-07-31", "2020-01-01T00:00:00Z/..", "../2019-12-31"])] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")] = DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Hits to skip.")] = 0,
-    sort: Annotated[Literal["relevance", "title", "harvested", "-harvested"], Query(
+    sort: Annotated[Literal["relevance", "title", "harvested", "-harvested", "start", "-start"], Query(
         description="relevance (title > keywords > variables > summary; title order without q), title, "
-                    "harvested (oldest first) or -harvested (newest first).")] = "relevance",
+                    "harvested (oldest first), -harvested (newest first), start (earliest time span first) "
+                    "or -start (latest first); datasets without the date come last.")] = "relevance",
 ) -> Response:
     """Datasets (harvested hierarchies) matching a free-text query and filters, with facet counts.
 
@@ -229,7 +264,8 @@ async def datasets(
     check_query_string(request.scope.get("query_string", b""))
     query = search_query(
         q=q, dtype=dtype, dimension=dimension, standard_name=standard_name, units=units, zarr_format=zarr_format,
-        codec=codec, valid=valid, harvested_since=harvested_since, limit=limit, offset=offset, sort=sort,
+        codec=codec, valid=valid, harvested_since=harvested_since, bbox=bbox, datetime=datetime, limit=limit,
+        offset=offset, sort=sort,
     )
     index = await current_index(request)
     if index.size <= INLINE_LIMIT:

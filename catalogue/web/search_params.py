@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime
 from catalogue.discovery.index import SORTS, SearchQuery
 
 from .http.errors import HTTPError
+from .http.where_when import parse_bbox, parse_datetime
 
 #: Page size when none is asked for, and the largest page.
 DEFAULT_LIMIT = 20
@@ -51,15 +52,17 @@ def _whole(name: str, value: int | str | None, default: int, high: int, low: int
 def search_query(
     *, q: str = "", dtype: Sequence[str] = (), dimension: Sequence[str] = (), standard_name: Sequence[str] = (),
     units: Sequence[str] = (), zarr_format: Sequence[int | str] = (), codec: Sequence[str] = (),
-    valid: str | None = None, harvested_since: str | None = None, limit: int | str | None = None,
-    offset: int | str | None = None, sort: str | None = None,
+    valid: str | None = None, harvested_since: str | None = None, bbox: str | None = None,
+    datetime: str | None = None, limit: int | str | None = None, offset: int | str | None = None,
+    sort: str | None = None,
 ) -> SearchQuery:
     """The :class:`SearchQuery` of ``/datasets`` and the portal's search page, checked.
 
     Takes the parameters as the query string gives them (None or empty
     sequences when absent; ``limit``, ``offset`` and ``zarr_format`` as text or
     already-converted integers) and raises :class:`HTTPError` 400 with one
-    line saying which one is wrong and why. The query string itself is
+    line saying which one is wrong and why. ``bbox`` and ``datetime`` are read by
+    :mod:`catalogue.web.http.where_when`, as the STAC API reads them. The query string itself is
     checked by :func:`catalogue.web.http.params.check_query_string`.
     """
     if len(q) > MAX_Q_CHARS:
@@ -75,6 +78,8 @@ def search_query(
         since = parse_since(harvested_since) if harvested_since is not None else None
     except ValueError:
         raise HTTPError(400, "harvested_since must be an ISO 8601 date or date-time") from None
+    box = parse_bbox(bbox) if bbox is not None else None
+    interval = parse_datetime(datetime) if datetime is not None else None
     sort = "relevance" if sort is None else sort
     if sort not in SORTS:
         raise HTTPError(400, f"sort must be one of {', '.join(SORTS)}")
@@ -82,7 +87,7 @@ def search_query(
         q=q, dtype=_values("dtype", dtype), dimension=_values("dimension", dimension),
         standard_name=_values("standard_name", standard_name), units=_values("units", units),
         zarr_format=formats, codec=_values("codec", codec),
-        valid=None if valid is None else valid == "true", harvested_since=since,
+        valid=None if valid is None else valid == "true", harvested_since=since, bbox=box, datetime=interval,
         limit=_whole("limit", limit, DEFAULT_LIMIT, MAX_LIMIT, 1), offset=_whole("offset", offset, 0, MAX_OFFSET, 0),
         sort=sort,
     )

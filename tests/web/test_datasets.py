@@ -576,8 +576,10 @@ def test_openapi_documents_datasets(web_server):
     operation = doc["paths"]["/datasets"]["get"]
     params = {p["name"]: p for p in operation["parameters"]}
     assert set(params) == {"q", "dtype", "dimension", "standard_name", "units", "zarr_format", "codec", "valid",
-                           "harvested_since", "limit", "offset", "sort"}
+                           "harvested_since", "bbox", "datetime", "limit", "offset", "sort"}
     assert all(p["in"] == "query" and p.get("description") for p in params.values())
+    assert "antimeridian" in params["bbox"]["description"] and "'..'" in params["datetime"]["description"]
+    assert set(params["sort"]["schema"]["enum"]) >= {"start", "-start"}
     assert params["dtype"]["schema"]["type"] == "array"
     assert params["limit"]["schema"]["maximum"] == 200 and params["offset"]["schema"]["maximum"] == 10_000
     ok = operation["responses"]["200"]["content"]["application/json"]["schema"]

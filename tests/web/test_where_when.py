@@ -90,22 +90,27 @@ def test_sort_by_start_puts_undated_last(index):
 
 
 def test_the_index_reads_root_extents_from_the_graph(tmp_path, db_url):
-    """Extents written as the harvest writes them reach the search index, on both databases."""
-    from rdflib import URIRef
+    """Extents in the graph (harvested, or written as the harvest writes them) reach the
+    search index, on both databases."""
+    from rdflib import Graph, URIRef
 
     import catalogue
     from catalogue.discovery.build import build_index
-    from catalogue.rdf.extents import extent_triples
+    from catalogue.rdf.extents import extent_statements, extent_triples
     from tests.support.paths import EXAMPLES
 
     extent = Extent(bbox=Box(170, -10, -170, 10), period=Period("2001-01-01T00:00:00Z", "2001-12-31T00:00:00Z"))
     with catalogue.open(db_url) as cat:
         graphs = [cat.harvest(str(root)).graph for root in sorted(EXAMPLES.glob("*.zarr"))]
         root = URIRef(graphs[0])
+        graph = Graph(store=cat.store, identifier=root)
         with cat.store.write_transaction():
+            for triple in list(extent_statements(graph)):  # what the harvest found, replaced
+                cat.store.remove(triple, graph)
             cat.store.addN((s, p, o, root) for s, p, o in extent_triples(root, extent))
         index = build_index(cat)
     assert index.get(graphs[0]).extent == extent
-    assert index.get(graphs[1]).extent is None
+    assert index.get(graphs[1]).extent.period == Period("2022-01-01", "2022-03-01")  # as harvested
+    assert index.get(graphs[2]).extent is None  # the ocean model says nothing of where or when
     assert _hits(index, bbox=Box(-175, 0, -172, 1)) == [graphs[0]]
     assert _hits(index, datetime=(datetime(2002, 1, 1, tzinfo=UTC), None)) == []

@@ -39,6 +39,8 @@ from rdflib.term import Node as RDFNode
 from catalogue.api import Catalogue
 from catalogue.discovery.refresh import REFRESH_INTERVAL
 from catalogue.errors import CatalogueError
+from catalogue.model.extents import Extent, Multiscales
+from catalogue.rdf.extents import read_extent, read_multiscales
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.rebuild import decode_literal, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
@@ -105,6 +107,10 @@ class GraphDigest:
     root: NodeInfo | None = None
     #: Groups and arrays (dependent arrays included) in the hierarchy.
     counts: dict[str, int] = field(default_factory=dict)
+    #: Extents and multiscale pyramids by node IRI: every one of a small graph, read as
+    #: pages need them for large ones (``None`` kept too: "declares none" is an answer).
+    extents: dict[str, Extent | None] = field(default_factory=dict)
+    pyramids: dict[str, Multiscales | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_path = {n.path: n for n in self.nodes.values()}
@@ -232,12 +238,17 @@ def _read_digest(graph: Graph, graph_iri: str, run: RDFNode | None, full: bool) 
     keywords = {str(s): sorted(str(k) for k in v) for s, v in _by_subject(graph, DCAT.keyword).items()}
     findings = _read_findings(graph, nodes)
     documents: dict[str, dict[str, Any] | None] = {}
+    extents: dict[str, Extent | None] = {}
+    pyramids: dict[str, Multiscales | None] = {}
     if full:
         for iri in nodes:
             documents[iri] = read_documents(graph, iri)
+            extents[iri] = _read_extent(graph, iri)
+            pyramids[iri] = _read_pyramid(graph, iri)
     return GraphDigest(graph=graph_iri, nodes=nodes, titles=titles, descriptions=descriptions,
                    keywords=keywords, publishers=publishers, findings=findings,
-                   run=str(run) if run is not None else None, documents=documents, full=full)
+                   run=str(run) if run is not None else None, documents=documents, full=full,
+                   extents=extents, pyramids=pyramids)
 
 
 def _read_findings(graph: Graph, nodes: dict[str, NodeInfo]) -> list[Finding]:
@@ -268,6 +279,35 @@ def read_documents(graph: Graph, iri: str) -> dict[str, Any] | None:
         # An inconsistent graph (triples loaded by hand, a literal that is not what its
         # datatype says): the page shows what the tree knows instead of failing.
         return None
+
+
+def _read_extent(graph: Graph, iri: str) -> Extent | None:
+    try:
+        return read_extent(graph, URIRef(iri))
+    except (ValueError, TypeError, ArithmeticError):
+        # Extent triples that do not read back (loaded by hand, or by an older harvest):
+        # the page says the store declares none rather than failing.
+        return None
+
+
+def _read_pyramid(graph: Graph, iri: str) -> Multiscales | None:
+    try:
+        return read_multiscales(graph, URIRef(iri))
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+
+
+def node_extent(cat: Catalogue, digest: GraphDigest, iri: str) -> tuple[Extent | None, Multiscales | None]:
+    """The node's extent and multiscale pyramid, from the digest (read once, for a large
+    graph, through the store's triple patterns on the graph)."""
+    if not digest.full and iri not in digest.extents:
+        graph = Graph(store=cat.store, identifier=URIRef(digest.graph))
+        if len(digest.extents) < MAX_CACHED_DOCUMENTS:
+            digest.pyramids[iri] = _read_pyramid(graph, iri)
+            digest.extents[iri] = _read_extent(graph, iri)
+        else:
+            return _read_extent(graph, iri), _read_pyramid(graph, iri)
+    return digest.extents.get(iri), digest.pyramids.get(iri)
 
 
 def node_documents(cat: Catalogue, digest: GraphDigest, iri: str) -> dict[str, Any] | None:

@@ -11,7 +11,15 @@ from catalogue.rdf.dcat import iri_name
 
 from ..http.errors import HTTPError
 from .arrays import array_view, attribute_rows, attributes_of
-from .graph_digest import GraphDigest, NodeInfo, graph_digest, node_documents, node_graph_iri
+from .extent_view import extent_view
+from .graph_digest import (
+    GraphDigest,
+    NodeInfo,
+    graph_digest,
+    node_documents,
+    node_extent,
+    node_graph_iri,
+)
 from .harvest import harvest_view
 from .node_views import MAX_LISTED, Link, NodePage
 from .snippets import python_snippet, sparql_snippets, tensorstore_snippets
@@ -67,6 +75,10 @@ def node_page(cat: Catalogue, iri: str, *, base: str, recheck: float | None = No
         store_link=urllib.parse.urlsplit(iri).scheme.lower() in ("http", "https"),
     )
     page.counts = dict(digest.counts)
+    extent, pyramid = node_extent(cat, digest, iri)
+    view = extent_view(extent, pyramid, digest=digest, node_path=info.path, base=base, title=title)
+    # The dataset always says where and when (or that its store does not); other nodes only when they do.
+    page.extent = view if view.shown or info is root else None
     if info.kind == "group":
         page.attributes = attribute_rows(attributes_of(docs))
         page.groups = [c for c in _children(digest, info) if c.kind == "group"]

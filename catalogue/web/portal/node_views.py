@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from catalogue.rdf.dcat import iri_name
 
 from .arrays import ArrayView, AttributeRow
+from .extent_view import ExtentView
 from .graph_digest import Finding, NodeInfo
 
 #: Arrays listed with their layout on a group page.
@@ -90,6 +91,8 @@ class NodePage:
     links: list[Link] = field(default_factory=list)
     store_url: str = ""
     store_link: bool = False
+    #: Where and when (``None`` on nodes that neither declare an extent nor are a dataset).
+    extent: ExtentView | None = None
 
     @property
     def root_name(self) -> str:

@@ -14,6 +14,7 @@ from catalogue.discovery.index import SearchQuery
 
 from ..http.errors import HTTPError
 from ..http.params import checked_iri
+from ..http.where_when import parse_datetime
 from ..search_params import search_query
 
 #: Query parameters of the search page, in the order links write them.
@@ -64,5 +65,25 @@ def parse_search(params: dict[str, list[str]]) -> SearchQuery:
         q=_one(params, "q") or "", dtype=many("dtype"), dimension=many("dimension"),
         standard_name=many("standard_name"), units=many("units"), zarr_format=many("zarr_format"),
         codec=many("codec"), valid=_one(params, "valid"), harvested_since=_one(params, "harvested_since"),
+        bbox=_one(params, "bbox"), datetime=_interval(params),
         limit=PAGE_SIZE if limit is None else limit, offset=_one(params, "offset"), sort=_one(params, "sort"),
     )
+
+
+def _interval(params: dict[str, list[str]]) -> str | None:
+    """``datetime``, or the interval the search form's two date fields make.
+
+    The form has a start and an end date (``start``, ``end``), because that is what
+    people type; the script writes them into ``datetime`` before the form is sent,
+    and without the script the server does the same here, so both give the same
+    search and every link the page writes carries ``datetime`` alone.
+    """
+    interval, start, end = _one(params, "datetime"), _one(params, "start"), _one(params, "end")
+    if start is None and end is None:
+        return interval
+    if interval is not None:
+        raise HTTPError(400, "give either datetime or the start and end dates, not both")
+    for name, value in (("start", start), ("end", end)):
+        if value is not None:
+            parse_datetime(value, name)  # a 400 that names the field the user typed in
+    return f"{start or '..'}/{end or '..'}"

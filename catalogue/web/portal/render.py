@@ -27,6 +27,7 @@ from catalogue.errors import CatalogueError, UsageError
 
 from ..http.errors import HTTPError
 from ..http.pool import Overloaded
+from .map import land_path
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ def _environment() -> Environment:
     env.filters["number"] = lambda n: f"{n:,}" if isinstance(n, int) else n
     env.filters["date"] = _date
     env.filters["datetime"] = _datetime
+    env.globals["land_path"] = land_path
     return env
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import urllib.parse
 from dataclasses import dataclass
+from datetime import UTC, datetime, time
 from typing import Any
 
 from catalogue.discovery.index import DatasetSummary, SearchQuery, SearchResult, Variable
+from catalogue.model.extents import Box
 
 from ..search_params import MAX_OFFSET
+from .map import MapView, describe_box, world_map
 from .params import PAGE_SIZE, SEARCH_LISTS
 
 #: Facet values shown before "more".
@@ -21,7 +24,9 @@ FACET_TITLES = {
     "units": "Units", "zarr_format": "Zarr format", "codec": "Codec", "valid": "Validity",
 }
 SORT_LABELS = {"relevance": "Relevance", "title": "Title", "-harvested": "Newest harvest",
-               "harvested": "Oldest harvest"}
+               "harvested": "Oldest harvest", "start": "Earliest time span", "-start": "Latest time span"}
+#: Parameters of the where-and-when filters, in the order links write them.
+WHERE_WHEN = ("bbox", "datetime")
 
 
 @dataclass
@@ -56,6 +61,9 @@ class HitView:
     variables: list[Variable]
     more_variables: int
     harvested_iso: str
+    #: A thumbnail of the dataset's box on the world, and its time span in words ("" when none).
+    map: MapView | None = None
+    period: str = ""
 
 
 @dataclass
@@ -81,6 +89,11 @@ class SearchView:
     #: Filters carried by the search form as hidden fields, so a new text keeps them.
     hidden: list[tuple[str, str]]
     sorts: list[tuple[str, str, bool]]
+    #: The search map (the query's box on the world) and the where-and-when fields' values.
+    map: MapView | None = None
+    bbox: str = ""
+    start: str = ""
+    end: str = ""
 
 
 def _state(query: SearchQuery) -> dict[str, Any]:
@@ -91,6 +104,8 @@ def _state(query: SearchQuery) -> dict[str, Any]:
         "valid": [] if query.valid is None else ["true" if query.valid else "false"],
         "harvested_since": [query.harvested_since.isoformat().replace("+00:00", "Z")]
         if query.harvested_since is not None else [],
+        "bbox": [bbox_text(query.bbox)] if query.bbox is not None else [],
+        "datetime": [interval_text(*query.datetime)] if query.datetime is not None else [],
         "sort": query.sort, "limit": query.limit, "offset": query.offset,
     }
 
@@ -99,7 +114,7 @@ def _href(base: str, state: dict[str, Any]) -> str:
     pairs: list[tuple[str, str]] = []
     if state["q"]:
         pairs.append(("q", state["q"]))
-    for name in (*SEARCH_LISTS, "valid", "harvested_since"):
+    for name in (*SEARCH_LISTS, "valid", "harvested_since", *WHERE_WHEN):
         pairs += [(name, v) for v in state[name]]
     if state["sort"] != "relevance":
         pairs.append(("sort", state["sort"]))
@@ -156,13 +171,22 @@ def search_view(query: SearchQuery, result: SearchResult, *, base: str, catalogu
         without = dict(state, harvested_since=[], offset=0)
         active.append(ActiveFilter(label=f"Harvested since {state['harvested_since'][0]}",
                                    href=_href(base, without)))
+    if query.bbox is not None:
+        active.append(ActiveFilter(label=f"Where: {describe_box(query.bbox)}",
+                                   href=_href(base, dict(state, bbox=[], offset=0))))
+    if query.datetime is not None:
+        active.append(ActiveFilter(label=f"When: {interval_label(*query.datetime)}",
+                                   href=_href(base, dict(state, datetime=[], offset=0))))
     hits = []
     for d in result.hits:
         ranked = sorted(d.variables, key=lambda v: (-len(v.dimensions or []), v.path))
         hits.append(HitView(
             dataset=d, href=f"{base}/browse?" + urllib.parse.urlencode({"iri": d.iri}),
             variables=ranked[:VARIABLES_SHOWN], more_variables=max(0, len(ranked) - VARIABLES_SHOWN),
-            harvested_iso=d.harvested.isoformat().replace("+00:00", "Z") if d.harvested else ""))
+            harvested_iso=d.harvested.isoformat().replace("+00:00", "Z") if d.harvested else "",
+            map=world_map(d.extent.bbox, f"Where {d.title} lies: {describe_box(d.extent.bbox)}")
+            if d.extent is not None and d.extent.bbox is not None else None,
+            period=_period(d)))
     limit, offset, total = query.limit, query.offset, result.total
     pages: list[PageLink] = []
     count = max(1, math.ceil(total / limit))
@@ -177,7 +201,7 @@ def search_view(query: SearchQuery, result: SearchResult, *, base: str, catalogu
                               current=number == current and offset % limit == 0))
         previous_number = number
     hidden: list[tuple[str, str]] = []
-    for name in (*SEARCH_LISTS, "valid", "harvested_since"):
+    for name in (*SEARCH_LISTS, "valid", "harvested_since"):  # bbox and the dates are fields of the form
         hidden += [(name, v) for v in state[name]]
     if state["limit"] != PAGE_SIZE:
         hidden.append(("limit", str(state["limit"])))
@@ -191,4 +215,63 @@ def search_view(query: SearchQuery, result: SearchResult, *, base: str, catalogu
         first=offset + 1 if hits else 0, last=offset + len(hits), clear_href=_href(base, cleared),
         hidden=hidden,
         sorts=[(key, label, key == query.sort) for key, label in SORT_LABELS.items()],
+        map=world_map(query.bbox, "World map: drag to draw the search box" + (
+            f"; now {describe_box(query.bbox)}" if query.bbox is not None else "")),
+        bbox=state["bbox"][0] if state["bbox"] else "",
+        start=_day(query.datetime[0]) if query.datetime is not None else "",
+        end=_day(query.datetime[1]) if query.datetime is not None else "",
     )
+
+
+def bbox_text(box: Box) -> str:
+    """``west,south,east,north`` as the ``bbox`` parameter writes it."""
+    return ",".join(_num(v) for v in box.as_list())
+
+
+def _num(value: float) -> str:
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+_LAST = time(23, 59, 59, 999999)
+
+
+def _end_text(moment: datetime, *, end: bool) -> str:
+    """A date when the moment is a whole day's first (a start) or last (an end) instant."""
+    moment = moment.astimezone(UTC)
+    if moment.timetz().replace(tzinfo=None) == (_LAST if end else time()):
+        return moment.date().isoformat()
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def interval_text(start: datetime | None, end: datetime | None) -> str:
+    """The ``datetime`` parameter of an interval, dates where whole days were meant
+    (``2021-07-01/2021-07-31``, ``2020-01-01/..``); parsing it again gives the same interval."""
+    first = _end_text(start, end=False) if start is not None else ".."
+    last = _end_text(end, end=True) if end is not None else ".."
+    return f"{first}/{last}"
+
+
+def interval_label(start: datetime | None, end: datetime | None) -> str:
+    """``2021-07-01 to 2021-07-31``, ``from 2020-01-01``, ``until 2019-12-31``."""
+    first = _end_text(start, end=False) if start is not None else ""
+    last = _end_text(end, end=True) if end is not None else ""
+    if first and last:
+        return first if first == last else f"{first} to {last}"
+    return f"from {first}" if first else f"until {last}"
+
+
+def _day(moment: datetime | None) -> str:
+    """The date of an interval end, for the form's date fields."""
+    return moment.astimezone(UTC).date().isoformat() if moment is not None else ""
+
+
+def _period(d: DatasetSummary) -> str:
+    """A hit's time span, as stored (with its calendar when it is not the standard one)."""
+    if d.extent is None or d.extent.period is None:
+        return ""
+    period = d.extent.period
+    text = period.start if period.start == period.end else f"{period.start} – {period.end}"
+    if period.calendar not in ("standard", "gregorian", "proleptic_gregorian"):
+        text += f" ({period.calendar})"
+    return text
