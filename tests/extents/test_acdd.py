@@ -6,8 +6,8 @@ import pytest
 import shapely
 
 from catalogue.extents import acdd
-from catalogue.model.extents import Period
 from catalogue.harvest import load_hierarchy
+from catalogue.model.extents import Period
 from tests.support import convention_stores as cs
 
 
