@@ -13,9 +13,14 @@ The store is written to a temporary folder by ``tests/support/stores.big_v3_hier
 
 * ``zarr``     ``list(zarr.open_group(store, mode="r").members(max_depth=None))``
 * ``harvest``  ``catalogue.open(<fresh database>).harvest(store)``
-* ``split``    the same harvest again, with ``SourceReader.load`` (read + model) and
+* ``split``    the same harvest again, with ``SourceReader.load`` (read + model),
+  ``SourceReader.extents`` (where and when, coordinate values included) and
   ``hierarchy_triples`` (conversion to RDF) timed inside it; the SQL write is the
   remainder.
+
+``--coordinates`` gives every group ``time``/``lat``/``lon`` coordinate arrays with values
+(``tests/support/stores.add_coordinates``), so that every array has an extent; the
+extents' overhead is reported as ``extents / (instrumented harvest - extents)``.
 
 The order of the three alternates from round to round (A B C, C B A, ...) so that
 machine noise and drift hit all of them alike.  Every harvest gets a fresh, empty
@@ -151,8 +156,15 @@ def _instrumented() -> Iterator[dict[str, float]]:
     The harvest's writer materialises the triples with ``list(...)`` anyway; the wrapper
     does that itself so that the conversion (pyld included) is timed on its own.
     """
-    spent: dict[str, float] = {"read": 0.0, "convert": 0.0}
-    load, convert = SourceReader.load, harvest_writer.hierarchy_triples
+    spent: dict[str, float] = {"read": 0.0, "convert": 0.0, "extents": 0.0}
+    load, convert, extents = SourceReader.load, harvest_writer.hierarchy_triples, SourceReader.extents
+
+    def timed_extents(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return extents(*args, **kwargs)
+        finally:
+            spent["extents"] += time.perf_counter() - start
 
     def timed_load(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -169,10 +181,12 @@ def _instrumented() -> Iterator[dict[str, float]]:
             spent["convert"] += time.perf_counter() - start
 
     SourceReader.load, harvest_writer.hierarchy_triples = timed_load, timed_convert  # type: ignore[method-assign]
+    SourceReader.extents = timed_extents  # type: ignore[method-assign]
     try:
         yield spent
     finally:
         SourceReader.load, harvest_writer.hierarchy_triples = load, convert  # type: ignore[method-assign]
+        SourceReader.extents = extents  # type: ignore[method-assign]
 
 
 def run_split(store: pathlib.Path, databases: Any) -> dict[str, float]:
@@ -186,8 +200,10 @@ def run_split(store: pathlib.Path, databases: Any) -> dict[str, float]:
     return {
         "split_total": seconds,
         "read": spent["read"],
+        "extents": spent["extents"],
         "convert": spent["convert"],
-        "write": seconds - spent["read"] - spent["convert"],
+        "write": seconds - spent["read"] - spent["extents"] - spent["convert"],
+        "extents_overhead": spent["extents"] / (seconds - spent["extents"]),
     }
 
 
@@ -219,6 +235,7 @@ ROWS = [
     ("harvest", "catalogue harvest ({db})", 0),
     ("split_total", "harvest, instrumented run", 2),
     ("read", "read + model (SourceReader.load)", 4),
+    ("extents", "where and when (SourceReader.extents)", 4),
     ("convert", "to triples (hierarchy_triples)", 4),
     ("write", "SQL write (remainder)", 4),
     ("open", "catalogue.open: fresh db + migrations", 0),
@@ -245,7 +262,7 @@ def summarise(runs: dict[str, list[float]]) -> dict[str, dict[str, Any]]:
             "ratio_to_zarr": statistics.median(v / z for v, z in zip(values, zarr_runs, strict=True)),
             "ratio_of_medians": median / zarr_median,
         }
-        if key in ("read", "convert", "write"):
+        if key in ("read", "extents", "convert", "write"):
             entry["share_of_harvest"] = median / split_median
         out[key] = entry
     return out
@@ -286,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=pathlib.Path, default=RESULTS, help=f"JSON results (default {RESULTS.relative_to(REPO)})")
     parser.add_argument("--profile", action="store_true", help="also cProfile one harvest and print the top functions")
+    parser.add_argument("--coordinates", action="store_true",
+                        help="give every group time/lat/lon coordinate arrays with values (every array gets an extent)")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.warmup < 0 or args.arrays < 0 or args.groups < 0:
         parser.error("--repeat must be >= 1; --warmup, --arrays and --groups >= 0")
@@ -295,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         databases: Any = PostgresDatabases(args.db_url) if args.db_url else SQLiteDatabases(scratch / "db")
         try:
             built, store = timed(lambda: stores.big_v3_hierarchy(scratch, n_arrays=args.arrays, n_groups=args.groups))
+            if args.coordinates:
+                stores.add_coordinates(store)
             n_docs, doc_bytes = _metadata_bytes(store)
             print(
                 f"store: {args.arrays} arrays in {args.groups} groups, {n_docs} zarr.json "
@@ -325,7 +346,9 @@ def main(argv: list[str] | None = None) -> int:
             print_table(summary, header, databases.label)
             print(
                 f"\nharvest = {summary['harvest']['ratio_to_zarr']:.1f} x zarr-python's listing; "
-                f"read + model alone = {summary['read']['ratio_to_zarr']:.1f} x"
+                f"read + model alone = {summary['read']['ratio_to_zarr']:.1f} x; "
+                f"extents add {summary['extents_overhead']['median_s']:.1%} to the harvest"
+                + (" (with coordinate arrays)" if args.coordinates else " (no coordinate arrays)")
             )
 
             results = {
@@ -336,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                     "groups": args.groups,
                     "repeat": args.repeat,
                     "warmup": args.warmup,
+                    "coordinates": args.coordinates,
                     "database": databases.describe(),
                 },
                 "store": {
@@ -351,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                     "harvest": "catalogue.open(fresh db).harvest(store); open not included",
                     "split_total": "a second harvest per round, with the three parts timed inside it",
                     "read": "catalogue.harvest.SourceReader.load",
+                    "extents": "catalogue.harvest.SourceReader.extents (coordinate values included)",
+                    "extents_overhead": "extents / (split_total - extents), per round",
                     "convert": "list(catalogue.rdf.convert.hierarchy_triples(...))",
                     "write": "split_total - read - convert: graph replacement in SQL, commit",
                     "open": "catalogue.open on a fresh database: schema creation (Alembic)",

@@ -87,10 +87,12 @@ def main(verbose: int) -> None:
 @click.option("--retries", type=click.IntRange(min=0), default=None, help="Retries of transient errors, with backoff (default 3).")
 @click.option("--full", is_flag=True,
               help="Read every source whole, even one whose listing or consolidated metadata is as last harvested.")
+@click.option("--coordinate-bytes", type=click.IntRange(min=0), default=None, metavar="BYTES",
+              help="Coordinate values read per store for its extent (default 16 MiB; 0: attributes only).")
 @handle_errors
 def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_document_size: int | None,
             as_json: bool, profile: str, strict: bool, wait: bool, concurrency: int | None,
-            timeout: float | None, retries: int | None, full: bool) -> None:
+            timeout: float | None, retries: int | None, full: bool, coordinate_bytes: int | None) -> None:
     """Harvest Zarr hierarchies (folders, file://, http(s)://, s3:// URLs) into the catalogue.
 
     Each source goes into its own graph, replaced atomically; a source that
@@ -110,7 +112,8 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
     entries = plan_sources(sources, config)
-    common = {k: v for k, v in (("concurrency", concurrency), ("timeout", timeout), ("retries", retries)) if v is not None}
+    common = {k: v for k, v in (("concurrency", concurrency), ("timeout", timeout), ("retries", retries),
+                                ("coordinate_bytes", coordinate_bytes)) if v is not None}
     interactive = not as_json and sys.stderr.isatty()
 
     def done(result: Any) -> None:
@@ -352,6 +355,53 @@ def vocab(fmt: str) -> None:
     from rdflib import Graph
 
     click.echo(Graph().parse(data=text, format="turtle").serialize(format=fmt), nl=False)
+
+
+@main.command()
+@click.argument("iri")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the extent and pyramid as JSON.")
+@handle_errors
+def extent(iri: str, db: str | None, as_json: bool) -> None:
+    """Print where and when the node IRI covers, as harvested: its CRS84 box, time span,
+    native CRS, resolutions and multiscale levels, with the source of each figure
+    (docs/extents.md). A store that declares none has none: the command says so.
+    """
+    with _open(db) as cat:
+        found, pyramid = cat.extent(iri), cat.multiscales(iri)
+    if as_json:
+        click.echo(json.dumps({"iri": iri, "extent": found.as_json() if found is not None else None,
+                               "multiscales": pyramid.as_json() if pyramid is not None else None}, indent=2))
+        return
+    if found is None:
+        click.echo(f"{iri}: no extent (its metadata says nothing of where or when)")
+    else:
+        for label, value in _extent_lines(found):
+            click.echo(f"{label:<28} {value}")
+        for figure, source in found.sources:
+            click.echo(f"{'source of ' + figure:<28} {source.describe()}")
+    if pyramid is not None:
+        for level in pyramid.levels:
+            scale = "" if level.scale is None else f" scale {list(level.scale)}"
+            click.echo(f"{'level ' + str(level.index):<28} {level.asset}{scale}")
+
+
+def _extent_lines(found: Any) -> list[tuple[str, str]]:
+    lines = []
+    if found.bbox is not None:
+        lines.append(("bbox (CRS84)", ", ".join(f"{v:g}" for v in found.bbox.as_list())))
+    if found.period is not None:
+        calendar = "" if found.period.standard_calendar else f" ({found.period.calendar})"
+        lines.append(("period", f"{found.period.start} .. {found.period.end}{calendar}"))
+    if found.crs is not None:
+        lines.append(("crs", found.crs.iri or found.crs.name or "WKT2"))
+    if found.native_bbox is not None:
+        lines.append(("native bbox", ", ".join(f"{v:g}" for v in found.native_bbox)))
+    if found.spatial_resolution is not None:
+        lines.append(("resolution (m)", f"{found.spatial_resolution:g}"))
+    if found.temporal_resolution is not None:
+        lines.append(("time step", found.temporal_resolution))
+    return lines
 
 
 @main.command()

@@ -115,7 +115,7 @@ def _select(cat: CatalogueReader, query: str) -> list[tuple[Any, ...]]:
 
 
 def _root_extent(graph: str, root: Any, spatial: dict, bboxes: dict, temporal: dict, starts: dict,
-                 ends: dict) -> Extent | None:
+                 ends: dict, calendars: dict) -> Extent | None:
     """The root's CRS84 box and period, what search filters on (the full extent, with its
     CRS, resolutions and sources, is read per dataset by ``rdf/extents.py``)."""
     location, span = spatial.get((graph, root)), temporal.get((graph, root))
@@ -124,7 +124,9 @@ def _root_extent(graph: str, root: Any, spatial: dict, bboxes: dict, temporal: d
     end = ends.get((graph, span)) if span is not None else None
     try:
         box = box_from_wkt(str(wkt)) if wkt is not None else None
-        period = Period(str(start), str(end)) if start is not None and end is not None else None
+        calendar = calendars.get((graph, span)) if span is not None else None
+        period = (Period(str(start), str(end), str(calendar) if calendar is not None else "standard")
+                  if start is not None and end is not None else None)
     except ValueError:
         log.warning("dataset %s: unreadable extent %r %r %r", graph, wkt, start, end)
         return None
@@ -164,6 +166,7 @@ def build_index(cat: CatalogueReader) -> DatasetIndex:
     sharding = {(str(g), c): str(conf) for g, c, conf in _select(cat, _SHARDING_QUERY)}
     spatial, bboxes = by_node("dct:spatial"), by_node("dcat:bbox")
     temporal, starts, ends = by_node("dct:temporal"), by_node("dcat:startDate"), by_node("dcat:endDate")
+    calendars = by_node("zarr:calendar")
     severities = by_node("sh:resultSeverity")
     rules: dict[str, set[str]] = {}
     for g, r, rule in prop("zarr:rule"):
@@ -240,7 +243,7 @@ def build_index(cat: CatalogueReader) -> DatasetIndex:
             arrays=len(variables.get(graph, [])),
             variables=sorted(variables.get(graph, []), key=lambda v: v.path),
             rules=sorted(rules.get(graph, ())),
-            extent=_root_extent(graph, key[1], spatial, bboxes, temporal, starts, ends),
+            extent=_root_extent(graph, key[1], spatial, bboxes, temporal, starts, ends, calendars),
         ))
     index = DatasetIndex(datasets, signature=signature)
     index.build_seconds = time.perf_counter() - started

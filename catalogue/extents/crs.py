@@ -50,10 +50,18 @@ def crs_from_cf(attributes: dict[str, Any]) -> CRS:
     """The CRS of a CF grid-mapping variable's attributes (``grid_mapping_name``,
     ``crs_wkt``, projection parameters), as pyproj reads them."""
     try:
-        return CRS.from_cf(attributes)
+        crs = CRS.from_cf(attributes)
     except (ProjCRSError, ValueError, TypeError, KeyError) as exc:
         name = attributes.get("grid_mapping_name", attributes.get("crs_wkt", "?"))
         raise CRSError(f"CF grid mapping {short(name)} is not a CRS pyproj can resolve ({_reason(exc)})") from exc
+    mapping = attributes.get("grid_mapping_name")
+    if crs.name in ("undefined", "unknown", "unnamed") and isinstance(mapping, str) and mapping:
+        # pyproj names a CRS built from projection parameters "undefined"; the grid
+        # mapping's own name is what a reader recognises (shown in the portal and CLI).
+        described = crs.to_json_dict()
+        described["name"] = mapping.replace("_", " ")
+        crs = CRS.from_json_dict(described)
+    return crs
 
 
 def native_crs(crs: CRS) -> NativeCRS:

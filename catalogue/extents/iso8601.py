@@ -53,11 +53,11 @@ def text(value: Instant) -> str:
 
 
 def period(start: Instant, end: Instant) -> Period:
-    """A period of two instants; a date beside a date-time becomes that day's midnight,
-    in UTC when the other end is in UTC (a Period's ends are of one kind)."""
+    """A period of two instants. A Period's ends are of one kind, so a date-time beside a
+    date is cut to its (UTC) date: a date end covers its whole day, and midnight would cut
+    that day off; the union of periods across arrays does the same (``extract.py``)."""
     if isinstance(start, dt.datetime) != isinstance(end, dt.datetime):
-        zone = (start if isinstance(start, dt.datetime) else end).tzinfo  # type: ignore[union-attr]
-        start, end = (_midnight(v, zone) for v in (start, end))
+        start, end = _day(start), _day(end)
     try:
         backwards = start > end  # type: ignore[operator]
     except TypeError:  # one end with an offset, one without: not comparable, kept as given
@@ -67,10 +67,10 @@ def period(start: Instant, end: Instant) -> Period:
     return Period(text(start), text(end))
 
 
-def _midnight(value: Instant, zone: dt.tzinfo | None) -> dt.datetime:
+def _day(value: Instant) -> dt.date:
     if isinstance(value, dt.datetime):
-        return value
-    return dt.datetime(value.year, value.month, value.day, tzinfo=zone)
+        return (value.astimezone(dt.UTC) if value.tzinfo is not None else value).date()
+    return value
 
 
 def parse_duration(value: Any) -> dt.timedelta | isodate.Duration:

@@ -29,7 +29,8 @@ from typing import Any
 
 from catalogue.errors import UsageError
 
-_KEYS = {"url", "name", "storage_options", "include", "exclude", "max_depth", "nodes", "concurrency", "timeout", "retries"}
+_KEYS = {"url", "name", "storage_options", "include", "exclude", "max_depth", "nodes", "concurrency", "timeout", "retries",
+         "coordinate_bytes"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Source:
     concurrency: int | None = None
     timeout: float | None = None
     retries: int | None = None
+    #: Per-source override of --coordinate-bytes (coordinate values read for the extents).
+    coordinate_bytes: int | None = None
 
     @property
     def label(self) -> str:
@@ -61,7 +64,7 @@ class Source:
         for key in ("include", "exclude", "nodes"):
             if getattr(self, key):
                 options[key] = getattr(self, key)
-        for key in ("max_depth", "concurrency", "timeout", "retries"):
+        for key in ("max_depth", "concurrency", "timeout", "retries", "coordinate_bytes"):
             if getattr(self, key) is not None:
                 options[key] = getattr(self, key)
         return options
@@ -102,7 +105,8 @@ def _source(entry: Any, where: str) -> Source:
     max_depth = entry.get("max_depth")
     if max_depth is not None and not (type(max_depth) is int and max_depth >= 0):
         raise UsageError(f"{where}.max_depth: expected a non-negative integer")
-    for key, kind, lowest in (("concurrency", int, 1), ("retries", int, 0), ("timeout", float, 0.1)):
+    for key, kind, lowest in (("concurrency", int, 1), ("retries", int, 0), ("timeout", float, 0.1),
+                              ("coordinate_bytes", int, 0)):
         value = entry.get(key)
         if value is not None and not (type(value) in (int, kind) and not isinstance(value, bool) and value >= lowest):
             raise UsageError(f"{where}.{key}: expected a number >= {lowest}")
@@ -120,6 +124,7 @@ def _source(entry: Any, where: str) -> Source:
         concurrency=entry.get("concurrency"),
         timeout=float(entry["timeout"]) if entry.get("timeout") is not None else None,
         retries=entry.get("retries"),
+        coordinate_bytes=entry.get("coordinate_bytes"),
     )
 
 

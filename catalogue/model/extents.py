@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 __all__ = [
     "CRS84",
@@ -33,6 +33,9 @@ __all__ = [
 #: The CRS every published box is in: WGS 84 longitude, latitude (OGC CRS84 axis order).
 CRS84: Final = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
 EPSG_IRI: Final = "http://www.opengis.net/def/crs/EPSG/0/"
+
+#: CF calendar names whose dates are the proleptic Gregorian dates xsd:date writes.
+STANDARD_CALENDARS: Final = ("standard", "gregorian", "proleptic_gregorian")
 
 #: What a figure is about (the keys of :attr:`Extent.sources`).
 Figure = Literal["bbox", "crs", "native_bbox", "period", "spatial_resolution", "temporal_resolution", "geometry"]
@@ -169,6 +172,16 @@ class Period:
     def dates_only(self) -> bool:
         return "T" not in self.start
 
+    @property
+    def standard_calendar(self) -> bool:
+        """Whether the figures are Gregorian dates as everyone reads them (CF's ``standard``,
+        ``gregorian`` and ``proleptic_gregorian`` agree from 1582 on); else the calendar is
+        said wherever the period is shown or stored."""
+        return self.calendar in STANDARD_CALENDARS
+
+    def as_json(self) -> dict[str, str]:
+        return {"start": self.start, "end": self.end, "calendar": self.calendar}
+
     def instants(self) -> tuple[datetime, datetime] | None:
         """The span as aware UTC datetimes, for comparing with a search interval: a date
         covers its whole day (UTC), a date-time without an offset is taken as UTC.
@@ -225,6 +238,22 @@ class Extent:
     def sources_of(self, figure: str) -> tuple[Source, ...]:
         return tuple(source for name, source in self.sources if name == figure)
 
+    def as_json(self) -> dict[str, Any]:
+        """Every figure as JSON (``null`` where unknown), with the source of each: what
+        ``catalogue extent --json`` prints."""
+        return {
+            "bbox": self.bbox.as_list() if self.bbox is not None else None,
+            "geometry": self.geometry,
+            "crs": None if self.crs is None else {"epsg": self.crs.epsg, "iri": self.crs.iri,
+                                                  "wkt2": self.crs.wkt2, "name": self.crs.name},
+            "native_bbox": list(self.native_bbox) if self.native_bbox is not None else None,
+            "spatial_resolution_m": self.spatial_resolution,
+            "period": self.period.as_json() if self.period is not None else None,
+            "temporal_resolution": self.temporal_resolution,
+            "sources": [{"figure": figure, "kind": source.kind, "path": source.path, "detail": source.detail}
+                        for figure, source in self.sources],
+        }
+
 
 @dataclass(frozen=True)
 class MultiscaleLevel:
@@ -254,6 +283,18 @@ class Multiscales:
     axes: tuple[str, ...] = ()
     #: The resampling method, where declared.
     resampling: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "convention": self.convention, "axes": list(self.axes), "resampling": self.resampling,
+            "levels": [{"index": level.index, "asset": level.asset, "derived_from": level.derived_from,
+                        "scale": _list(level.scale), "translation": _list(level.translation),
+                        "cell_size": _list(level.cell_size)} for level in self.levels],
+        }
+
+
+def _list(values: tuple[float, ...] | None) -> list[float] | None:
+    return list(values) if values is not None else None
 
 
 @dataclass

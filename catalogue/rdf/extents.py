@@ -90,7 +90,7 @@ def extent_triples(node: URIRef, extent: Extent) -> list[Triple]:
             (period, DCAT.startDate, Literal(extent.period.start, datatype=kind, normalize=False)),
             (period, DCAT.endDate, Literal(extent.period.end, datatype=kind, normalize=False)),
         ]
-        if extent.period.calendar not in ("standard", "gregorian", "proleptic_gregorian"):
+        if not extent.period.standard_calendar:
             out.append((period, ZARR.calendar, Literal(extent.period.calendar)))
     if extent.spatial_resolution is not None:
         out.append((node, DCAT.spatialResolutionInMeters,

@@ -83,6 +83,8 @@ class ExtentOut(BaseModel):
     start: str | None = Field(description="Start of the time span, ISO 8601 as the store gave it (a date or a "
                                           "date-time).")
     end: str | None = Field(description="End of the time span, ISO 8601.")
+    calendar: str | None = Field(description="The CF calendar of start and end when it is not the standard "
+                                             "(Gregorian) one, e.g. 360_day; null otherwise.")
 
 
 class HitOut(BaseModel):
@@ -142,6 +144,7 @@ def extent_json(extent: Extent | None) -> dict[str, Any] | None:
         "bbox": extent.bbox.as_list() if extent.bbox is not None else None,
         "start": period.start if period is not None else None,
         "end": period.end if period is not None else None,
+        "calendar": period.calendar if period is not None and not period.standard_calendar else None,
     }
 
 

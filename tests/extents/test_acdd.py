@@ -7,6 +7,7 @@ import shapely
 
 from catalogue.extents import acdd
 from catalogue.harvest import load_hierarchy
+from catalogue.model.extents import Period
 from tests.support import convention_stores as cs
 
 
@@ -79,3 +80,15 @@ def test_bad_values_are_findings_not_crashes(tmp_path, attrs, pointer):
 
 def test_no_acdd_gives_no_evidence(tmp_path):
     assert acdd.evidence(load_hierarchy(str(cs.build_plain(tmp_path)))) == ([], [])
+
+
+def test_a_date_beside_a_date_time_keeps_its_whole_day():
+    """time_coverage_end as a date covers that day: the start's date-time is cut to its UTC
+    date rather than the end to midnight (which would drop the last day)."""
+    import datetime as dt
+
+    from catalogue.extents.iso8601 import period
+
+    start = dt.datetime(2020, 1, 1, 23, 0, tzinfo=dt.timezone(dt.timedelta(hours=-2)))
+    assert period(start, dt.date(2020, 1, 5)) == Period("2020-01-02", "2020-01-05")
+    assert period(dt.date(2020, 1, 1), dt.datetime(2020, 1, 5, 12, tzinfo=dt.UTC)) == Period("2020-01-01", "2020-01-05")

@@ -912,6 +912,31 @@ def big_v3_hierarchy(root: pathlib.Path, n_arrays: int = 1000, n_groups: int = 2
     return big_hierarchy(root, n_arrays, n_groups, zarr_format=3)
 
 
+def add_coordinates(path: pathlib.Path) -> int:
+    """Give every group of a :func:`big_hierarchy` (the root too) CF coordinate arrays
+    ``time`` (365 days), ``lat`` (90) and ``lon`` (180), with values, so that a harvest
+    finds an extent for every array: what the extents benchmark measures. Returns the
+    number of coordinate arrays written."""
+    import numpy as np
+    import zarr
+
+    group = zarr.open_group(path, mode="r+")
+    targets = [group, *(g for _, g in group.groups())]
+    axes = {
+        "time": (np.arange(365, dtype="float64"), {"units": "days since 2020-01-01", "calendar": "standard",
+                                                    "standard_name": "time", "axis": "T"}),
+        "lat": (np.linspace(-89, 89, 90), {"units": "degrees_north", "standard_name": "latitude", "axis": "Y"}),
+        "lon": (np.linspace(-179, 179, 180), {"units": "degrees_east", "standard_name": "longitude", "axis": "X"}),
+    }
+    for target in targets:
+        for name, (values, attrs) in axes.items():
+            array = target.create_array(name, shape=values.shape, dtype=values.dtype, chunks=values.shape,
+                                        dimension_names=[name] if target.metadata.zarr_format == 3 else None,
+                                        attributes=attrs)
+            array[:] = values
+    return 3 * len(targets)
+
+
 # ---------------------------------------------------------------------------
 # bad stores (all hand-made)
 # ---------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from .graph_digest import GraphDigest
 from .map import MapView, describe_box, extent_map
 
 #: Calendars that are the ordinary one (nothing to say about them).
-STANDARD_CALENDARS = ("standard", "gregorian", "proleptic_gregorian")
 _DURATION = re.compile(r"^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
 _DURATION_UNITS = ("year", "month", "week", "day", "hour", "minute", "second")
 
@@ -97,7 +96,7 @@ def extent_view(extent: Extent | None, pyramid: Multiscales | None, *, digest: G
     if extent.period is not None:
         period = extent.period
         value = period.start if period.start == period.end else f"{period.start} – {period.end}"
-        if period.calendar not in STANDARD_CALENDARS:
+        if not period.standard_calendar:
             value += f" ({period.calendar} calendar)"
         view.facts.append(Fact("Time span", value, sources["period"], mono=True))
         if period.instants() is not None:

@@ -272,6 +272,6 @@ def _period(d: DatasetSummary) -> str:
         return ""
     period = d.extent.period
     text = period.start if period.start == period.end else f"{period.start} – {period.end}"
-    if period.calendar not in ("standard", "gregorian", "proleptic_gregorian"):
+    if not period.standard_calendar:
         text += f" ({period.calendar})"
     return text

@@ -223,8 +223,9 @@ def test_datasets_hits_carry_their_extent_and_sort_by_start(client, sources):
     assert [h["title"] for h in hits][:4] == [OCEAN, AIR, SEA, PYRAMID]
     by_title = {h["title"]: h for h in hits}
     assert by_title[OCEAN]["extent"] == {"bbox": [150, -30, -150, 10], "start": "2020-01-01T00:00:00Z",
-                                         "end": "2020-01-10T00:00:00Z"}
-    assert by_title[PYRAMID]["extent"] == {"bbox": [9, 47, 15, 51], "start": "2023-06-01", "end": "2023-06-30"}
+                                         "end": "2020-01-10T00:00:00Z", "calendar": "360_day"}
+    assert by_title[PYRAMID]["extent"] == {"bbox": [9, 47, 15, 51], "start": "2023-06-01", "end": "2023-06-30",
+                                           "calendar": None}
     assert all(h["extent"] is None for h in hits if h["title"] not in (AIR, SEA, OCEAN, PYRAMID))
     latest = client.get("/datasets", params={"sort": "-start", "limit": 4}).json()["hits"]
     assert [h["title"] for h in latest] == [PYRAMID, SEA, AIR, OCEAN]
