@@ -293,3 +293,21 @@ def test_validate_of_a_harvested_node_lists_its_extent_findings(tmp_path, sqlite
                           catch_exceptions=False)
     rules = {f["rule"] for f in json.loads(shown.stdout)["findings"]}
     assert {"extent.conventions.unusable", "extent.acdd.unparseable"} <= rules
+
+
+@pytest.mark.xfail(strict=True, reason="rdf/extents.py writes no zarr:calendar for standard, gregorian and "
+                                       "proleptic_gregorian, so a proleptic_gregorian period reads back as "
+                                       "'standard' (Julian labels before 1582-10-15)")
+def test_a_proleptic_gregorian_period_keeps_its_calendar(tmp_path, db_url):
+    """Before 1582 ``standard`` and ``proleptic_gregorian`` label the same instant differently."""
+    days = np.arange(3.0)
+    ds = xr.Dataset({"v": (("time",), np.zeros(3, dtype="float32"))},
+                    coords={"time": ("time", days, {"standard_name": "time", "units": "days since 1000-01-01",
+                                                    "calendar": "proleptic_gregorian"})})
+    store = tmp_path / "medieval.zarr"
+    ds.to_zarr(store, zarr_format=2, consolidated=True)
+    with catalogue.open(db_url) as cat:
+        assert cat.harvest(str(store)).ok
+        period = cat.extent(iri_of(store)).period  # type: ignore[union-attr]
+    assert period is not None and (period.start, period.end) == ("1000-01-01", "1000-01-03")
+    assert period.calendar == "proleptic_gregorian"
