@@ -16,9 +16,10 @@ from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
+from catalogue.extents.extract import extract_extents
 from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.store import SQLStore
-from catalogue.harvest import load_hierarchy
+from catalogue.harvest import SourceReader
 from catalogue.harvest.batch import (
     BatchReport,
     Progress,
@@ -300,6 +301,10 @@ class Catalogue:
         graph = self.node_graph(iri)
         hierarchy = rebuild_hierarchy(graph, str(graph.identifier))
         full = validate_hierarchy(hierarchy, profile=profile, source=iri)
+        # The extents' findings from the metadata (conventions, ACDD, STAC items); those
+        # about coordinate values need the store: the harvest's stored report has them.
+        full.findings = sorted([*full.findings, *extract_extents(hierarchy, None).findings],
+                               key=lambda f: f.sort_key())
         prefix = iri[len(hierarchy.url):].lstrip("/") if iri.startswith(hierarchy.url) else None
         path = next((p for p in hierarchy.nodes if hierarchy.iri(p) == iri), prefix)
         if not path:
@@ -433,8 +438,11 @@ def validate_store(
     source: str, *, profile: str = DEFAULT_PROFILE, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
 ) -> Report:
     """Validate the hierarchy at ``source`` straight from the store, cataloguing nothing."""
-    hierarchy = load_hierarchy(source, max_document_bytes=max_document_bytes)
-    return validate_hierarchy(hierarchy, profile=profile, source=source)
+    reader = SourceReader(source, max_document_bytes=max_document_bytes)
+    hierarchy = reader.load()
+    report = validate_hierarchy(hierarchy, profile=profile, source=source)
+    report.findings = sorted([*report.findings, *reader.extents(hierarchy).findings], key=lambda f: f.sort_key())
+    return report
 
 
 def _query(dataset: Dataset, sparql: str, **kwargs: Any) -> Result:

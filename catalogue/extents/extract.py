@@ -144,7 +144,8 @@ def combine(hierarchy: Hierarchy, path: str, evidence: list[Evidence]) -> tuple[
 def union(extents: list[Extent]) -> Extent:
     """What a set of extents covers together: the smallest box holding theirs (across the
     antimeridian when that is smaller), the earliest start to the latest end, the finest
-    resolution, the CRS and time step when all share one; the sources of every part."""
+    resolution, the CRS and time step when all share one (and then the union of the
+    native boxes: projected coordinates need no antimeridian care); the sources of every part."""
     if not extents:
         return Extent()
     sources: dict[str, list[Source]] = defaultdict(list)
@@ -169,6 +170,10 @@ def union(extents: list[Extent]) -> Extent:
         figures["period"] = union_periods(periods)
     if crss and all(c == crss[0] for c in crss):
         figures["crs"] = crss[0]
+        natives = gather("native_bbox")
+        if natives and len(natives) == len(crss) and crss[0].epsg != 4326:
+            figures["native_bbox"] = (min(b[0] for b in natives), min(b[1] for b in natives),
+                                      max(b[2] for b in natives), max(b[3] for b in natives))
     if resolutions:
         figures["spatial_resolution"] = min(resolutions)
     if steps and all(s == steps[0] for s in steps) and len(steps) == len(periods):
@@ -324,8 +329,10 @@ def _completed(own: Extent, below: Extent) -> Extent:
     figures = {f: getattr(own, f) for f in FIGURES if getattr(own, f) is not None}
     sources = list(own.sources)
     for figure in FIGURES:
-        if figure in figures or figure == "native_bbox":
+        if figure in figures:
             continue
+        if figure == "native_bbox" and figures.get("crs") != below.crs:
+            continue  # a native box only goes with its own CRS
         value = getattr(below, figure)
         if value is not None:
             figures[figure] = value

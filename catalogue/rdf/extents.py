@@ -90,7 +90,7 @@ def extent_triples(node: URIRef, extent: Extent) -> list[Triple]:
             (period, DCAT.startDate, Literal(extent.period.start, datatype=kind, normalize=False)),
             (period, DCAT.endDate, Literal(extent.period.end, datatype=kind, normalize=False)),
         ]
-        if not extent.period.standard_calendar:
+        if extent.period.calendar != "standard":  # proleptic_gregorian differs before 1582
             out.append((period, ZARR.calendar, Literal(extent.period.calendar)))
     if extent.spatial_resolution is not None:
         out.append((node, DCAT.spatialResolutionInMeters,

@@ -27,7 +27,6 @@ import warnings
 import httpx
 import numpy as np
 import pandas as pd
-import pytest
 import xarray as xr
 import zarr
 from click.testing import CliRunner
@@ -282,8 +281,6 @@ def test_bad_fixtures_through_the_cli_are_one_line_findings_and_the_catalogue_ke
         assert period.end == pd.Timestamp(ds.time.values[-1]).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@pytest.mark.xfail(strict=True, reason="catalogue validate of a harvested node re-validates the graph's documents "
-                                       "without the extent findings the harvest printed and stored")
 def test_validate_of_a_harvested_node_lists_its_extent_findings(tmp_path, sqlite_url):
     store = cs.build_lat95(tmp_path)
     runner = CliRunner()
@@ -295,9 +292,6 @@ def test_validate_of_a_harvested_node_lists_its_extent_findings(tmp_path, sqlite
     assert {"extent.conventions.unusable", "extent.acdd.unparseable"} <= rules
 
 
-@pytest.mark.xfail(strict=True, reason="rdf/extents.py writes no zarr:calendar for standard, gregorian and "
-                                       "proleptic_gregorian, so a proleptic_gregorian period reads back as "
-                                       "'standard' (Julian labels before 1582-10-15)")
 def test_a_proleptic_gregorian_period_keeps_its_calendar(tmp_path, db_url):
     """Before 1582 ``standard`` and ``proleptic_gregorian`` label the same instant differently."""
     days = np.arange(3.0)

@@ -136,9 +136,7 @@ def expected_extents(paths: dict[str, pathlib.Path]) -> dict[str, dict[str, Expe
     crs = CRS.from_cf(dict(ds.crs.attrs))
     (x0, x1), (y0, y1) = _edges(ds.x.values), _edges(ds.y.values)
     sic = Expected(bbox=_crs84(crs, (x0, y0, x1, y1)), crs=crs, native_bbox=(x0, y0, x1, y1))
-    # The root's figures are its arrays' union, which has no native box (docs/extents.md,
-    # "Groups and the root"); tests/web/test_real_extents.py holds the strict xfail.
-    out["polar_stereographic"] = {"": replace(sic, native_bbox=None), "sic": sic}
+    out["polar_stereographic"] = {"": sic, "sic": sic}  # the root: its one grid's CRS and native box
 
     ds = xr.open_zarr(paths["curvilinear"], decode_times=False)
     curvi = Expected(bbox=(float(ds.lon.min()), float(ds.lat.min()), float(ds.lon.max()), float(ds.lat.max())))

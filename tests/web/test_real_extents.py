@@ -221,9 +221,6 @@ def test_datacube_dimensions_have_the_coordinate_extents(stac, fixtures, expecte
     assert dims("curvilinear") == {}
 
 
-@pytest.mark.xfail(strict=True, reason="a CF projected grid's root has its arrays' CRS but no native box "
-                                       "(extract._completed never completes native_bbox), so its STAC "
-                                       "collection has no proj:bbox and no x/y cube:dimensions")
 def test_projected_cf_grid_has_native_box_and_xy_dimensions_in_stac(stac, fixtures, expected):
     collection = stac.get_collection(collection_id(iri_of(fixtures["polar_stereographic"]))).to_dict()
     want = expected["polar_stereographic"]["sic"]
