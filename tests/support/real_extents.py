@@ -20,7 +20,7 @@ from __future__ import annotations
 import calendar
 import json
 import pathlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
