@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 
 from catalogue.graph.database import database_url, make_engine
 from catalogue.graph.schema import metadata
+from catalogue.graph.spatial import include_name
 
 config = context.config
 target_metadata = metadata
@@ -26,6 +27,7 @@ def _run(connection: Connection) -> None:
         # SQLite cannot ALTER most things; batch mode rebuilds tables instead.
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_name=include_name,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -2,7 +2,8 @@
 
 Terms are shared by every graph, so removing quads cannot delete their terms on the
 spot: :func:`collect_terms` checks the candidates a removal orphaned (a replaced or
-removed graph's), :func:`collect_all` the whole table (``SQLStore.gc``).  Both run
+removed graph's), :func:`collect_all` the whole table (``SQLStore.gc``); the deleted geometries leave the spatial index
+with them (:mod:`.spatial`).  Both run
 under the store's write lock, so no other transaction can be about to reference one of
 the terms they delete.
 """
@@ -15,7 +16,9 @@ from sqlalchemy import delete, exists, select, union
 from sqlalchemy.engine import Connection
 
 from .dialect.base import IN_CHUNK, chunks
-from .schema import graphs, quads, terms
+from .schema import datatypes, graphs, quads, terms
+from .spatial import drop_orphans, drop_terms
+from .wkt import WKT_LITERAL
 
 __all__ = ["collect_all", "collect_terms", "graph_term_ids"]
 
@@ -50,9 +53,15 @@ def collect_terms(conn: Connection, candidates: set[int]) -> int:
     """
     deleted = 0
     conds = _unreferenced()
+    wkt = conn.execute(select(datatypes.c.id).where(datatypes.c.iri == WKT_LITERAL)).scalar()
     for chunk in chunks(sorted(candidates), IN_CHUNK):
-        result = conn.execute(delete(terms).where(terms.c.id.in_(chunk), *conds))
-        deleted += max(result.rowcount, 0)
+        result = conn.execute(
+            delete(terms).where(terms.c.id.in_(chunk), *conds).returning(terms.c.id, terms.c.datatype)
+        )
+        gone = result.all()
+        deleted += len(gone)
+        if wkt is not None:
+            drop_terms(conn, [term_id for term_id, dt in gone if dt == wkt])
     return deleted
 
 
@@ -62,4 +71,5 @@ def collect_all(conn: Connection) -> int:
     ``conn`` must hold the write lock (``SQLStore._begin_write``).
     """
     result = conn.execute(delete(terms).where(*_unreferenced()))
+    drop_orphans(conn)
     return max(result.rowcount, 0)

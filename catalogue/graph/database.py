@@ -403,9 +403,11 @@ def _private_memory(engine: Engine) -> bool:
 
 def _create_head_schema(engine: Engine) -> None:
     from .schema import metadata  # the head schema (tests check it matches the migrations)
+    from .spatial import create_index
 
     with engine.begin() as conn:
         metadata.create_all(conn)
+        create_index(conn)
         conn.execute(
             text(
                 "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "

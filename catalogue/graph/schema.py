@@ -1,4 +1,5 @@
-"""SQL schema of the graph store (SQLAlchemy Core), revision ``0002_sequential_terms``.
+"""SQL schema of the graph store (SQLAlchemy Core), revision ``0002_sequential_terms``
+(``0003_spatial_index`` only adds the spatial index, see below).
 
 This module is the reference the Alembic migrations are checked against
 (``target_metadata``); the tables themselves are created by the migrations, never by
@@ -34,6 +35,10 @@ without parsing lexical forms:
     ``add_graph``).
 ``namespaces``
     Prefix bindings.
+
+The spatial index of ``geo:wktLiteral`` terms (``geo_index``, revision
+``0003_spatial_index``) is not described here: it is an R*Tree virtual table on SQLite
+and a ``box`` column on PostgreSQL, created by :mod:`.spatial`.
 """
 
 from __future__ import annotations

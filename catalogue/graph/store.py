@@ -77,6 +77,7 @@ from .schema import graphs, metadata, namespaces, quads, terms
 from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
 from .sparql import hooks
 from .sparql.query import store_query
+from .spatial import drop_index as drop_spatial_index
 from .terms import decode, encode
 
 __all__ = ["SQLStore"]
@@ -249,6 +250,7 @@ class SQLStore(Store):
 
     @staticmethod
     def _drop_all(conn: Connection) -> None:
+        drop_spatial_index(conn)
         metadata.drop_all(conn, checkfirst=True)
         conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
 

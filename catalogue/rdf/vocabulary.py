@@ -23,6 +23,10 @@ PREFIXES: dict[str, Namespace] = {
     "xsd": Namespace(str(XSD)),
     "owl": Namespace(str(OWL)),
     "sh": Namespace(str(SH)),
+    # GeoSPARQL 1.1: geometries, the filter functions and their units of measure.
+    "geo": Namespace("http://www.opengis.net/ont/geosparql#"),
+    "geof": Namespace("http://www.opengis.net/def/function/geosparql/"),
+    "uom": Namespace("http://www.opengis.net/def/uom/OGC/1.0/"),
 }
 
 #: Properties derived from other metadata (for search); never used to rebuild.

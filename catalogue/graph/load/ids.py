@@ -22,6 +22,7 @@ from ..dialect.base import NewTermRow, StoredTermRow
 from ..dialect.sqlite import next_term_id
 from ..schema import datatypes
 from ..session import Session
+from ..spatial import index_literals, is_wkt
 from ..terms import LITERAL, TermCollisionError, comparable_value, encode, same_content
 
 __all__ = [
@@ -286,9 +287,15 @@ def _insert_terms(
     session.tx_wrote_ids = True
     # Terms missing from the answer were stored meanwhile (PostgreSQL: by another
     # transaction); the caller reads them back by hash.
-    ids.update(
-        session.dialect.insert_terms(conn, rows, lambda count: reserve_term_ids(session, conn, count))
+    inserted = session.dialect.insert_terms(
+        conn, rows, lambda count: reserve_term_ids(session, conn, count)
     )
+    ids.update(inserted)
+    # Geometries go into the spatial index with the terms (a hash missing from
+    # ``inserted`` was stored, and indexed, by another transaction).
+    geometries = [(inserted[h], contents[h][1]) for h in inserted if is_wkt(contents[h][2])]
+    if geometries:
+        index_literals(conn, geometries)
 
 def _next_term_id(session: Session, conn: Connection) -> int:
     """SQLite: the first id for new terms, read once per write transaction.

@@ -23,6 +23,7 @@ from sqlalchemy.schema import CreateIndex, DropIndex, Index
 from ..schema import quads as quads_table
 from ..schema import terms as terms_table
 from ..session import Session
+from ..spatial import index_literals, is_wkt
 from ..terms import COMPARABLE_DATATYPES, TermCollisionError, comparable_value, same_content
 from .batches import Batch
 from .ids import datatype_iri, note_ids_written, reserve_term_ids, write_datatypes
@@ -392,6 +393,13 @@ class Writer:
             rows = list(zip(ids.tolist(), hashes, kinds, values, dts, langs, nums, strict=True))
             fixes = self._pg_insert_terms(rows, new_terms, order)
         self.terms_added += len(selected) - len(fixes)
+        geometries = [
+            (int(ids[k]), values[k])
+            for k, dt in enumerate(datatypes)
+            if is_wkt(dt) and int(order[k]) not in fixes
+        ]
+        if geometries:  # a term in ``fixes`` was stored and indexed by another load
+            index_literals(self.conn, geometries)
         return fixes
 
     def _sqlite_insert_terms(

@@ -42,6 +42,7 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 
 from .aggregates import AggregateCompiler
 from .expressions import ExprCompiler, Resolver
+from .geo import SpatialLookup
 from .paths import PathCompiler
 from .sql import (
     Block,
@@ -77,6 +78,8 @@ class Statement:
     params: dict[str, Any]
     columns: list[OutputColumn]
     functions: frozenset[str] = frozenset()
+    #: Spatial lookups to resolve into ``params`` before running (:mod:`.geo`).
+    lookups: tuple[SpatialLookup, ...] = ()
 
 
 #: Algebra nodes the compiler knows.
@@ -127,6 +130,7 @@ class Compiler:
         self.paths = PathCompiler(self)
         self.aggregates = AggregateCompiler(self)
         self.functions: set[str] = set()
+        self.lookups: list[SpatialLookup] = []
         # Resolvers of enclosing scopes, consulted inside (NOT) EXISTS patterns whose
         # filters may see variables bound outside.
         self._outer: list[Resolver] = []
@@ -219,7 +223,9 @@ class Compiler:
             sql += "\n" + "\n".join(joins)
         if order_cols:
             sql += "\nORDER BY " + ", ".join(f"r_.{c}" for c in order_cols)
-        return Statement(sql, self.names.params, columns, frozenset(self.functions))
+        return Statement(
+            sql, self.names.params, columns, frozenset(self.functions), tuple(self.lookups)
+        )
 
     # --------------------------------------------------------- solution modifiers
 
@@ -506,7 +512,7 @@ class Compiler:
                     return self.ops.const(self.bindings[var])
                 return self._resolve_outer(var)
 
-            conds.append(ExprCompiler(self, resolve).condition(expr))
+            conds.append(ExprCompiler(self, resolve).filter_condition(expr))
         for var in shared:
             mine = a.vars[var]
             col = f'{r}."{self.names.column(var)}"'
@@ -554,7 +560,7 @@ class Compiler:
                     return self.ops.const(self.bindings[var])
                 return self._resolve_outer(var)
 
-            conds.append(ExprCompiler(self, resolve).condition(expr))
+            conds.append(ExprCompiler(self, resolve).filter_condition(expr))
         group = b.items[0][1] if len(b.items) == 1 else f"({b.from_sql()})"
         out.add_item(group, and_all(conds), left=True)
         for var, ref in b.vars.items():
@@ -565,7 +571,7 @@ class Compiler:
 
     def _p_Filter(self, part: CompValue, scope: GraphScope) -> Block:
         b = self.pattern(part.p, scope)
-        cond = ExprCompiler(self, self.resolver(b)).condition(part.expr)
+        cond = ExprCompiler(self, self.resolver(b)).filter_condition(part.expr)
         b.where.append(cond)
         return b
 

@@ -35,6 +35,8 @@ from sqlalchemy import text
 
 from ..deadline import check_deadline
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
+from .geo import resolve as resolve_lookups
+from .geof import relate_text
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
 from .source import QuadSource, source_of
@@ -55,12 +57,15 @@ class ExplainEntry:
     sql: str | None
     params: dict[str, Any]
     note: str | None = None
+    #: A line printed above the statement (what a spatial lookup found).
+    comment: str | None = None
 
     def render(self) -> str:
         if self.sql is None:
             return f"-- evaluated by rdflib: {self.note}"
         params = "".join(f"\n--   :{k} = {v!r}" for k, v in self.params.items())
-        return self.sql + ";" + (f"\n-- parameters:{params}" if params else "")
+        head = f"-- {self.comment}\n" if self.comment else ""
+        return head + self.sql + ";" + (f"\n-- parameters:{params}" if params else "")
 
 
 def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> Statement:
@@ -235,8 +240,16 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
             log.append(ExplainEntry(None, {}, f"{part.name}: {exc}"))
         raise NotImplementedError from exc
     log = getattr(store, "sql_log", None)
+    shown = dict(stmt.params)
+    if stmt.lookups:
+        for report, lookup in zip(
+            resolve_lookups(store.connection, list(stmt.lookups), stmt.params), stmt.lookups, strict=True
+        ):
+            shown[lookup.param] = report.shown
+            if log is not None:
+                log.append(ExplainEntry(report.sql, report.params, comment=report.comment))
     if log is not None:
-        log.append(ExplainEntry(stmt.sql, dict(stmt.params)))
+        log.append(ExplainEntry(stmt.sql, shown))
     bound = {k: v for k, v in ctx.solution().items()}
     top = part
     while top.name in ("Slice", "Distinct", "Reduced", "OrderBy"):
@@ -340,6 +353,7 @@ _FUNCTIONS: dict[str, tuple[int, Any]] = {
     "sparql_regex": (3, sparql_regex),
     "sparql_lcase": (1, _lower),
     "sparql_ucase": (1, _upper),
+    "geo_relate": (3, relate_text),
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, URIRef, Variable
 
+from .geo import compile_call
 from .sql import Dialect, Names, Unsupported, Val
 from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
 
@@ -45,6 +46,9 @@ class ExpressionContext(Protocol):
     dialect: Dialect
     names: Names
     ops: ValueOps
+    datatype_ids: Any
+    #: Spatial lookups the statement needs resolved before it runs (:mod:`.geo`).
+    lookups: list[Any]
 
     def need_function(self, name: str) -> None: ...
 
@@ -64,6 +68,19 @@ class ExprCompiler:
     def condition(self, expr: Any) -> str:
         """SQL for a FILTER condition: its effective boolean value."""
         return self.as_bool(self.compile(expr))
+
+    def filter_condition(self, expr: Any) -> str:
+        """SQL for a FILTER (or OPTIONAL) condition, where an error and false both
+        drop the row: a GeoSPARQL relation in it (or in one of its ``&&`` conjuncts)
+        can then be a plain membership test the database drives an index with."""
+        if isinstance(expr, CompValue):
+            if expr.name == "ConditionalAndExpression":
+                parts = [self.filter_condition(expr.expr)]
+                parts += [self.filter_condition(x) for x in expr.other or []]
+                return "(" + " AND ".join(parts) + ")"
+            if expr.name == "Function":
+                return self.as_bool(compile_call(self.c, self.value, expr, positive=True))
+        return self.condition(expr)
 
     def value(self, expr: Any) -> Val:
         return self.as_val(self.compile(expr))
@@ -121,6 +138,11 @@ class ExprCompiler:
         if op not in ("=", "!=", "<", ">", "<=", ">="):
             raise Unsupported(f"operator {op}")
         return ("bool", self.ops.compare(op, left, self.value(e.other)))
+
+    def _e_Function(self, e: CompValue) -> Compiled:
+        """Calls of functions named by IRI: the GeoSPARQL relations (:mod:`.geo`);
+        casts and other functions stay with rdflib."""
+        return compile_call(self.c, self.value, e, positive=False)
 
     # ---------------------------------------------------------------------- built-ins
 

@@ -9,6 +9,8 @@ in rdflib.  It
   evaluator where it cannot (:mod:`.evaluate`);
 * points rdflib's ``REGEX``/``REPLACE`` at RE2, so regular expressions match in
   linear time (:mod:`.regex`);
+* registers the GeoSPARQL ``geof:`` functions with rdflib's evaluator, for the
+  filters the compiler leaves to it (:mod:`.geof`);
 * makes rdflib's SPARQL parser safe to call from several threads (it is not: see
   :data:`.query.PARSE_LOCK`).
 
@@ -23,6 +25,7 @@ from typing import Any
 from rdflib.plugins.sparql import CUSTOM_EVALS
 
 from .evaluate import evaluate_part
+from .geof import install as install_geof
 from .query import PARSE_LOCK
 from .regex import RE2_MODULE
 from .source import register
@@ -37,6 +40,7 @@ def install(source_type: type) -> None:
     expressions and a thread-safe parser (idempotent, cheap enough to call per open)."""
     register(source_type)
     CUSTOM_EVALS[HOOK_NAME] = evaluate_part
+    install_geof()
     _use_re2()
     _lock_parser()
 

@@ -1,0 +1,201 @@
+"""The spatial index: the CRS84 envelope of every stored ``geo:wktLiteral`` term.
+
+GeoSPARQL filters (:mod:`.sparql.geo`) ask which stored geometries relate to a query
+geometry.  Testing every literal with shapely costs tens of microseconds each; the
+index narrows the test to the literals whose envelope overlaps the query's, so a
+bounding-box search over 100,000 footprints reads a handful of rows.
+
+Table ``geo_index``, one row per *box* of a term, keyed ``term id * 16 + part``:
+
+* SQLite: an R*Tree virtual table ``geo_index(key, minx, maxx, miny, maxy)`` (32-bit
+  float bounds, which SQLite rounds outwards, so candidates are never lost);
+* PostgreSQL: ``geo_index(key bigint primary key, env box)`` with a GiST index on
+  ``env`` (core PostgreSQL, no PostGIS needed).
+
+A geometry made of 2 to 16 parts (a footprint split at the antimeridian is a
+two-polygon MULTIPOLYGON) gets one box per part: its single envelope would span the
+whole globe and match every query.  Other geometries get one box.  An *empty*
+geometry gets one box at :data:`EMPTY_BOX`, far outside lon/lat space, so that every
+readable literal has at least one row: the index then also answers "which terms are
+geometries", which ``sfDisjoint`` (the complement of ``sfIntersects``) and the
+error-versus-false distinction need.  A literal that cannot be read has no row.
+
+The key packs the term id so that one term's rows are a key range, which both
+databases find through their primary key: deleting a term's rows (garbage collection,
+:mod:`.collect`) never scans.  The index is written wherever terms are written
+(:mod:`.load.ids` for the store's own writes, SPARQL Update included, and
+:mod:`.load.writer` for bulk loads) and built for existing data by migration
+``0003_spatial_index``.  Candidates are always tested exactly by shapely afterwards,
+so the boxes only need to *cover* their geometry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Final
+
+import shapely
+from shapely.geometry.base import BaseGeometry
+from sqlalchemy.engine import Connection
+
+from .wkt import WKT_LITERAL, WktError, parse_wkt
+
+__all__ = [
+    "EMPTY_BOX",
+    "PARTS",
+    "SPATIAL_TABLES",
+    "Box",
+    "candidate_sql",
+    "candidate_terms",
+    "create_index",
+    "drop_index",
+    "drop_orphans",
+    "drop_terms",
+    "geometry_boxes",
+    "include_name",
+    "index_literals",
+    "indexed_ids",
+    "is_wkt",
+]
+
+Box = tuple[float, float, float, float]  # minx, miny, maxx, maxy
+
+#: Rows a term may have: keys are ``term id * PARTS + part``.
+PARTS: Final = 16
+#: The box of an empty geometry: outside every CRS84 shape, so never a candidate of one.
+EMPTY_BOX: Final[Box] = (1e9, 1e9, 1e9, 1e9)
+#: Tables the index consists of (SQLite's R*Tree keeps three shadow tables), which the
+#: SQLAlchemy schema module does not describe (see tests/graph/test_database.py).
+SPATIAL_TABLES: Final = frozenset({"geo_index", "geo_index_node", "geo_index_parent", "geo_index_rowid"})
+
+_SQLITE_CREATE: Final = "CREATE VIRTUAL TABLE geo_index USING rtree(key, minx, maxx, miny, maxy)"
+_PG_CREATE: Final = (
+    "CREATE TABLE geo_index (key BIGINT PRIMARY KEY, env BOX NOT NULL)",
+    "CREATE INDEX ix_geo_index_env ON geo_index USING gist (env)",
+)
+_SQLITE_INSERT: Final = "INSERT OR REPLACE INTO geo_index (key, minx, maxx, miny, maxy) VALUES (?, ?, ?, ?, ?)"
+_PG_INSERT: Final = (
+    "INSERT INTO geo_index (key, env) SELECT k, box(point(x0, y0), point(x1, y1)) FROM "
+    "unnest(%s::bigint[], %s::float8[], %s::float8[], %s::float8[], %s::float8[]) "
+    "AS r(k, x0, y0, x1, y1) ON CONFLICT (key) DO UPDATE SET env = excluded.env"
+)
+
+
+def include_name(name: str | None, type_: str, _parents: object) -> bool:
+    """Alembic's ``include_name`` hook: leave the index out of schema comparisons.  Its
+    DDL differs by database (an R*Tree virtual table, a ``box`` column), which the
+    SQLAlchemy schema module cannot describe; its own tests check it."""
+    return not (type_ == "table" and name in SPATIAL_TABLES)
+
+
+def create_index(conn: Connection) -> None:
+    """Create the (empty) index tables on ``conn``'s database."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(_SQLITE_CREATE)
+    else:
+        for statement in _PG_CREATE:
+            conn.exec_driver_sql(statement)
+
+
+def drop_index(conn: Connection) -> None:
+    conn.exec_driver_sql("DROP TABLE IF EXISTS geo_index")
+
+
+def geometry_boxes(geometry: BaseGeometry) -> list[Box]:
+    """The boxes indexed for ``geometry`` (see the module docstring)."""
+    if geometry.is_empty:
+        return [EMPTY_BOX]
+    parts = shapely.get_parts(geometry) if shapely.get_num_geometries(geometry) > 1 else []
+    if 1 < len(parts) <= PARTS:
+        boxes = [tuple(part.bounds) for part in parts if not part.is_empty]
+        if boxes:
+            return boxes  # type: ignore[return-value]
+    return [tuple(geometry.bounds)]  # type: ignore[list-item]
+
+
+def index_literals(conn: Connection, literals: Iterable[tuple[int, str]]) -> int:
+    """Index ``(term id, lexical form)`` of new ``geo:wktLiteral`` terms; return how
+    many boxes were written (unreadable literals get none)."""
+    rows: list[tuple[int, float, float, float, float]] = []
+    for term_id, value in literals:
+        try:
+            boxes = geometry_boxes(parse_wkt(value))
+        except WktError:
+            continue
+        rows.extend((term_id * PARTS + i, *box) for i, box in enumerate(boxes))
+    if not rows:
+        return 0
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(
+            _SQLITE_INSERT, [(key, x0, x1, y0, y1) for key, x0, y0, x1, y1 in rows]
+        )
+    else:
+        columns = list(zip(*rows, strict=True))
+        conn.exec_driver_sql(_PG_INSERT, tuple(list(c) for c in columns))
+    return len(rows)
+
+
+def drop_terms(conn: Connection, term_ids: Iterable[int]) -> None:
+    """Remove the rows of deleted terms."""
+    ids = list(term_ids)
+    if not ids:
+        return
+    if conn.dialect.name == "sqlite":
+        # An R*Tree finds rows by key equality only (a key range scans the tree).
+        keys = [(t * PARTS + part,) for t in ids for part in range(PARTS)]
+        conn.exec_driver_sql("DELETE FROM geo_index WHERE key = ?", keys)
+    else:
+        ranges = [(t * PARTS, t * PARTS + PARTS - 1) for t in ids]
+        conn.exec_driver_sql("DELETE FROM geo_index WHERE key BETWEEN %s AND %s", ranges)
+
+
+def drop_orphans(conn: Connection) -> None:
+    """Remove the rows of every term that no longer exists (after a full collection)."""
+    conn.exec_driver_sql(
+        f"DELETE FROM geo_index WHERE NOT EXISTS (SELECT 1 FROM terms WHERE terms.id = geo_index.key / {PARTS})"
+    )
+
+
+def candidate_sql(dialect: str) -> str:
+    """The statement listing the terms with a box overlapping ``:x0 :y0 :x1 :y1``
+    (bound parameters, SQLAlchemy ``text`` style), each once."""
+    if dialect == "sqlite":
+        where = "maxx >= :x0 AND minx <= :x1 AND maxy >= :y0 AND miny <= :y1"
+    else:
+        where = "env && box(point(:x0, :y0), point(:x1, :y1))"
+    return f"SELECT DISTINCT key / {PARTS} FROM geo_index WHERE {where}"
+
+
+def candidate_terms(conn: Connection, boxes: Iterable[Box]) -> Iterator[tuple[int, str]]:
+    """``(id, lexical form)`` of the stored geometries whose boxes overlap any of
+    ``boxes`` (the index's answer; the caller tests them exactly)."""
+    from sqlalchemy import text
+
+    ids: set[int] = set()
+    statement = text(candidate_sql(conn.dialect.name))
+    for x0, y0, x1, y1 in boxes:
+        ids.update(conn.execute(statement, {"x0": x0, "y0": y0, "x1": x1, "y1": y1}).scalars())
+    yield from _values(conn, ids)
+
+
+def indexed_ids(conn: Connection) -> set[int]:
+    """The ids of every readable stored geometry (a full index scan)."""
+    return set(conn.exec_driver_sql(f"SELECT DISTINCT key / {PARTS} FROM geo_index").scalars())
+
+
+def _values(conn: Connection, ids: set[int]) -> Iterator[tuple[int, str]]:
+    from sqlalchemy import bindparam, text
+
+    statement = text("SELECT id, value FROM terms WHERE id IN :ids").bindparams(
+        bindparam("ids", expanding=True)
+    )
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), 900):
+        chunk = ordered[start : start + 900]
+        for term_id, value in conn.execute(statement, {"ids": chunk}):
+            yield int(term_id), value
+
+
+def is_wkt(datatype: str | None) -> bool:
+    """Whether a term of this datatype IRI is indexed."""
+    return datatype == WKT_LITERAL

@@ -1,0 +1,363 @@
+"""GeoSPARQL filter functions on the SQL store, against shapely, on SQLite and PostgreSQL.
+
+The stored geometries are a fixed random set (boxes, polygons, points, and footprints
+split at the antimeridian, on a coarse grid so that shapes often share edges and
+corners: that is where touches, overlaps and equals differ); hypothesis draws the query
+geometries.  Every relation is checked three ways: compiled to SQL (the spatial index
+plus shapely), evaluated by rdflib (the compiler switched off) and, as the reference,
+shapely on the same geometries.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+import shapely
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import Dataset, Literal, Namespace, URIRef
+from shapely.geometry import MultiPolygon, Point, Polygon, box
+from shapely.geometry.base import BaseGeometry
+from sqlalchemy import create_engine, text
+
+from catalogue.graph.database import downgrade, make_engine, upgrade
+from catalogue.graph.sparql.geof import RELATIONS
+from catalogue.graph.store import SQLStore
+from catalogue.graph.wkt import WKT_LITERAL
+
+EX = Namespace("http://example.org/")
+WKT = URIRef(WKT_LITERAL)
+P = (
+    "PREFIX geo: <http://www.opengis.net/ont/geosparql#>\n"
+    "PREFIX geof: <http://www.opengis.net/def/function/geosparql/>\n"
+    "PREFIX uom: <http://www.opengis.net/def/uom/OGC/1.0/>\n"
+    "PREFIX ex: <http://example.org/>\n"
+)
+
+
+def _grid(rng: random.Random, low: int, high: int) -> float:
+    return float(rng.randrange(low, high + 1, 5))
+
+
+def _box(rng: random.Random) -> BaseGeometry:
+    x0, y0 = _grid(rng, -60, 50), _grid(rng, -60, 50)
+    return box(x0, y0, x0 + _grid(rng, 5, 40), y0 + _grid(rng, 5, 40))
+
+
+def _shape(rng: random.Random) -> BaseGeometry:
+    kind = rng.randrange(4)
+    if kind == 0:
+        return _box(rng)
+    if kind == 1:
+        points = [(_grid(rng, -60, 60), _grid(rng, -60, 60)) for _ in range(4)]
+        hull = shapely.MultiPoint(points).convex_hull
+        return hull if isinstance(hull, Polygon) else _box(rng)
+    if kind == 2:
+        return Point(_grid(rng, -60, 60), _grid(rng, -60, 60))
+    # A footprint across the antimeridian, split at ±180 as the catalogue writes it.
+    y0 = _grid(rng, -60, 40)
+    west, east = _grid(rng, 150, 175), _grid(rng, -175, -150)
+    return MultiPolygon([box(west, y0, 180, y0 + 20), box(-180, y0, east, y0 + 20)])
+
+
+RNG = random.Random(16)
+STORED: dict[URIRef, BaseGeometry] = {EX[f"d{i}"]: _shape(RNG) for i in range(60)}
+STORED[EX.empty] = shapely.from_wkt("POLYGON EMPTY")
+
+
+def _literal(geometry: BaseGeometry) -> Literal:
+    return Literal(geometry.wkt, datatype=WKT)
+
+
+def _fill(ds: Dataset) -> None:
+    graph = ds.graph(EX.g)
+    for node, geometry in STORED.items():
+        graph.add((node, EX.bbox, _literal(geometry)))
+    graph.add((EX.bad, EX.bbox, Literal("POLYGON((0 0, 1 1", datatype=WKT)))
+    graph.add((EX.text, EX.bbox, Literal("POINT(0 0)")))  # not a wktLiteral
+
+
+@pytest.fixture(scope="module")
+def geo_ds(module_db_url: str) -> Iterator[Dataset]:
+    store = SQLStore(module_db_url)
+    ds = Dataset(store=store, default_union=True)
+    _fill(ds)
+    store.commit()
+    yield ds
+    store.close()
+
+
+def _select(ds: Dataset, query: str, *, compiled: bool = True) -> tuple[set[str], list[str]]:
+    store = ds.store
+    store.sql_log = log = []
+    store.compile_sparql = compiled
+    try:
+        found = {str(row[0]) for row in ds.query(P + query)}
+    finally:
+        store.sql_log = None
+        store.compile_sparql = True
+    return found, [entry.render() for entry in log]
+
+
+def _expected(relation: str, query: BaseGeometry, *, reverse: bool = False) -> set[str]:
+    test = RELATIONS[relation]
+    return {
+        str(node)
+        for node, geometry in STORED.items()
+        if (test(query, geometry) if reverse else test(geometry, query))
+    }
+
+
+queries = st.builds(lambda seed: _shape(random.Random(seed)), st.integers(0, 10**6))
+EXAMPLES = settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@pytest.mark.parametrize("relation", sorted(RELATIONS))
+@EXAMPLES
+@given(query=queries)
+def test_relation_with_a_constant_matches_shapely(geo_ds: Dataset, relation: str, query: BaseGeometry) -> None:
+    constant = f'"{query.wkt}"^^geo:wktLiteral'
+    sparql = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:{relation}(?g, {constant})) }}"
+    found, log = _select(geo_ds, sparql)
+    assert found == _expected(relation, query)
+    assert any("spatial index used" in line for line in log), log
+    assert not any("evaluated by rdflib" in line for line in log), log
+    # The constant first: the converse relation.
+    flipped = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:{relation}({constant}, ?g)) }}"
+    assert _select(geo_ds, flipped)[0] == _expected(relation, query, reverse=True)
+    # rdflib's evaluator, with the functions the store registers, agrees.
+    assert _select(geo_ds, sparql, compiled=False)[0] == found
+
+
+@EXAMPLES
+@given(query=queries)
+def test_negated_relation_is_an_error_for_non_geometries(geo_ds: Dataset, query: BaseGeometry) -> None:
+    sparql = (
+        "SELECT ?d WHERE { ?d ex:bbox ?g "
+        f'FILTER(!geof:sfIntersects(?g, "{query.wkt}"^^geo:wktLiteral)) }}'
+    )
+    found, _ = _select(geo_ds, sparql)
+    assert found == {str(n) for n, g in STORED.items() if not g.intersects(query)}
+    assert str(EX.bad) not in found and str(EX.text) not in found
+    assert _select(geo_ds, sparql, compiled=False)[0] == found
+
+
+@pytest.mark.parametrize("relation", ["sfIntersects", "sfWithin", "sfTouches"])
+def test_relation_between_two_variables(geo_ds: Dataset, relation: str) -> None:
+    sparql = f"SELECT ?a ?b WHERE {{ ?a ex:bbox ?g . ?b ex:bbox ?h FILTER(geof:{relation}(?g, ?h)) }}"
+    store = geo_ds.store
+    store.sql_log = log = []
+    try:
+        found = {(str(a), str(b)) for a, b in geo_ds.query(P + sparql)}
+    finally:
+        store.sql_log = None
+    test = RELATIONS[relation]
+    assert found == {
+        (str(a), str(b)) for a, ga in STORED.items() for b, gb in STORED.items() if test(ga, gb)
+    }
+    notes = [entry.render() for entry in log if entry.sql is None]
+    if store.dialect_name == "postgresql":
+        assert any("between two variables" in note for note in notes), notes
+    else:
+        assert notes == []  # SQLite: compiled, shapely called per row
+
+
+@EXAMPLES
+@given(a=queries, b=queries)
+def test_value_functions_match_shapely(geo_ds: Dataset, a: BaseGeometry, b: BaseGeometry) -> None:
+    la, lb = (f'"{g.wkt}"^^geo:wktLiteral' for g in (a, b))
+    row = next(
+        iter(
+            geo_ds.query(
+                P + f"SELECT (geof:distance({la}, {lb}, uom:degree) AS ?d) "
+                f"(geof:envelope({la}) AS ?e) (geof:buffer({la}, 2.5, uom:degree) AS ?b) "
+                f"(geof:distance({la}, {lb}, uom:metre) AS ?m) WHERE {{}}"
+            )
+        )
+    )
+    assert float(row[0]) == pytest.approx(a.distance(b))
+    assert shapely.from_wkt(str(row[1])).equals(a.envelope)
+    assert row[1].datatype == WKT
+    assert shapely.from_wkt(str(row[2])).equals_exact(a.buffer(2.5), 1e-9)
+    if isinstance(a, Point) and isinstance(b, Point):
+        from pyproj import Geod
+
+        assert float(row[3]) == pytest.approx(Geod(ellps="WGS84").inv(a.x, a.y, b.x, b.y)[2])
+    elif a.intersects(b):
+        assert float(row[3]) == 0.0
+    else:
+        assert float(row[3]) > 0.0
+
+
+def test_metre_buffer_is_true_metres() -> None:
+    from pyproj import Geod
+
+    ds = Dataset()
+    SQLStore("sqlite://")  # opening a store installs the geof: functions
+    (row,) = ds.query(
+        P + 'SELECT (geof:buffer("POINT(10 60)"^^geo:wktLiteral, 1000, uom:metre) AS ?b) WHERE {}'
+    )
+    ring = shapely.from_wkt(str(row[0])).exterior.coords
+    geod = Geod(ellps="WGS84")
+    assert all(abs(geod.inv(10, 60, x, y)[2] - 1000) < 1 for x, y in ring)
+
+
+def test_epsg_4326_is_latitude_first(sql_store: SQLStore) -> None:
+    ds = Dataset(store=sql_store, default_union=True)
+    g = ds.graph(EX.g)
+    g.add((EX.a, EX.bbox, Literal("<http://www.opengis.net/def/crs/EPSG/0/4326> POINT(50 10)", datatype=WKT)))
+    g.add((EX.b, EX.bbox, Literal("POINT(50 10)", datatype=WKT)))
+    g.add((EX.c, EX.bbox, Literal("<http://www.opengis.net/def/crs/EPSG/0/3857> POINT(1113194.9 6446275.8)", datatype=WKT)))
+    sql_store.commit()
+    around = '"POLYGON((9 49, 11 49, 11 51, 9 51, 9 49))"^^geo:wktLiteral'
+    query = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:sfWithin(?g, {around})) }}"
+    assert _select(ds, query)[0] == {str(EX.a), str(EX.c)}
+    assert _select(ds, query, compiled=False)[0] == {str(EX.a), str(EX.c)}
+    lat_lon = '"<http://www.opengis.net/def/crs/EPSG/0/4326> POINT(10 50)"^^geo:wktLiteral'
+    query = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:sfIntersects(?g, {lat_lon})) }}"
+    assert _select(ds, query)[0] == {str(EX.b)}
+
+
+@pytest.mark.parametrize(
+    "constant",
+    ['"POLYGON((0 0, 1"^^geo:wktLiteral', '"POINT(0 0)"', "ex:x",
+     '"<urn:no-such-crs> POINT(0 0)"^^geo:wktLiteral'],
+)
+def test_invalid_constants_are_errors_not_crashes(geo_ds: Dataset, constant: str) -> None:
+    for sparql in (
+        f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:sfIntersects(?g, {constant})) }}",
+        f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(!geof:sfIntersects(?g, {constant})) }}",
+        f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:distance(?g, {constant}, uom:metre) > 0) }}",
+    ):
+        assert _select(geo_ds, sparql)[0] == set()
+        assert _select(geo_ds, sparql, compiled=False)[0] == set()
+
+
+def test_cli_explain_says_the_spatial_index_was_used(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from catalogue.cli import main
+
+    db = tmp_path / "c.db"
+    store = SQLStore(f"sqlite:///{db}")
+    _fill(Dataset(store=store, default_union=True))
+    store.commit()
+    store.close()
+    query = (
+        "SELECT ?d WHERE { ?d <http://example.org/bbox> ?g "
+        'FILTER(geof:sfIntersects(?g, "POLYGON((0 0, 20 0, 20 20, 0 20, 0 0))"^^geo:wktLiteral)) }'
+    )
+    result = CliRunner().invoke(main, ["query", "--db", str(db), "--explain", "--format", "tsv", query])
+    assert result.exit_code == 0, result.output
+    assert "spatial index used (geo_index, R*Tree) for geof:sfIntersects" in result.stderr
+    assert {line.strip("<>") for line in result.stdout.split()[1:]} == _expected(
+        "sfIntersects", box(0, 0, 20, 20)
+    )
+
+
+# ------------------------------------------------------------------ index upkeep
+
+
+def _indexed(store: SQLStore) -> set[int]:
+    rows = store.connection.execute(text("SELECT key FROM geo_index")).scalars()
+    return {key // 16 for key in rows}
+
+
+def _term_id(store: SQLStore, value: str) -> int | None:
+    return store.connection.execute(
+        text("SELECT id FROM terms WHERE value = :v"), {"v": value}
+    ).scalar()
+
+
+def test_index_follows_add_remove_update_load_and_gc(sql_store: SQLStore, tmp_path) -> None:
+    from catalogue.graph.load.bulk import load_file
+
+    ds = Dataset(store=sql_store, default_union=True)
+    square = "POLYGON((0 0, 1 0, 1 1, 0 1, 0 0))"
+    split = "MULTIPOLYGON(((170 0, 180 0, 180 5, 170 5, 170 0)), ((-180 0, -175 0, -175 5, -180 5, -180 0)))"
+    ds.graph(EX.g).add((EX.a, EX.bbox, Literal(square, datatype=WKT)))
+    ds.graph(EX.g).add((EX.b, EX.bbox, Literal(split, datatype=WKT)))
+    ds.graph(EX.g).add((EX.c, EX.bbox, Literal("nonsense", datatype=WKT)))
+    sql_store.commit()
+    assert _indexed(sql_store) == {_term_id(sql_store, square), _term_id(sql_store, split)}
+    keys = sql_store.connection.execute(text("SELECT count(*) FROM geo_index")).scalar()
+    assert keys == 3  # one box per side of the antimeridian
+    ds.update(
+        'PREFIX geo: <http://www.opengis.net/ont/geosparql#> INSERT DATA { GRAPH <http://example.org/g> '
+        '{ <http://example.org/u> <http://example.org/bbox> "POINT(3 3)"^^geo:wktLiteral } }'
+    )
+    sql_store.commit()
+    assert _term_id(sql_store, "POINT(3 3)") in _indexed(sql_store)
+    path = tmp_path / "more.nt"
+    path.write_text(f'<{EX.l}> <{EX.bbox}> "POINT(4 4)"^^<{WKT_LITERAL}> <{EX.h}> .\n')
+    load_file(sql_store, path, format="nquads")
+    point_id = _term_id(sql_store, "POINT(4 4)")
+    assert point_id in _indexed(sql_store)
+    found, _ = _select(ds, 'SELECT ?d WHERE { ?d ex:bbox ?g FILTER(geof:sfIntersects(?g, "POINT(4 4)"^^geo:wktLiteral)) }')
+    assert found == {str(EX.l)}
+    # Removing a graph collects its terms, and their index rows with them.
+    sql_store.remove_graph(ds.graph(EX.h))
+    sql_store.commit()
+    assert point_id not in _indexed(sql_store)
+    # A removed triple leaves its term until the full collection.
+    square_id = _term_id(sql_store, square)
+    ds.graph(EX.g).remove((EX.a, EX.bbox, None))
+    sql_store.commit()
+    assert square_id in _indexed(sql_store)
+    sql_store.gc()
+    sql_store.commit()
+    assert square_id not in _indexed(sql_store)
+    assert _indexed(sql_store) == {_term_id(sql_store, split), _term_id(sql_store, "POINT(3 3)")}
+
+
+def test_migration_indexes_stored_literals(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0002_sequential_terms")
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO datatypes (id, iri) VALUES (1, :iri)"), {"iri": WKT_LITERAL})
+            for term_id, value in [(1, "POINT(1 2)"), (2, "broken"), (3, "LINESTRING(0 0, 5 5)")]:
+                conn.execute(
+                    text("INSERT INTO terms (id, hash, kind, value, datatype) VALUES (:i, :i, 3, :v, 1)"),
+                    {"i": term_id, "v": value},
+                )
+            conn.execute(text("INSERT INTO terms (id, hash, kind, value) VALUES (4, 4, 3, 'POINT(9 9)')"))
+        upgrade(engine)
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT key FROM geo_index ORDER BY key")).scalars().all()
+        assert rows == [16, 48]
+        downgrade(engine, "0002_sequential_terms")
+        with engine.connect() as conn:
+            assert "geo_index" not in {
+                r[0] for r in conn.execute(text(
+                    "SELECT name FROM sqlite_master" if engine.dialect.name == "sqlite"
+                    else "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                ))
+            }
+    finally:
+        engine.dispose()
+
+
+def test_private_memory_store_has_the_index() -> None:
+    store = SQLStore("sqlite://")
+    try:
+        ds = Dataset(store=store, default_union=True)
+        ds.graph(EX.g).add((EX.a, EX.bbox, Literal("POINT(1 1)", datatype=WKT)))
+        assert len(_indexed(store)) == 1
+    finally:
+        store.close()
+
+
+def test_sqlite_engine_without_the_catalogue_can_read_the_file(tmp_path) -> None:
+    """The R*Tree is a standard SQLite module: plain sqlite3 can open the catalogue."""
+    db = tmp_path / "c.db"
+    store = SQLStore(f"sqlite:///{db}")
+    Dataset(store=store).graph(EX.g).add((EX.a, EX.bbox, Literal("POINT(1 1)", datatype=WKT)))
+    store.commit()
+    store.close()
+    with create_engine(f"sqlite:///{db}").connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM geo_index WHERE minx <= 1 AND maxx >= 1")).scalar() == 1
