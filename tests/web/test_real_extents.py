@@ -29,7 +29,7 @@ from pystac_client import Client
 
 import catalogue
 from catalogue.cli import main
-from catalogue.model.extents import Extent
+from catalogue.model.extents import Box, Extent
 from catalogue.rdf.stac import collection_id
 from tests.support.real_extents import (
     DATA_ARRAY,
@@ -353,6 +353,23 @@ def test_sparql_over_dct_spatial_dcat_bbox_returns_the_wkt_literal(web_server, f
         assert wkt["datatype"] == "http://www.opengis.net/ont/geosparql#wktLiteral"
         box = expected[name][""].bbox  # type: ignore[union-attr]
         assert shapely.from_wkt(wkt["value"]).equals(box_shape(box)), (name, wkt["value"])  # type: ignore[arg-type]
+
+
+GEO_QUERY = """
+SELECT ?d WHERE {{ GRAPH ?d {{ ?d dct:spatial/dcat:bbox ?g .
+  FILTER(geof:sfIntersects(?g, "{wkt}"^^geo:wktLiteral)) }} }}
+"""
+
+
+@pytest.mark.parametrize(("params", "want"), [(p, w) for p, w in SEARCHES if list(p) == ["bbox"]])
+def test_geosparql_finds_what_the_bbox_search_finds(web_server, fixtures, params, want):
+    """The harvested footprints answer GeoSPARQL as /datasets and STAC answer bbox: the same
+    datasets, through the spatial index (antimeridian boxes as two-part MULTIPOLYGONs)."""
+    box = Box(*(float(v) for v in params["bbox"].split(",")))
+    answer = web_server.get("/sparql", params={"query": GEO_QUERY.format(wkt=box.wkt())},
+                            headers={"Accept": "application/sparql-results+json"})
+    assert answer.status_code == 200, answer.text
+    assert _names(fixtures, [row["d"]["value"] for row in answer.json()["results"]["bindings"]]) == want
 
 
 # --------------------------------------------------------------------------- 3. catalogue metadata
