@@ -172,6 +172,10 @@ class SearchQuery:
     """A ``/datasets`` search (see the module docstring for the semantics)."""
 
     q: str = ""
+    #: Alternatives (STAC free text: ``q=EO,Earth Observation``): a dataset matches when
+    #: every term of one alternative matches; it ranks by its best alternative. Used
+    #: instead of ``q`` when not empty.
+    any_of: list[str] = field(default_factory=list)
     dtype: list[str] = field(default_factory=list)
     dimension: list[str] = field(default_factory=list)
     standard_name: list[str] = field(default_factory=list)
@@ -360,15 +364,21 @@ class DatasetIndex:
         """Filter, rank, page and count facets; see the module docstring for the semantics."""
         if query.sort not in SORTS:
             raise QueryError(f"sort must be one of {', '.join(SORTS)}")
-        terms = list(dict.fromkeys(tokenize(query.q)))
-        if len(terms) > MAX_TERMS:
-            raise QueryError(f"q has {len(terms)} distinct terms; at most {MAX_TERMS} are allowed")
-        base = self.all
-        matched: list[_Term] = []
-        for n, token in enumerate(terms):
-            term = self._term(token, prefix=n == len(terms) - 1)
-            matched.append(term)
-            base &= term.any
+        alternatives = [list(dict.fromkeys(tokenize(text))) for text in (query.any_of or [query.q])]
+        alternatives = [terms for terms in alternatives if terms] or [[]]
+        total_terms = len({t for terms in alternatives for t in terms})
+        if total_terms > MAX_TERMS:
+            raise QueryError(f"q has {total_terms} distinct terms; at most {MAX_TERMS} are allowed")
+        base = 0
+        matched: list[list[_Term]] = []
+        for terms in alternatives:
+            mask, found = self.all, []
+            for n, token in enumerate(terms):
+                term = self._term(token, prefix=n == len(terms) - 1)
+                found.append(term)
+                mask &= term.any
+            matched.append(found)
+            base |= mask
         if query.harvested_since is not None:
             since = query.harvested_since
             if since.tzinfo is None:
@@ -418,13 +428,13 @@ class DatasetIndex:
         order = self._page(hits, matched, query)
         return SearchResult(total=hits.bit_count(), hits=[self.datasets[i] for i in order], facets=facets)
 
-    def _page(self, hits: int, terms: list[_Term], query: SearchQuery) -> list[int]:
+    def _page(self, hits: int, alternatives: list[list[_Term]], query: SearchQuery) -> list[int]:
         """Dataset positions of the requested page of ``hits`` in the requested order."""
         limit, offset = max(0, query.limit), max(0, query.offset)
         if not hits or not limit:
             return []
         sort = query.sort
-        if sort == "relevance" and not terms:
+        if sort == "relevance" and not any(alternatives):
             sort = "title"
         if sort in ("harvested", "-harvested", "start", "-start"):
             sequence = {"harvested": self._oldest_first, "-harvested": self._newest_first,
@@ -440,7 +450,7 @@ class DatasetIndex:
                     if len(out) == limit:
                         break
             return out
-        groups = [hits] if sort == "title" else self._relevance_groups(hits, terms)
+        groups = [hits] if sort == "title" else self._best_groups(hits, alternatives)
         out = []
         skip = offset
         for group in groups:
@@ -455,9 +465,33 @@ class DatasetIndex:
                 break
         return out
 
-    @staticmethod
-    def _relevance_groups(hits: int, terms: list[_Term]) -> list[int]:
+    @classmethod
+    def _best_groups(cls, hits: int, alternatives: list[list[_Term]]) -> list[int]:
+        """``hits`` split by the score of their best-scoring alternative, best first."""
+        if len(alternatives) == 1:
+            return cls._relevance_groups(hits, alternatives[0])
+        by_score: dict[int, int] = {}
+        for terms in alternatives:
+            for score, mask in cls._relevance_scores(hits, terms).items():
+                by_score[score] = by_score.get(score, 0) | mask
+        out, placed = [], 0
+        for score in sorted(by_score, reverse=True):
+            mask = by_score[score] & ~placed
+            if mask:
+                out.append(mask)
+                placed |= mask
+        return out
+
+    @classmethod
+    def _relevance_groups(cls, hits: int, terms: list[_Term]) -> list[int]:
         """``hits`` split by score (sum over terms of the weight of the best field), best first."""
+        scores = cls._relevance_scores(hits, terms)
+        return [scores[s] for s in sorted(scores, reverse=True)]
+
+    @staticmethod
+    def _relevance_scores(hits: int, terms: list[_Term]) -> dict[int, int]:
+        """Score -> the datasets of ``hits`` matching every term with that score (a dataset
+        missing a term has none)."""
         scores: dict[int, int] = {0: hits}
         for term in terms:
             after: dict[int, int] = {}
@@ -467,4 +501,4 @@ class DatasetIndex:
                     if part:
                         after[score + weight] = after.get(score + weight, 0) | part
             scores = after
-        return [scores[s] for s in sorted(scores, reverse=True)]
+        return scores

@@ -115,3 +115,17 @@ def test_the_index_reads_root_extents_from_the_graph(tmp_path, db_url):
     assert _hits(index, bbox=Box(-175, 0, -172, 1)) == sorted(graphs[:2])  # the sea surface grid is global
     assert _hits(index, bbox=Box(0, 0, 1, 1)) == [graphs[1]]
     assert _hits(index, datetime=(datetime(2002, 1, 1, tzinfo=UTC), datetime(2021, 1, 1, tzinfo=UTC))) == []
+
+
+def test_alternatives_match_any_and_rank_by_the_best():
+    """STAC free text: ``q=a,b`` keeps datasets matching every word of a or of b."""
+    def named(iri: str, title: str, keywords: list[str]) -> DatasetSummary:
+        return DatasetSummary(iri=iri, title=title, summary=None, keywords=keywords, zarr_format=3, harvested=None,
+                              valid=None, groups=1, arrays=0, variables=[], rules=[])
+    index = DatasetIndex([named("a", "Earth observation mosaic", []), named("b", "Sea ice", ["EO"]),
+                          named("c", "Ocean model", []), named("d", "Earth rotation", [])])
+    hits = index.search(SearchQuery(any_of=["EO", "Earth observation"], limit=10)).hits
+    assert [d.iri for d in hits] == ["a", "b"]  # a matches in its title (8+8), b in a keyword (4)
+    assert index.search(SearchQuery(any_of=["earth"], limit=10)).total == 2
+    assert index.search(SearchQuery(any_of=["earth", "ocean", "nothing"], limit=10)).total == 3
+    assert index.search(SearchQuery(q="earth observation", limit=10)).total == 1  # /datasets: all words

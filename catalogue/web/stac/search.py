@@ -1,7 +1,10 @@
 """Collection search's parameters as a discovery index query, and its paging links.
 
-``q``, ``bbox`` and ``datetime`` mean what they mean for ``/datasets`` (the same index,
-the same parsers: :mod:`catalogue.web.http.where_when`); ``limit`` is 1..100 (10 by
+``q`` is the free-text extension's: comma-separated alternatives, any of which may match
+(``q=EO,Earth Observation``), each matched as ``/datasets`` matches its ``q`` (every word,
+the last also as a prefix; case and accents folded); ``bbox`` and ``datetime`` mean what
+they mean for ``/datasets`` (the same index, the same parsers:
+:mod:`catalogue.web.http.where_when`); ``limit`` is 1..100 (10 by
 default: each collection is built from its graph); ``offset`` pages, in the ``next`` and
 ``prev`` links clients follow. ``sortby`` takes one field of the sort extension's
 syntax (``+`` or no sign ascending, ``-`` descending; a ``+`` decoded from a URL as a
@@ -56,8 +59,9 @@ def collection_query(*, q: str | None, bbox: str | None, datetime: str | None, l
         raise HTTPError(400, f"limit must be between 1 and {MAX_LIMIT}")
     if not 0 <= offset <= MAX_OFFSET:
         raise HTTPError(400, f"offset must be between 0 and {MAX_OFFSET:,}")
+    alternatives = [part.strip() for part in (q or "").split(",") if part.strip()]
     return SearchQuery(
-        q=q or "",
+        any_of=alternatives,
         bbox=parse_bbox(bbox) if bbox else None,
         datetime=parse_datetime(datetime) if datetime else None,
         limit=limit, offset=offset, sort=_sort(sortby),

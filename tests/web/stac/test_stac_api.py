@@ -145,6 +145,13 @@ def test_free_text_and_filters_combine(client, ids):
     assert _names(ids, client.collection_search(q="ocean", bbox=[8, 52, 9, 53]).collections()) == [OCEAN]
 
 
+def test_free_text_alternatives_are_any_of(client, ids):
+    """The free-text extension's basic class: comma-separated terms, any of which matches."""
+    either = client.collection_search(q="precipitation,salinity", limit=100).collections()
+    assert set(_names(ids, either)) == {AIR, OCEAN}
+    assert _names(ids, client.collection_search(q="precipitation,nothingmatches").collections()) == [AIR]
+
+
 def test_paging_follows_next_links(client, ids, web_server):
     search = client.collection_search(limit=1)
     pages = list(search.pages_as_dicts())
