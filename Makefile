@@ -35,6 +35,9 @@ demo: install
 	@echo "== Datasets and their arrays (SPARQL) =="
 	@$(BIN)/catalogue query @examples/datasets.rq
 	@echo
+	@echo "== Where and when: <$(DEMO_GRAPH)> =="
+	@$(BIN)/catalogue extent "$(DEMO_GRAPH)"
+	@echo
 	@echo "== Turtle excerpt: <$(DEMO_GRAPH)> =="
 	@$(BIN)/catalogue export --format turtle --graph "$(DEMO_GRAPH)" | head -n 40
 	@echo "..."
@@ -55,7 +58,7 @@ serve-background: install
 	@$(BIN)/python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$(DEMO_PORT)/health', timeout=5)" 2>/dev/null \
 	  || { echo "the portal does not answer on port $(DEMO_PORT): see .demo-server.log" >&2; exit 1; }
 	@echo
-	@echo "Portal: http://127.0.0.1:$(DEMO_PORT)/   SPARQL: http://127.0.0.1:$(DEMO_PORT)/sparql   API: http://127.0.0.1:$(DEMO_PORT)/docs"
+	@echo "Portal: http://127.0.0.1:$(DEMO_PORT)/   SPARQL: http://127.0.0.1:$(DEMO_PORT)/sparql   STAC: http://127.0.0.1:$(DEMO_PORT)/stac   API: http://127.0.0.1:$(DEMO_PORT)/docs"
 	@echo "(running in the background, log in .demo-server.log; make stop ends it)"
 
 serve: install
