@@ -33,10 +33,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import shapely
-from rdflib import DCAT, DCTERMS, RDF, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib import DCAT, DCTERMS, RDF, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node as RDFNode
 from shapely.errors import ShapelyError
 from shapely.geometry import MultiPolygon, Polygon
@@ -62,6 +62,8 @@ from catalogue.rdf.vocabulary import ZARR
 __all__ = [
     "GEO",
     "LOCN",
+    "budget_findings",
+    "budget_stopped",
     "extent_statements",
     "extent_triples",
     "hierarchy_extent_triples",
@@ -362,3 +364,60 @@ def _floats(value: RDFNode | None) -> tuple[float, ...] | None:
 def _join(group: str, asset: str) -> str:
     asset = asset.strip("/")
     return f"{group}/{asset}" if group else asset
+
+
+# ------------------------------------------------------------- extents not read
+#: The rule of the finding a harvest stores when the coordinate byte budget stopped a read.
+BUDGET_RULE = "extent.values-budget"
+#: What the portal and ``catalogue extent`` say instead of "declares no extent".
+NOT_READ = "not read: the coordinate byte budget was spent; harvest with --coordinate-bytes N"
+
+
+def budget_findings(graph: Graph) -> list[tuple[str, str]]:
+    """``(node path, message)`` of each ``extent.values-budget`` finding in the SHACL
+    report stored with ``graph`` (``rdf/shacl.py``): the coordinate arrays whose values
+    the byte budget left unread."""
+    out = []
+    for result in graph.subjects(ZARR.rule, Literal(BUDGET_RULE)):
+        focus, message = graph.value(result, SH.focusNode), graph.value(result, SH.resultMessage)
+        path = graph.value(focus, ZARR.path) if focus is not None else None
+        if path is not None:
+            out.append((str(path), str(message or "")))
+    return sorted(out)
+
+
+def budget_stopped(node_path: str, kind: str, uses: Iterable[str],
+                   findings: Iterable[tuple[str, str]]) -> list[str]:
+    """The messages of the budget findings that concern a node's extent: for a group,
+    those of every array below it (the root's extent is the union of its arrays'); for
+    an array, those of the array itself and of the coordinate arrays it names (``uses``:
+    its dimension names and ``coordinates``/``bounds`` names). Empty when the budget
+    stopped nothing the node needs."""
+    names = set(uses)
+    prefix = f"{node_path}/" if node_path else ""
+    out = []
+    for path, message in findings:
+        if kind == "group":
+            concerns = path.startswith(prefix)
+        else:
+            concerns = path == node_path or path.rsplit("/", 1)[-1] in names
+        if concerns:
+            out.append(message)
+    return out
+
+
+def names_used(documents: dict[str, Any] | None) -> set[str]:
+    """An array's dimension names and the names in its ``coordinates`` and ``bounds``
+    attributes, from its metadata documents (v3 ``zarr.json`` or v2 ``.zarray``/``.zattrs``)."""
+    if not documents:
+        return set()
+    v3 = documents.get("zarr.json")
+    attributes = (v3.get("attributes") if isinstance(v3, dict) else documents.get(".zattrs")) or {}
+    if not isinstance(attributes, dict):
+        attributes = {}
+    dims = v3.get("dimension_names") if isinstance(v3, dict) else attributes.get("_ARRAY_DIMENSIONS")
+    out = {d for d in dims if isinstance(d, str)} if isinstance(dims, list) else set()
+    for key in ("coordinates", "bounds"):
+        if isinstance(attributes.get(key), str):
+            out.update(attributes[key].split())
+    return out

@@ -1,4 +1,5 @@
-"""Odd extent triples in one graph never fail the routes that read every dataset's extent.
+"""Odd extent triples in one graph never fail the routes that read every dataset's extent,
+and an extent the coordinate byte budget stopped is said to be not read.
 
 Review item 6: a SPARQL UPDATE that gives a harvested dataset a ``dcat:startDate`` of year
 10000, an end that is not a date and a ``dcat:bbox`` that is not WKT made
@@ -8,7 +9,9 @@ now skips each figure that does not read back (logged), and the routes answer 20
 
 from __future__ import annotations
 
+import html
 import pathlib
+import re
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,7 +19,7 @@ from fastapi.testclient import TestClient
 import catalogue
 from catalogue.web.app import create_app
 from catalogue.web.settings import Settings
-from tests.support import convention_stores
+from tests.support import cf_stores, convention_stores
 
 ODD = """PREFIX dct: <http://purl.org/dc/terms/>
 PREFIX dcat: <http://www.w3.org/ns/dcat#>
@@ -49,3 +52,26 @@ def test_odd_extent_triples_do_not_fail_stac_or_the_portal(db_url: str, tmp_path
         for route in ("/", "/datasets", "/stac/collections?bbox=0,0,20,60", "/stac/collections?datetime=2000-01-01/.."):
             response = client.get(route)
             assert response.status_code == 200, (route, response.text[:300])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_portal_says_an_extent_the_byte_budget_stopped_was_not_read(tmp_path: pathlib.Path):
+    """Review item 7: not "declares no extent" when the graph holds an extent.values-budget finding."""
+    store = cf_stores.build_curvilinear(tmp_path)
+    plain = convention_stores.build_plain(tmp_path)
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+    with catalogue.open(db) as cat:
+        assert cat.harvest(str(store), coordinate_bytes=100).ok
+        assert cat.harvest(str(plain)).ok
+        iri = store.resolve().as_uri()
+        assert cat.extent(iri) is None and len(cat.extent_not_read(iri)) == 1
+        assert cat.extent_not_read(plain.resolve().as_uri()) == []
+    with TestClient(create_app(Settings(db=db))) as client:
+        for node in (iri, f"{iri}/ts"):
+            page = client.get("/browse", params={"iri": node})
+            assert page.status_code == 200
+            text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.text)).split())
+            assert "extent was not read: the coordinate byte budget was spent; harvest with --coordinate-bytes N" in text
+            assert "declares no extent" not in text and "/lat (4,800 bytes) were not read" in text
+        text = client.get("/browse", params={"iri": plain.resolve().as_uri()}).text
+        assert "declares no extent" in text and "not read" not in text

@@ -65,10 +65,13 @@ class ExtentView:
     search_href: str = ""
     levels: list[LevelRow] = field(default_factory=list)
     pyramid: Multiscales | None = None
+    #: The harvest's ``extent.values-budget`` findings that concern this node: its extent
+    #: was (partly) not read, rather than not declared (``rdf.extents.budget_stopped``).
+    not_read: list[str] = field(default_factory=list)
 
     @property
     def shown(self) -> bool:
-        return self.extent is not None or self.pyramid is not None
+        return self.extent is not None or self.pyramid is not None or bool(self.not_read)
 
 
 def extent_view(extent: Extent | None, pyramid: Multiscales | None, *, digest: GraphDigest, node_path: str,
