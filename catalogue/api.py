@@ -32,8 +32,14 @@ from catalogue.harvest.run import HarvestReport, harvest_source
 from catalogue.harvest.sources import Source
 from catalogue.model.extents import Extent, Multiscales
 from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, CatalogLinks, catalog_graph
-from catalogue.rdf.extents import read_extent, read_multiscales
-from catalogue.rdf.rebuild import NodeNotFound, metadata_output, rebuild_documents
+from catalogue.rdf.extents import (
+    budget_findings,
+    budget_stopped,
+    names_used,
+    read_extent,
+    read_multiscales,
+)
+from catalogue.rdf.rebuild import NodeNotFound, metadata_output, node_kind, rebuild_documents
 from catalogue.rdf.stac import StacLinks, collection_id, dataset_collection
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
 from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
@@ -370,6 +376,22 @@ class Catalogue:
         resolutions, the source of each figure), or ``None`` when its store declares none.
         Raises ``NodeNotFound`` for an IRI the catalogue does not hold."""
         return read_extent(self.node_graph(iri), URIRef(iri))
+
+    def extent_not_read(self, iri: str) -> list[str]:
+        """Why node ``iri`` has less extent than its store declares: the messages of the
+        ``extent.values-budget`` findings its harvest stored for the coordinate arrays the
+        node needs (for a group, any below it). Empty when the byte budget stopped nothing
+        it needs; when it is not and :meth:`extent` is ``None``, the extent was **not
+        read** rather than not declared (harvest again with a larger ``--coordinate-bytes``).
+        Raises ``NodeNotFound`` for an IRI the catalogue does not hold."""
+        graph = self.node_graph(iri)
+        findings = budget_findings(graph)
+        if not findings:
+            return []
+        path = str(graph.value(URIRef(iri), ZARR.path) or "")
+        kind = node_kind(graph, iri)
+        uses = names_used(rebuild_documents(graph, iri)) if kind == "array" else set()
+        return budget_stopped(path, kind, uses, findings)
 
     def multiscales(self, iri: str) -> Multiscales | None:
         """The multiscale pyramid group ``iri`` declares (levels from the finest), or ``None``."""

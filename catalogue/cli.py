@@ -365,21 +365,30 @@ def vocab(fmt: str) -> None:
 def extent(iri: str, db: str | None, as_json: bool) -> None:
     """Print where and when the node IRI covers, as harvested: its CRS84 box, time span,
     native CRS, resolutions and multiscale levels, with the source of each figure
-    (docs/extents.md). A store that declares none has none: the command says so.
+    (docs/extents.md). A store that declares none has none: the command says so, and
+    says "not read" instead when the coordinate byte budget stopped a read it needed
+    (with the harvest's findings: harvest again with a larger --coordinate-bytes).
     """
     with _open(db) as cat:
-        found, pyramid = cat.extent(iri), cat.multiscales(iri)
+        found, pyramid, not_read = cat.extent(iri), cat.multiscales(iri), cat.extent_not_read(iri)
     if as_json:
         click.echo(json.dumps({"iri": iri, "extent": found.as_json() if found is not None else None,
-                               "multiscales": pyramid.as_json() if pyramid is not None else None}, indent=2))
+                               "multiscales": pyramid.as_json() if pyramid is not None else None,
+                               "not_read": not_read}, indent=2))
         return
-    if found is None:
+    if found is None and not_read:
+        from catalogue.rdf.extents import NOT_READ
+
+        click.echo(f"{iri}: no extent ({NOT_READ})")
+    elif found is None:
         click.echo(f"{iri}: no extent (its metadata says nothing of where or when)")
     else:
         for label, value in _extent_lines(found):
             click.echo(f"{label:<28} {value}")
         for figure, source in found.sources:
             click.echo(f"{'source of ' + figure:<28} {source.describe()}")
+    for message in not_read:
+        click.echo(f"{'not read':<28} {message}")
     if pyramid is not None:
         for level in pyramid.levels:
             scale = "" if level.scale is None else f" scale {list(level.scale)}"

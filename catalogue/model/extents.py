@@ -28,6 +28,7 @@ __all__ = [
     "NativeCRS",
     "Period",
     "Source",
+    "coordinate_text",
 ]
 
 #: The CRS every published box is in: WGS 84 longitude, latitude (OGC CRS84 axis order).
@@ -121,11 +122,12 @@ class Box:
 
 def _ring(minx: float, miny: float, maxx: float, maxy: float) -> str:
     points = ((minx, miny), (maxx, miny), (maxx, maxy), (minx, maxy), (minx, miny))
-    return ",".join(f"{_num(x)} {_num(y)}" for x, y in points)
+    return ",".join(f"{coordinate_text(x)} {coordinate_text(y)}" for x, y in points)
 
 
-def _num(value: float) -> str:
-    """Shortest round-tripping text of a coordinate (``10`` rather than ``10.0``)."""
+def coordinate_text(value: float) -> str:
+    """Shortest round-tripping text of a coordinate (``10`` rather than ``10.0``): the one
+    way WKT literals, ``bbox`` parameters and the portal write a number."""
     text = repr(float(value))
     return text[:-2] if text.endswith(".0") else text
 

@@ -7,18 +7,27 @@ paths, shapes, data types, dimension names, the CF attributes, and the extents
 ``rdf/extents.py`` stores for the root and for each array. Values are never read.
 
 **Dimensions.** A dimension's *coordinate array* is a one-dimensional array named
-like the dimension (CF's coordinate variable; the shortest path wins when several
-groups have one). Its attributes tell the dimension's kind: ``axis`` (``X``, ``Y``,
-``Z``, ``T``), else ``standard_name`` (``longitude``, ``projection_x_coordinate``,
-``time``, ...), else CF ``units`` (``degrees_east``, ``... since ...``), else
-``positive`` (vertical). The extent comes from that array's own stored extent, else
-the root's (longitude from the box's west and east, a projected x from the native box,
-time from the period), else from the array's ``actual_range``, ``valid_range`` or
-``valid_min``/``valid_max`` attributes. The datacube schema requires an extent for
-horizontal spatial and temporal dimensions and an extent or values for the others, and
-the catalogue never invents one: **a dimension whose extent the graph does not give is
-left out of** ``cube:dimensions`` (the variables still name it), and so is a dimension
-without a coordinate array, whose kind nothing declares.
+like the dimension (CF's coordinate variable), found from the first array (by path)
+that names the dimension in that array's group or the nearest ancestor (CF's search by
+proximity). Its kind is CF's axis identification, kept once in ``model/cf_axes.py``:
+``standard_name``, else ``units`` (``degrees_east``, ``... since ...``), else ``axis``,
+else ``positive``. The extent comes from that array's own stored extent, else the
+root's (a longitude or latitude from the CRS84 box, a projected x or y from the native
+box, time from the period), else from the array's ``actual_range``, ``valid_range`` or
+``valid_min``/``valid_max`` attributes.
+
+A dimension without a coordinate array may still be an axis of a GeoZarr ``spatial:``
+grid: ``spatial:dimensions`` (as it applies to the array, inherited from its group or a
+pyramid's layout; :func:`catalogue.model.geozarr.effective_geo` on the rebuilt
+documents) names its y and x dimensions, the array's stored extent (else the root's)
+gives the native box and CRS (``reference_system`` the EPSG code, else WKT2), and an
+axis-aligned ``spatial:transform`` the ``step`` (the cell size). The first array by path
+that describes a name wins (a pyramid's finest level).
+
+The datacube schema requires an extent for horizontal spatial and temporal dimensions
+and an extent or values for the others, and the catalogue never invents one: **a
+dimension whose extent the graph does not give is left out of** ``cube:dimensions`` (the
+variables still name it), and so is a dimension that nothing identifies.
 
 **Variables.** Every array except the dimensions' coordinate arrays, keyed by its
 path in the hierarchy (so ``href + "/" + key`` is the array, as the best practice asks),
@@ -34,7 +43,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC
 from typing import Any
 
@@ -43,9 +52,14 @@ from rdflib.collection import Collection
 from rdflib.term import Literal
 from rdflib.term import Node as RDFNode
 
+from catalogue.errors import CatalogueError
+from catalogue.model.cf_axes import axis_kind, nearest_coordinate
 from catalogue.model.datatypes import v3_vocabulary_name
 from catalogue.model.extents import Extent, Period
+from catalogue.model.geozarr import Spatial, effective_geo
+from catalogue.model.nodes import Hierarchy, Node
 from catalogue.rdf.extents import read_extent
+from catalogue.rdf.rebuild import node_kind, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
 
 __all__ = ["ArrayInfo", "cube_dimensions", "cube_variables", "hierarchy_arrays", "period_interval", "stac_data_type"]
@@ -56,11 +70,8 @@ _STAC_TYPES = {
                                 "float16", "float32", "float64")},
     "complex64": "cfloat32", "complex128": "cfloat64",
 }
-_X_NAMES = {"longitude", "projection_x_coordinate", "grid_longitude", "projection_x_angular_coordinate"}
-_Y_NAMES = {"latitude", "projection_y_coordinate", "grid_latitude", "projection_y_angular_coordinate"}
-_GEOGRAPHIC = {"longitude", "latitude", "grid_longitude", "grid_latitude"}
-_Z_NAMES = {"depth", "height", "altitude", "air_pressure", "model_level_number", "atmosphere_sigma_coordinate",
-            "ocean_sigma_coordinate", "ocean_s_coordinate"}
+#: ``model/cf_axes.py``'s kinds as the datacube extension's axes.
+_AXES = {"lon": "x", "x": "x", "lat": "y", "y": "y", "time": "t", "vertical": "z"}
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,14 @@ class ArrayInfo:
     long_name: str | None = None
     units: str | None = None
     extent: Extent | None = None
+    #: The GeoZarr ``spatial:`` values that apply to the array (its own and inherited,
+    #: :func:`catalogue.model.geozarr.effective_geo`), when any do.
+    spatial: Spatial | None = None
+
+    @property
+    def cf_attributes(self) -> dict[str, Any]:
+        """The attributes CF identifies an axis by, with ``units`` as the graph holds it."""
+        return {**self.attributes, "units": self.units} if self.units is not None else self.attributes
 
     @property
     def name(self) -> str:
@@ -111,7 +130,44 @@ def hierarchy_arrays(graph: Graph) -> list[ArrayInfo]:
             long_name=str(label) if label is not None else None, units=str(units) if units is not None else None,
             extent=read_extent(graph, node),
         ))
+    spatial = _conventions(graph) if _mentions_spatial(graph) else {}
+    out = [replace(a, spatial=spatial[a.path]) if a.path in spatial else a for a in out]
     return sorted(out, key=lambda a: a.path)
+
+
+def _mentions_spatial(graph: Graph) -> bool:
+    """Whether any node's attributes hold ``spatial:`` keys (or a pyramid that may give
+    them to its levels): only then are the documents rebuilt for :func:`_conventions`."""
+    return any('"spatial:' in str(value) or '"multiscales"' in str(value)
+               for value in graph.objects(None, ZARR.attributes))
+
+
+def _conventions(graph: Graph) -> dict[str, Spatial]:
+    """Array path -> the ``spatial:`` values that apply to it, from the nodes' rebuilt
+    documents (groups pass theirs to their arrays, a pyramid's layout to its levels).
+    An array whose values do not parse (validation reports them) gets none."""
+    h = Hierarchy(url="", zarr_format=3)
+    for subject in set(graph.subjects(ZARR.path, None)):
+        if not isinstance(subject, URIRef):
+            continue
+        try:
+            docs = rebuild_documents(graph, str(subject))
+        except (CatalogueError, ValueError, TypeError, RecursionError):
+            continue
+        path = str(graph.value(subject, ZARR.path))
+        h.nodes[path] = Node(path, node_kind(graph, str(subject)), 3 if "zarr.json" in docs else 2,  # type: ignore[arg-type]
+                             docs, {})
+    out: dict[str, Spatial] = {}
+    for path, node in h.nodes.items():
+        if node.kind != "array":
+            continue
+        try:
+            geo = effective_geo(h, path)
+        except (CatalogueError, ValueError, TypeError):
+            continue
+        if geo.spatial is not None:
+            out[path] = geo.spatial
+    return out
 
 
 def stac_data_type(zarr_type: str | None) -> str:
@@ -130,33 +186,29 @@ def period_interval(period: Period) -> list[str] | None:
 
 
 def _coordinates(arrays: list[ArrayInfo]) -> dict[str, ArrayInfo]:
-    """Each dimension's coordinate array: 1-D, named like the dimension, shortest path first."""
+    """Each dimension's coordinate array: for the first array (by path) that names the
+    dimension, the 1-D array named like it in that array's group or the nearest ancestor
+    (CF's search by proximity, :func:`catalogue.model.cf_axes.nearest_coordinate`)."""
+    candidates = {a.path: a for a in arrays if _is_coordinate(a)}
     out: dict[str, ArrayInfo] = {}
-    for array in sorted(arrays, key=lambda a: (a.path.count("/"), a.path)):
-        if array.dimensions is not None and len(array.dimensions) == 1 and array.dimensions[0] == array.name:
-            out.setdefault(array.name, array)
+    for array in sorted(arrays, key=lambda a: a.path):
+        for name in array.dimensions or ():
+            if name is None or name in out:
+                continue
+            found = nearest_coordinate(array.path, name, candidates.get)
+            if found is not None and found.name == name:
+                out[name] = found
     return out
 
 
-def _kind(coordinate: ArrayInfo) -> str | None:
-    """``x``, ``y``, ``z``, ``t`` or ``other``, from CF attributes (see the module docstring)."""
-    attrs = coordinate.attributes
-    axis = str(attrs.get("axis", "")).upper()
-    if axis in ("X", "Y", "Z"):
-        return axis.lower()
-    if axis == "T":
-        return "t"
-    standard = str(attrs.get("standard_name", ""))
-    units = coordinate.units or ""
-    if standard in _X_NAMES or units in ("degrees_east", "degree_east", "degree_E", "degrees_E"):
-        return "x"
-    if standard in _Y_NAMES or units in ("degrees_north", "degree_north", "degree_N", "degrees_N"):
-        return "y"
-    if standard == "time" or " since " in units:
-        return "t"
-    if standard in _Z_NAMES or attrs.get("positive") in ("up", "down"):
-        return "z"
-    return "other"
+def _is_coordinate(array: ArrayInfo) -> bool:
+    """A CF coordinate variable: one-dimensional, named like its dimension."""
+    return array.dimensions is not None and len(array.dimensions) == 1 and array.dimensions[0] == array.name
+
+
+def _kind(coordinate: ArrayInfo) -> str:
+    """``x``, ``y``, ``z``, ``t`` or ``other``: CF's identification (``model/cf_axes.py``)."""
+    return _AXES.get(axis_kind(coordinate.cf_attributes) or "", "other")
 
 
 def _attribute_range(attrs: dict[str, Any]) -> list[float] | None:
@@ -176,8 +228,8 @@ def _number(value: Any) -> bool:
 
 
 def _geographic(coordinate: ArrayInfo) -> bool:
-    units = coordinate.units or ""
-    return str(coordinate.attributes.get("standard_name", "")) in _GEOGRAPHIC or units.startswith("degree")
+    """A longitude or latitude (CRS84 box), rather than a coordinate in a native CRS."""
+    return axis_kind(coordinate.cf_attributes) in ("lon", "lat")
 
 
 def _horizontal(kind: str, coordinate: ArrayInfo, root: Extent | None) -> dict[str, Any] | None:
@@ -239,22 +291,56 @@ def _dimension_names(arrays: list[ArrayInfo]) -> Iterator[str]:
 def cube_dimensions(arrays: list[ArrayInfo], root: Extent | None) -> dict[str, dict[str, Any]]:
     """``cube:dimensions``: the dimensions the graph can describe (see the module docstring)."""
     coordinates = _coordinates(arrays)
+    grids: dict[str, dict[str, Any]] = {}
+    for array in arrays:
+        for name, described in _grid_dimensions(array, root).items():
+            grids.setdefault(name, described)
     out: dict[str, dict[str, Any]] = {}
     for name in _dimension_names(arrays):
         coordinate = coordinates.get(name)
-        if coordinate is None:
-            continue
-        kind = _kind(coordinate)
-        described = _dimension(kind, coordinate, root) if kind is not None else None
+        described = _dimension(_kind(coordinate), coordinate, root) if coordinate is not None else None
+        if described is None:
+            described = grids.get(name)
         if described is not None:
             out[name] = described
     return out
 
 
+def _grid_dimensions(array: ArrayInfo, root: Extent | None) -> dict[str, dict[str, Any]]:
+    """The x and y dimensions of an array on a GeoZarr ``spatial:`` grid: the names from
+    ``spatial:dimensions`` (both among the array's dimension names), the extent from the
+    array's stored native box (the root's when the array has no extent of its own) in
+    its CRS, the step from an axis-aligned ``spatial:transform``."""
+    spatial = array.spatial
+    if spatial is None or spatial.dimensions is None or array.dimensions is None:
+        return {}
+    y_name, x_name = spatial.dimensions
+    if y_name not in array.dimensions or x_name not in array.dimensions or x_name == y_name:
+        return {}
+    extent = array.extent if array.extent is not None else root
+    if extent is None or extent.native_bbox is None or extent.crs is None:
+        return {}
+    minx, miny, maxx, maxy = extent.native_bbox
+    system = extent.crs.epsg if extent.crs.epsg is not None else extent.crs.wkt2
+    x: dict[str, Any] = {"type": "spatial", "axis": "x", "extent": [minx, maxx], "reference_system": system}
+    y: dict[str, Any] = {"type": "spatial", "axis": "y", "extent": [miny, maxy], "reference_system": system}
+    if spatial.affine and spatial.transform is not None:
+        a, b, _c, d, e, _f = spatial.transform
+        if b == 0 and d == 0 and a != 0 and e != 0:  # rotated or sheared grids have no per-axis step
+            x["step"], y["step"] = abs(a), abs(e)
+    return {x_name: x, y_name: y}
+
+
 def dimension_axes(arrays: list[ArrayInfo]) -> dict[str, str]:
-    """Dimension name -> ``x``, ``y``, ``z``, ``t`` or ``other``, for those with a coordinate array."""
-    return {name: kind for name, coordinate in _coordinates(arrays).items()
-            if (kind := _kind(coordinate)) is not None}
+    """Dimension name -> ``x``, ``y``, ``z``, ``t`` or ``other``, for those with a coordinate
+    array, and ``x``/``y`` for a GeoZarr grid's ``spatial:dimensions``."""
+    out = {name: _kind(coordinate) for name, coordinate in _coordinates(arrays).items()}
+    for array in arrays:
+        if array.spatial is not None and array.spatial.dimensions is not None:
+            y_name, x_name = array.spatial.dimensions
+            out.setdefault(x_name, "x")
+            out.setdefault(y_name, "y")
+    return out
 
 
 def cube_variables(arrays: list[ArrayInfo]) -> dict[str, dict[str, Any]]:

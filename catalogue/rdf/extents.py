@@ -28,13 +28,22 @@ extent can change with its neighbours (the root's is the union of its arrays').
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import logging
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
+from typing import Any, TypeVar
 
-from rdflib import DCAT, DCTERMS, RDF, XSD, BNode, Graph, Literal, Namespace, URIRef
+import shapely
+from rdflib import DCAT, DCTERMS, RDF, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node as RDFNode
+from shapely.errors import ShapelyError
+from shapely.geometry import MultiPolygon, Polygon
+from shapely.geometry.base import BaseGeometry
 
 from catalogue.model.extents import (
+    CRS84,
     EPSG_IRI,
     Box,
     Extent,
@@ -44,6 +53,7 @@ from catalogue.model.extents import (
     NativeCRS,
     Period,
     Source,
+    coordinate_text,
 )
 from catalogue.model.nodes import Hierarchy
 from catalogue.rdf.convert import Triple
@@ -52,6 +62,8 @@ from catalogue.rdf.vocabulary import ZARR
 __all__ = [
     "GEO",
     "LOCN",
+    "budget_findings",
+    "budget_stopped",
     "extent_statements",
     "extent_triples",
     "hierarchy_extent_triples",
@@ -59,6 +71,11 @@ __all__ = [
     "read_extent",
     "read_multiscales",
 ]
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+#: An xsd:date or xsd:dateTime lexical form, as a harvest writes them.
+_XSD_MOMENT = re.compile(r"-?\d{4,}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?")
 
 GEO = Namespace("http://www.opengis.net/ont/geosparql#")
 LOCN = Namespace("http://www.w3.org/ns/locn#")
@@ -79,7 +96,9 @@ def extent_triples(node: URIRef, extent: Extent) -> list[Triple]:
         if extent.bbox is not None:
             lon, lat = extent.bbox.centroid()
             out.append((location, DCAT.bbox, Literal(extent.bbox.wkt(), datatype=GEO.wktLiteral)))
-            out.append((location, DCAT.centroid, Literal(f"POINT({_num(lon)} {_num(lat)})", datatype=GEO.wktLiteral)))
+            # an average: 9 decimals (a millimetre) keep 0.15000000000000002 out of the literal
+            point = f"POINT({coordinate_text(round(lon, 9))} {coordinate_text(round(lat, 9))})"
+            out.append((location, DCAT.centroid, Literal(point, datatype=GEO.wktLiteral)))
         if extent.geometry is not None:
             out.append((location, LOCN.geometry, Literal(extent.geometry, datatype=GEO.wktLiteral)))
     if extent.period is not None:
@@ -178,46 +197,100 @@ def _below(graph: Graph, node: BNode, seen: set[BNode]) -> Iterator[Triple]:
 
 
 def read_extent(graph: Graph, node: URIRef) -> Extent | None:
-    """The extent stored for ``node``, or ``None`` when the harvest found none."""
-    bbox = geometry = None
+    """The extent stored for ``node``, or ``None`` when the harvest found none.
+
+    Never raises on odd graph content (triples loaded by hand, an older harvest, a
+    SPARQL UPDATE): each figure that does not read back (a box that is not CRS84 WKT,
+    a date ``xsd:date`` cannot hold, a native box that is not 4 numbers) is skipped,
+    logged at WARNING with the node, and the others are returned.
+    """
+
+    def figure(name: str, read: Callable[[], _T]) -> _T | None:
+        try:
+            return read()
+        except (ValueError, TypeError, ArithmeticError, KeyError, AttributeError) as exc:
+            log.warning("%s: the stored %s does not read back, skipped: %s", node, name, exc)
+            return None
+
     location = graph.value(node, DCTERMS.spatial)
-    if location is not None:
-        box = graph.value(location, DCAT.bbox)
-        bbox = box_from_wkt(str(box)) if box is not None else None
-        footprint = graph.value(location, LOCN.geometry)
-        geometry = str(footprint) if footprint is not None else None
-    period = None
-    temporal = graph.value(node, DCTERMS.temporal)
-    if temporal is not None:
-        start, end = graph.value(temporal, DCAT.startDate), graph.value(temporal, DCAT.endDate)
-        if start is not None and end is not None:
-            calendar = graph.value(temporal, ZARR.calendar)
-            period = Period(str(start), str(end), str(calendar) if calendar is not None else "standard")
-    crs = None
-    crs_iri, crs_wkt, crs_name = graph.value(node, ZARR.crs), graph.value(node, ZARR.crsWkt), graph.value(node, ZARR.crsName)
-    if crs_iri is not None and str(crs_iri).startswith(EPSG_IRI):
-        crs = NativeCRS(epsg=int(str(crs_iri)[len(EPSG_IRI):]), name=str(crs_name or ""))
-    elif crs_wkt is not None:
-        crs = NativeCRS(wkt2=str(crs_wkt), name=str(crs_name or ""))
-    native = graph.value(node, ZARR.nativeBbox)
-    resolution = graph.value(node, DCAT.spatialResolutionInMeters)
+    bbox = figure("bbox", lambda: _stored_box(graph, location))
+    geometry = figure("geometry", lambda: _stored_text(graph, location, LOCN.geometry))
+    period = figure("period", lambda: _stored_period(graph, graph.value(node, DCTERMS.temporal)))
+    crs = figure("crs", lambda: _stored_crs(graph, node))
+    native = figure("native box", lambda: _stored_native_box(graph.value(node, ZARR.nativeBbox)))
+    resolution = figure("spatial resolution", lambda: _stored_resolution(graph.value(node, DCAT.spatialResolutionInMeters)))
     step = graph.value(node, DCAT.temporalResolution)
     sources = []
     for link in graph.objects(node, ZARR.extentSource):
-        figure, kind = graph.value(link, ZARR.figure), graph.value(link, ZARR.sourceKind)
-        if figure is None or kind is None:
+        figure_name, kind = graph.value(link, ZARR.figure), graph.value(link, ZARR.sourceKind)
+        if figure_name is None or kind is None:
             continue
         detail = graph.value(link, ZARR.sourceDetail)
-        sources.append((str(figure), Source(str(kind), str(graph.value(link, ZARR.sourcePath) or ""),
-                                            str(detail) if detail is not None else "")))
+        sources.append((str(figure_name), Source(str(kind), str(graph.value(link, ZARR.sourcePath) or ""),
+                                                 str(detail) if detail is not None else "")))
     extent = Extent(
-        bbox=bbox, geometry=geometry, crs=crs,
-        native_bbox=tuple(json.loads(str(native))) if native is not None else None,
-        spatial_resolution=float(resolution.toPython()) if resolution is not None else None,
+        bbox=bbox, geometry=geometry, crs=crs, native_bbox=native, spatial_resolution=resolution,
         period=period, temporal_resolution=str(step) if step is not None else None,
         sources=tuple(sorted(sources, key=lambda pair: (pair[0], pair[1].kind, pair[1].path, pair[1].detail))),
     )
     return None if extent.empty else extent
+
+
+def _stored_box(graph: Graph, location: RDFNode | None) -> Box | None:
+    box = graph.value(location, DCAT.bbox) if location is not None else None
+    return box_from_wkt(str(box)) if box is not None else None
+
+
+def _stored_text(graph: Graph, location: RDFNode | None, predicate: URIRef) -> str | None:
+    value = graph.value(location, predicate) if location is not None else None
+    return str(value) if value is not None else None
+
+
+def _stored_period(graph: Graph, temporal: RDFNode | None) -> Period | None:
+    if temporal is None:
+        return None
+    start, end = graph.value(temporal, DCAT.startDate), graph.value(temporal, DCAT.endDate)
+    if start is None or end is None:
+        return None
+    for moment in (start, end):
+        # xsd:date or xsd:dateTime lexical forms (any year: Period.instants says which
+        # ones search can compare); anything else ("garbage") is not a period.
+        if not isinstance(moment, Literal) or not _XSD_MOMENT.fullmatch(str(moment)):
+            raise ValueError(f"{str(moment)[:80]!r} is not an xsd:date or xsd:dateTime")
+    calendar = graph.value(temporal, ZARR.calendar)
+    return Period(str(start), str(end), str(calendar) if calendar is not None else "standard")
+
+
+def _stored_crs(graph: Graph, node: URIRef) -> NativeCRS | None:
+    crs_iri, crs_wkt, crs_name = graph.value(node, ZARR.crs), graph.value(node, ZARR.crsWkt), graph.value(node, ZARR.crsName)
+    if crs_iri is not None and str(crs_iri).startswith(EPSG_IRI):
+        return NativeCRS(epsg=int(str(crs_iri)[len(EPSG_IRI):]), name=str(crs_name or ""))
+    if crs_wkt is not None:
+        return NativeCRS(wkt2=str(crs_wkt), name=str(crs_name or ""))
+    return None
+
+
+def _stored_native_box(value: RDFNode | None) -> tuple[float, float, float, float] | None:
+    if value is None:
+        return None
+    numbers = json.loads(str(value))
+    if not isinstance(numbers, list) or len(numbers) != 4 or not all(_finite(v) for v in numbers):
+        raise ValueError(f"a native box is 4 finite numbers, got {str(value)[:80]!r}")
+    minx, miny, maxx, maxy = (float(v) for v in numbers)
+    return minx, miny, maxx, maxy
+
+
+def _stored_resolution(value: RDFNode | None) -> float | None:
+    if value is None:
+        return None
+    number = float(str(value))
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"a resolution is a positive number of metres, got {str(value)[:80]!r}")
+    return number
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def read_multiscales(graph: Graph, group: URIRef) -> Multiscales | None:
@@ -249,19 +322,39 @@ def read_multiscales(graph: Graph, group: URIRef) -> Multiscales | None:
 
 
 def box_from_wkt(text: str) -> Box | None:
-    """The :class:`Box` of a ``POLYGON``/``MULTIPOLYGON`` that :meth:`Box.wkt` wrote
-    (two rectangles meeting at ±180 are one box across the antimeridian)."""
-    numbers = [float(v) for v in text.replace("MULTIPOLYGON", "").replace("POLYGON", "")
-               .replace("(", " ").replace(")", " ").replace(",", " ").split()]
-    xs, ys = numbers[0::2], numbers[1::2]
-    if not xs:
+    """The :class:`Box` of a CRS84 ``POLYGON``/``MULTIPOLYGON`` literal, parsed by shapely:
+    two rectangles meeting at ±180 (what :meth:`Box.wkt` writes for a box across the
+    antimeridian) are that one box; any other geometry is its envelope. ``None`` for an
+    empty geometry; :class:`ValueError` for text that is not WKT, a CRS other than CRS84,
+    or coordinates outside CRS84's ranges."""
+    text = text.strip()
+    if text.startswith("<"):
+        iri, _, text = text[1:].partition(">")
+        if iri.strip() not in (CRS84, "http://www.opengis.net/def/crs/OGC/1.3/CRS84/"):
+            raise ValueError(f"a box must be in CRS84, got <{iri.strip()[:100]}>")
+    try:
+        shape = shapely.from_wkt(text.strip())
+    except (ShapelyError, TypeError) as exc:
+        raise ValueError(f"not WKT: {text[:80]!r} ({exc})") from None
+    if shape is None or shape.is_empty:
         return None
-    rings = [list(zip(xs[i:i + 5], ys[i:i + 5], strict=True)) for i in range(0, len(xs), 5)]
-    if len(rings) == 2:
-        (a_min, a_max), (b_min, b_max) = ((min(x for x, _ in r), max(x for x, _ in r)) for r in rings)
-        if a_max == 180 and b_min == -180:
-            return Box(a_min, min(ys), b_max, max(ys))
-    return Box(min(xs), min(ys), max(xs), max(ys))
+    parts = list(shape.geoms) if isinstance(shape, MultiPolygon) else [shape]
+    if len(parts) == 2 and all(_rectangle(p) for p in parts):
+        # the eastern part (ending at 180) first, whichever order the literal has
+        (a_west, a_south, a_east, a_north), (b_west, b_south, b_east, b_north) = sorted(
+            (p.bounds for p in parts), key=lambda bounds: bounds[2] != 180)
+        if a_east == 180 and b_west == -180 and (a_south, a_north) == (b_south, b_north) and a_west > b_east:
+            return Box(a_west, a_south, b_east, a_north)
+    west, south, east, north = shape.bounds
+    return Box(west, south, east, north)
+
+
+def _rectangle(shape: BaseGeometry) -> bool:
+    """An axis-aligned rectangle: a polygon without holes whose corners are its envelope's."""
+    if not isinstance(shape, Polygon) or shape.interiors:
+        return False
+    minx, miny, maxx, maxy = shape.bounds
+    return {(x, y) for x, y, *_ in shape.exterior.coords} == {(minx, miny), (maxx, miny), (maxx, maxy), (minx, maxy)}
 
 
 def _floats(value: RDFNode | None) -> tuple[float, ...] | None:
@@ -273,6 +366,58 @@ def _join(group: str, asset: str) -> str:
     return f"{group}/{asset}" if group else asset
 
 
-def _num(value: float) -> str:
-    text = repr(round(float(value), 9))
-    return text[:-2] if text.endswith(".0") else text
+# ------------------------------------------------------------- extents not read
+#: The rule of the finding a harvest stores when the coordinate byte budget stopped a read.
+BUDGET_RULE = "extent.values-budget"
+#: What the portal and ``catalogue extent`` say instead of "declares no extent".
+NOT_READ = "not read: the coordinate byte budget was spent; harvest with --coordinate-bytes N"
+
+
+def budget_findings(graph: Graph) -> list[tuple[str, str]]:
+    """``(node path, message)`` of each ``extent.values-budget`` finding in the SHACL
+    report stored with ``graph`` (``rdf/shacl.py``): the coordinate arrays whose values
+    the byte budget left unread."""
+    out = []
+    for result in graph.subjects(ZARR.rule, Literal(BUDGET_RULE)):
+        focus, message = graph.value(result, SH.focusNode), graph.value(result, SH.resultMessage)
+        path = graph.value(focus, ZARR.path) if focus is not None else None
+        if path is not None:
+            out.append((str(path), str(message or "")))
+    return sorted(out)
+
+
+def budget_stopped(node_path: str, kind: str, uses: Iterable[str],
+                   findings: Iterable[tuple[str, str]]) -> list[str]:
+    """The messages of the budget findings that concern a node's extent: for a group,
+    those of every array below it (the root's extent is the union of its arrays'); for
+    an array, those of the array itself and of the coordinate arrays it names (``uses``:
+    its dimension names and ``coordinates``/``bounds`` names). Empty when the budget
+    stopped nothing the node needs."""
+    names = set(uses)
+    prefix = f"{node_path}/" if node_path else ""
+    out = []
+    for path, message in findings:
+        if kind == "group":
+            concerns = path.startswith(prefix)
+        else:
+            concerns = path == node_path or path.rsplit("/", 1)[-1] in names
+        if concerns:
+            out.append(message)
+    return out
+
+
+def names_used(documents: dict[str, Any] | None) -> set[str]:
+    """An array's dimension names and the names in its ``coordinates`` and ``bounds``
+    attributes, from its metadata documents (v3 ``zarr.json`` or v2 ``.zarray``/``.zattrs``)."""
+    if not documents:
+        return set()
+    v3 = documents.get("zarr.json")
+    attributes = (v3.get("attributes") if isinstance(v3, dict) else documents.get(".zattrs")) or {}
+    if not isinstance(attributes, dict):
+        attributes = {}
+    dims = v3.get("dimension_names") if isinstance(v3, dict) else attributes.get("_ARRAY_DIMENSIONS")
+    out = {d for d in dims if isinstance(d, str)} if isinstance(dims, list) else set()
+    for key in ("coordinates", "bounds"):
+        if isinstance(attributes.get(key), str):
+            out.update(attributes[key].split())
+    return out

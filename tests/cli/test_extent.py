@@ -69,3 +69,20 @@ def test_coordinate_bytes_bounds_what_is_read(stores, tmp_path):
     config.write_text(f'[[source]]\nurl = "{stores["grid"]}"\ncoordinate_bytes = -1\n')
     code, _, err = run("harvest", "--config", str(config), "--db", db)
     assert code == 2 and "coordinate_bytes" in err
+
+
+def test_an_extent_the_byte_budget_stopped_is_not_read_not_undeclared(tmp_path):
+    """Review item 7: the graph's extent.values-budget finding turns "no extent" into "not read"."""
+    store = cf_stores.build_curvilinear(tmp_path)
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+    assert run("harvest", str(store), "--db", db, "--coordinate-bytes", "100")[0] == 0
+    iri = store.resolve().as_uri()
+    for node in (iri, f"{iri}/ts", f"{iri}/lat"):
+        code, out, _ = run("extent", node, "--db", db)
+        assert code == 0 and "not read: the coordinate byte budget was spent; harvest with --coordinate-bytes N" in out
+        assert "says nothing" not in out and "/lat (4,800 bytes) were not read" in out
+        found = json.loads(run("extent", node, "--db", db, "--json")[1])
+        assert found["extent"] is None and len(found["not_read"]) == 1
+    assert run("harvest", str(store), "--db", db, "--full")[0] == 0  # the default budget reads them
+    found = json.loads(run("extent", iri, "--db", db, "--json")[1])
+    assert found["extent"]["bbox"] is not None and found["not_read"] == []

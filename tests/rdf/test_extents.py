@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 
-from rdflib import DCAT, DCTERMS, RDF, XSD, Graph, URIRef
+import pytest
+from rdflib import DCAT, DCTERMS, RDF, XSD, BNode, Graph, Literal, URIRef
 
 from catalogue.model.extents import (
     Box,
@@ -96,8 +98,58 @@ def test_empty_extent_writes_nothing():
 
 
 def test_box_from_wkt_inverts_box_wkt():
-    for box in (Box(-180, -90, 180, 90), Box(0.5, -1, 2.25, 3), Box(179, -5, -179, 5)):
+    for box in (Box(-180, -90, 180, 90), Box(0.5, -1, 2.25, 3), Box(179, -5, -179, 5), Box(180, 0, -180, 1)):
         assert box_from_wkt(box.wkt()) == box
+
+
+@pytest.mark.parametrize(("text", "box"), [
+    # the two rectangles of an antimeridian box, in either order, in any WKT spacing
+    ("MULTIPOLYGON (((-180 0, -170 0, -170 1, -180 1, -180 0)), ((170 0, 180 0, 180 1, 170 1, 170 0)))",
+     Box(170, 0, -170, 1)),
+    ("<http://www.opengis.net/def/crs/OGC/1.3/CRS84> POLYGON((0 0,1 0,1 1,0 1,0 0))", Box(0, 0, 1, 1)),
+    # anything else is its envelope
+    ("MULTIPOLYGON(((0 0,1 0,1 1,0 1,0 0)),((5 5,6 5,6 6,5 6,5 5)))", Box(0, 0, 6, 6)),
+    ("MULTIPOLYGON(((170 0,180 0,180 1,170 1,170 0)),((-180 2,-170 2,-170 3,-180 3,-180 2)))", Box(-180, 0, 180, 3)),
+    ("POLYGON((0 0,4 0,2 3,0 0))", Box(0, 0, 4, 3)),
+    ("POINT(3 4)", Box(3, 4, 3, 4)),
+    ("POLYGON EMPTY", None),
+])
+def test_box_from_wkt_reads_any_crs84_wkt(text, box):
+    assert box_from_wkt(text) == box
+
+
+@pytest.mark.parametrize("text", ["POLYGON((garbage", "", "POLYGON((0 0,200 0,200 1,0 0))",
+                                  "<http://www.opengis.net/def/crs/EPSG/0/4326> POINT(1 2)"])
+def test_box_from_wkt_refuses_what_is_not_a_crs84_box(text):
+    with pytest.raises(ValueError):
+        box_from_wkt(text)
+
+
+def test_read_extent_skips_each_unreadable_figure_and_keeps_the_rest(caplog):
+    """Review item 6: odd graph content (a SPARQL UPDATE, an older harvest) never raises."""
+    g = graph_of(extent_triples(NODE, full_extent()))
+    location, period = g.value(NODE, DCTERMS.spatial), g.value(NODE, DCTERMS.temporal)
+    g.set((location, DCAT.bbox, Literal("POLYGON((garbage", datatype=GEO.wktLiteral)))
+    g.set((period, DCAT.endDate, Literal("garbage", datatype=XSD.date)))
+    g.set((NODE, ZARR.nativeBbox, Literal("[1, 2]", datatype=RDF.JSON)))
+    with caplog.at_level(logging.WARNING, logger="catalogue.rdf.extents"):
+        back = read_extent(g, NODE)
+    assert back is not None and back.bbox is None and back.period is None and back.native_bbox is None
+    assert back.crs == full_extent().crs and back.temporal_resolution == "PT6H" and back.geometry is not None
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert str(NODE) in warned and all(name in warned for name in ("bbox", "period", "native box"))
+
+
+def test_read_extent_keeps_years_python_cannot_hold():
+    g = Graph()
+    span = BNode()
+    g.add((NODE, DCTERMS.temporal, span))
+    g.add((span, DCAT.startDate, Literal("10000-01-01", datatype=XSD.date)))
+    g.add((span, DCAT.endDate, Literal("10000-12-31", datatype=XSD.date)))
+    g.add((NODE, DCAT.spatialResolutionInMeters, Literal("nan", datatype=XSD.decimal)))
+    back = read_extent(g, NODE)
+    assert back is not None and back.period == Period("10000-01-01", "10000-12-31")
+    assert back.period.instants() is None and back.spatial_resolution is None
 
 
 def _pyramid_hierarchy() -> Hierarchy:

@@ -105,3 +105,49 @@ def test_a_projected_grid(projected):
     assert collection["license"] == "other"
     assert {"rel": "license", "href": "https://example.org/licence"} in collection["links"]
     assert collection["catalogue:unknown_extent"] == ["temporal"]
+
+
+# ------------------------------------------------- convention-only stores (review item 5)
+@pytest.fixture(scope="module")
+def convention_collections(tmp_path_factory) -> dict[str, dict]:
+    """The utm, pyramid and eopf fixtures harvested (their extents extracted as a harvest
+    does), as STAC Collections."""
+    import catalogue
+    from tests.support import convention_stores
+
+    root = tmp_path_factory.mktemp("conventions")
+    out = {}
+    with catalogue.open(f"sqlite:///{root / 'c.db'}") as cat:
+        for name, build in (("utm", convention_stores.build_utm), ("pyramid", convention_stores.build_pyramid),
+                            ("eopf", convention_stores.build_eopf)):
+            report = cat.harvest(str(build(root)))
+            assert report.ok, report.errors
+            out[name] = _valid(cat.stac_collection(collection_id(report.graph), LINKS))
+    return out
+
+
+def test_a_spatial_convention_grid_gives_x_and_y_dimensions(convention_collections):
+    utm = convention_collections["utm"]
+    dims = utm["cube:dimensions"]
+    # b02 [time, y, x] is first by path: its grid is EPSG:32633, 10 m cells from spatial:transform
+    assert dims == {
+        "y": {"type": "spatial", "axis": "y", "extent": [4988000.0, 5000000.0], "reference_system": 32633, "step": 10.0},
+        "x": {"type": "spatial", "axis": "x", "extent": [500000.0, 510000.0], "reference_system": 32633, "step": 10.0},
+    }  # "time" has no coordinate array and no convention: left out, as ever
+    assert utm["cube:variables"]["b02"]["dimensions"] == ["time", "y", "x"]
+    assert utm["assets"]["zarr"]["proj:shape"] == [1200, 1000]
+
+
+def test_a_pyramids_dimensions_are_its_finest_levels(convention_collections):
+    dims = convention_collections["pyramid"]["cube:dimensions"]
+    assert dims["x"] == {"type": "spatial", "axis": "x", "extent": [500000.0, 504000.0],
+                         "reference_system": 32633, "step": 10.0}
+    assert dims["y"]["extent"] == [4996000.0, 5000000.0] and dims["y"]["step"] == 10.0
+    assert set(convention_collections["pyramid"]["cube:variables"]) == {"r10m/b02", "r20m/b02", "r40m/b02"}
+
+
+def test_every_dimension_a_variable_names_is_described_or_unknowable(convention_collections):
+    for name, collection in convention_collections.items():
+        named = {d for v in collection["cube:variables"].values() for d in v["dimensions"]}
+        assert set(collection["cube:dimensions"]) <= named, name
+        assert {"x", "y"} <= set(collection["cube:dimensions"]) or not {"x", "y"} & named, name

@@ -36,6 +36,16 @@ def test_datetime_instants_intervals_and_open_ends():
     assert parse_datetime("/2020-01-01T00:00:00Z") == (None, day)
 
 
+def test_datetime_at_the_ends_of_the_range_clamps_there():
+    first, last = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
+    assert parse_datetime("9999-12-31") == (datetime(9999, 12, 31, tzinfo=UTC), last)
+    assert parse_datetime("../9999-12-31") == (None, last)
+    assert parse_datetime("9999-12-31T23:59:59-01:00") == (last, last)
+    assert parse_datetime("0001-01-01T00:00:00+01:00") == (first, first)
+    assert parse_datetime("0001-01-01/0001-01-01T00:30:00+01:00") == (first, first)
+    assert parse_datetime("0001-01-01T00:00:00Z/9999-12-31T23:59:59.999999Z") == (first, last)
+
+
 @pytest.mark.parametrize("text", ["../..", "yesterday", "2021-01-01/2020-01-01", "2020-13-01"])
 def test_bad_datetime_is_a_400_naming_the_parameter(text):
     with pytest.raises(HTTPError) as caught:

@@ -8,6 +8,10 @@ them as STAC API does (OGC API - Features, part 1):
 * ``datetime=`` an RFC 3339 instant, or an interval ``start/end`` where either end may be
   ``..`` or empty (open). A date alone (``2020-01-01``) is accepted as its whole day,
   which is what a user typing it in a form means.
+* Instants at the ends of what a Python datetime holds are accepted and clamped there:
+  ``9999-12-31`` as an end is its last microsecond, and an offset that puts an instant
+  before ``0001-01-01T00:00:00Z`` or after ``9999-12-31T23:59:59.999999Z`` means that
+  first or last instant (no catalogue period lies beyond them).
 
 A dataset matches when its box intersects the query box and its period overlaps the
 interval; a dataset without one matches no such filter (nothing invented).
@@ -16,7 +20,7 @@ interval; a dataset without one matches no such filter (nothing invented).
 from __future__ import annotations
 
 import math
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time
 
 from catalogue.model.extents import Box
 
@@ -26,6 +30,8 @@ __all__ = ["parse_bbox", "parse_datetime"]
 
 #: Longest accepted parameter text: a bbox or an interval is short.
 MAX_CHARS = 200
+_FIRST = datetime.min.replace(tzinfo=UTC)
+_LAST = datetime.max.replace(tzinfo=UTC)
 
 
 def parse_bbox(text: str, name: str = "bbox") -> Box:
@@ -74,10 +80,15 @@ def _moment(text: str, name: str, *, end: bool) -> datetime:
     text = text.strip()
     try:
         if len(text) == 10:
-            day = datetime.combine(date.fromisoformat(text), time(), UTC)
-            return day + timedelta(days=1) - timedelta(microseconds=1) if end else day
+            return datetime.combine(date.fromisoformat(text), time.max if end else time(), UTC)
         moment = datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:
         raise HTTPError(400, f"{name} must be an RFC 3339 date-time or an interval start/end "
                              f"with '..' for an open end, got {text!r}") from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # An offset past the first or last instant a datetime holds: clamp to it.
+        return _FIRST if moment.year == 1 else _LAST

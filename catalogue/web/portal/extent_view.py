@@ -16,7 +16,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass, field
 
-from catalogue.model.extents import Extent, MultiscaleLevel, Multiscales
+from catalogue.model.extents import Extent, MultiscaleLevel, Multiscales, coordinate_text
 
 from .graph_digest import GraphDigest
 from .map import MapView, describe_box, extent_map
@@ -65,10 +65,13 @@ class ExtentView:
     search_href: str = ""
     levels: list[LevelRow] = field(default_factory=list)
     pyramid: Multiscales | None = None
+    #: The harvest's ``extent.values-budget`` findings that concern this node: its extent
+    #: was (partly) not read, rather than not declared (``rdf.extents.budget_stopped``).
+    not_read: list[str] = field(default_factory=list)
 
     @property
     def shown(self) -> bool:
-        return self.extent is not None or self.pyramid is not None
+        return self.extent is not None or self.pyramid is not None or bool(self.not_read)
 
 
 def extent_view(extent: Extent | None, pyramid: Multiscales | None, *, digest: GraphDigest, node_path: str,
@@ -89,8 +92,8 @@ def extent_view(extent: Extent | None, pyramid: Multiscales | None, *, digest: G
         box = extent.bbox
         view.bbox = box.as_list()
         view.facts.append(Fact("Bounding box", describe_box(box), sources["bbox"]))
-        view.facts.append(Fact("West, south, east, north", ", ".join(_num(v) for v in view.bbox), mono=True))
-        search["bbox"] = ",".join(_num(v) for v in view.bbox)
+        view.facts.append(Fact("West, south, east, north", ", ".join(coordinate_text(v) for v in view.bbox), mono=True))
+        search["bbox"] = ",".join(coordinate_text(v) for v in view.bbox)
     if extent.geometry is not None:
         view.facts.append(Fact("Footprint", "drawn on the map (CRS84 WKT in the graph)", sources["geometry"]))
     if extent.period is not None:
@@ -112,7 +115,7 @@ def extent_view(extent: Extent | None, pyramid: Multiscales | None, *, digest: G
             view.facts.append(Fact("Native CRS", crs.name or "given as WKT2 (below)", sources["crs"]))
             view.crs_wkt = crs.wkt2 or ""
     if extent.native_bbox is not None:
-        view.facts.append(Fact("Box in the native CRS", ", ".join(_num(v) for v in extent.native_bbox),
+        view.facts.append(Fact("Box in the native CRS", ", ".join(coordinate_text(v) for v in extent.native_bbox),
                                sources["native_bbox"], mono=True))
     if extent.spatial_resolution is not None:
         view.facts.append(Fact("Cell size", _metres(extent.spatial_resolution), sources["spatial_resolution"]))
@@ -139,11 +142,6 @@ def _map_label(title: str, extent: Extent) -> str:
 
 def _vector(values: tuple[float, ...] | None) -> str:
     return "" if values is None else json.dumps([int(v) if float(v).is_integer() else v for v in values])
-
-
-def _num(value: float) -> str:
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
 
 
 def _metres(value: float) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from catalogue.api import Catalogue
 from catalogue.rdf.dcat import iri_name
+from catalogue.rdf.extents import BUDGET_RULE, budget_stopped, names_used
 
 from ..http.errors import HTTPError
 from .arrays import array_view, attribute_rows, attributes_of
@@ -77,6 +78,10 @@ def node_page(cat: Catalogue, iri: str, *, base: str, recheck: float | None = No
     page.counts = dict(digest.counts)
     extent, pyramid = node_extent(cat, digest, iri)
     view = extent_view(extent, pyramid, digest=digest, node_path=info.path, base=base, title=title)
+    budget = [(f.node_path, f.message) for f in digest.findings if f.rule == BUDGET_RULE]
+    if budget:
+        uses = names_used(docs) if info.kind == "array" else set()
+        view.not_read = budget_stopped(info.path, info.kind, uses, budget)
     # The dataset always says where and when (or that its store does not); other nodes only when they do.
     page.extent = view if view.shown or info is root else None
     if info.kind == "group":

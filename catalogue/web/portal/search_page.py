@@ -9,7 +9,7 @@ from datetime import UTC, datetime, time
 from typing import Any
 
 from catalogue.discovery.index import DatasetSummary, SearchQuery, SearchResult, Variable
-from catalogue.model.extents import Box
+from catalogue.model.extents import Box, coordinate_text
 
 from ..search_params import MAX_OFFSET
 from .map import MapView, describe_box, world_map
@@ -225,12 +225,7 @@ def search_view(query: SearchQuery, result: SearchResult, *, base: str, catalogu
 
 def bbox_text(box: Box) -> str:
     """``west,south,east,north`` as the ``bbox`` parameter writes it."""
-    return ",".join(_num(v) for v in box.as_list())
-
-
-def _num(value: float) -> str:
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
+    return ",".join(coordinate_text(v) for v in box.as_list())
 
 
 _LAST = time(23, 59, 59, 999999)

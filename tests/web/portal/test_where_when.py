@@ -255,6 +255,28 @@ def test_datasets_refuses_bad_bbox_and_datetime(client, params, named):
     assert named in text_of(portal.text)
 
 
+DATED = {AIR, SEA, OCEAN, PYRAMID}
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("9999-12-31", set()),
+    ("9999-12-31T23:59:59-01:00", set()),                   # past datetime.max in UTC: clamped there
+    ("0001-01-01T00:00:00+01:00", set()),                   # before datetime.min in UTC: clamped there
+    ("../9999-12-31", DATED),
+    ("0001-01-01T00:00:00+01:00/..", DATED),
+    ("0001-01-01/9999-12-31", DATED),
+])
+def test_datetime_at_the_ends_of_the_range_never_500s(client, value, expected):
+    """Review item 2: instants at the ends of datetime's range are clamped, on every route."""
+    assert titles(client.get("/datasets", params={"datetime": value, "limit": 50})) == expected
+    stac = client.get("/stac/collections", params={"datetime": value, "limit": 50})
+    assert stac.status_code == 200, stac.text[:300]
+    assert {c["title"] for c in stac.json()["collections"]} == expected
+    for params in ({"datetime": value}, *([{"start": value}, {"end": value}] if "/" not in value else [])):
+        page = client.get("/", params=params)
+        assert page.status_code == 200, (params, page.text[:300])
+
+
 # --------------------------------------------------------------------------- the search page
 def result_titles(markup: str) -> list[str]:
     return [html.unescape(t) for t in re.findall(r'<h3 class="result-title"><a [^>]*>([^<]*)</a>', markup)]
