@@ -460,7 +460,8 @@ def _unwrapped(axis: Axis) -> np.ndarray:
 def _monotonic(values: np.ndarray) -> int:
     """+1 strictly increasing, -1 strictly decreasing, 0 neither: the signs of the steps
     of the float values (steps of 1e20 are steps like any other)."""
-    signs = np.sign(np.diff(np.asarray(values, dtype=np.float64)))
+    with np.errstate(over="ignore"):  # a step of 2e308 is +inf: its sign is all that counts
+        signs = np.sign(np.diff(np.asarray(values, dtype=np.float64)))
     if signs.size == 0 or np.all(signs > 0):
         return 1
     return -1 if np.all(signs < 0) else 0
