@@ -16,7 +16,7 @@ from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
-from catalogue.extents.extract import extract_extents
+from catalogue.extents.extract import guarded_extents
 from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import SourceReader
@@ -309,7 +309,7 @@ class Catalogue:
         full = validate_hierarchy(hierarchy, profile=profile, source=iri)
         # The extents' findings from the metadata (conventions, ACDD, STAC items); those
         # about coordinate values need the store: the harvest's stored report has them.
-        full.findings = sorted([*full.findings, *extract_extents(hierarchy, None).findings],
+        full.findings = sorted([*full.findings, *guarded_extents(hierarchy, None).findings],
                                key=lambda f: f.sort_key())
         prefix = iri[len(hierarchy.url):].lstrip("/") if iri.startswith(hierarchy.url) else None
         path = next((p for p in hierarchy.nodes if hierarchy.iri(p) == iri), prefix)
@@ -463,6 +463,7 @@ def validate_store(
     reader = SourceReader(source, max_document_bytes=max_document_bytes)
     hierarchy = reader.load()
     report = validate_hierarchy(hierarchy, profile=profile, source=source)
+    # reader.extents is guarded: an extraction failure is an extent.failed finding, not a crash
     report.findings = sorted([*report.findings, *reader.extents(hierarchy).findings], key=lambda f: f.sort_key())
     return report
 

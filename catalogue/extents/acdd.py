@@ -86,10 +86,7 @@ def _box(path: str, attributes: dict[str, Any]) -> Evidence | None:
     south, north, west, east = (_number(key, attributes[key]) for key in BOX_KEYS)
     if not (-90 <= south <= north <= 90):
         raise _Unreadable("geospatial_lat_min", f"latitudes {south}, {north} are not -90 <= min <= max <= 90")
-    if west <= east:
-        west, east = longitude_range(west, east)
-    else:  # crosses the discontinuity: fold each end on its own
-        west, east = longitude_range(west, west)[0], longitude_range(east, east)[0]
+    west, east = longitude_range(west, east)  # west > east crosses the discontinuity (crs.py: one rule)
     box = Box(west, south, east, north)
     return Evidence(path, Source("acdd", path, ", ".join(BOX_KEYS)), bbox=box)
 

@@ -21,19 +21,29 @@ coordinate however many arrays share it.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import numpy as np
-from pyproj import CRS, Geod
+from pyproj import CRS
 
-from catalogue.extents.crs import CRSError, crs_from_cf, native_crs, to_crs84
+from catalogue.extents.attribute_finding import attribute_finding
+from catalogue.extents.crs import (
+    CRSError,
+    crs_from_cf,
+    native_crs,
+    outside_area,
+    resolution_in_metres,
+    to_crs84,
+)
 from catalogue.extents.evidence import Evidence
 from catalogue.extents.times import TimeError, parse_time_axis
 from catalogue.extents.values import Axis, ValueReader
 from catalogue.model.extents import Source
+from catalogue.model.json import short
 from catalogue.model.nodes import Hierarchy, Node
 from catalogue.validate.findings import Finding
 
@@ -45,15 +55,19 @@ _NORTH: Final = frozenset({"degrees_north", "degree_north", "degree_n", "degrees
 _EAST: Final = frozenset({"degrees_east", "degree_east", "degree_e", "degrees_e", "degreee", "degreese"})
 _SINCE: Final = re.compile(r"\ssince\s", re.IGNORECASE)
 _CRS84: Final = CRS.from_user_input("OGC:CRS84")
-_GEOD: Final = Geod(ellps="WGS84")
+#: Longitudes further than this from 0 are not longitudes however they are unwrapped
+#: (two turns either way leaves room for 0..360 axes and unwrapped antimeridian grids).
+MAX_LONGITUDE: Final = 720.0
 
 
 def classify(attributes: dict[str, Any]) -> Kind | None:
-    """What a coordinate variable measures, from its CF attributes (CF §4)."""
+    """What a coordinate variable measures, from its CF attributes (CF §4). Attributes of
+    the wrong type (a ``standard_name`` list) are passed over, never raised on: the
+    caller reports them."""
     name = attributes.get("standard_name")
-    by_name: dict[Any, Kind] = {"latitude": "lat", "longitude": "lon", "projection_x_coordinate": "x",
+    by_name: dict[str, Kind] = {"latitude": "lat", "longitude": "lon", "projection_x_coordinate": "x",
                                 "projection_y_coordinate": "y", "time": "time"}
-    if name in by_name:
+    if isinstance(name, str) and name in by_name:
         return by_name[name]
     units = attributes.get("units")
     if isinstance(units, str):
@@ -109,14 +123,14 @@ class _CF:
         for name in _dimension_names(node):
             found = self.lookup(node, name)
             if found is not None and len(_shape(found)) == 1:
-                kind = classify(found.attributes or {})
+                kind = self.classify(found)
                 if kind is not None:
                     coords.setdefault(kind, found)
         aux: dict[str, Node] = {}
         for name in _names(node, "coordinates"):
             found = self.lookup(node, name)
             if found is not None:
-                kind = classify(found.attributes or {})
+                kind = self.classify(found)
                 if kind is not None:
                     aux.setdefault(kind, found)
         out: list[Evidence] = []
@@ -135,6 +149,15 @@ class _CF:
                 out.append(Evidence(node.path, found.source, period=found.period,
                                     temporal_resolution=found.temporal_resolution, edges=found.edges))
         return out
+
+    def classify(self, coord: Node) -> Kind | None:
+        """:func:`classify`, with a finding for each CF attribute of the wrong type."""
+        attributes = coord.attributes or {}
+        for key in ("standard_name", "units", "axis"):
+            if key in attributes and not isinstance(attributes[key], str):
+                self.attribute_finding(coord, key, f"{key} of /{coord.path} must be a string, got "
+                                       f"{short(attributes[key])}; it is not used to classify the coordinate")
+        return classify(attributes)
 
     def lookup(self, node: Node, name: str) -> Node | None:
         """The array called ``name`` in the node's group or the nearest ancestor holding one."""
@@ -172,7 +195,10 @@ class _CF:
             south, north = max(south, -90.0), min(north, 90.0)
             if east - west > 360:
                 west, east = -180.0, 180.0
+        outside = outside_area(crs, (west, south, east, north)) if projected and crs is not None else None
         try:
+            if outside:
+                raise ValueError(outside)
             box = to_crs84(crs or _CRS84, west, south, east, north)
         except ValueError as exc:
             self.finding(ynode, "extent.coordinate-values", f"coordinates /{ynode.path}, /{xnode.path} give no "
@@ -184,7 +210,7 @@ class _CF:
             node.path, Source(kind, ynode.path, ", ".join(names)), bbox=box,
             crs=native_crs(crs) if crs is not None else None,
             native_bbox=(west, south, east, north) if projected else None,
-            edges=ny.edges and nx.edges, spatial_resolution=_resolution(ny.step, nx.step, crs if projected else None),
+            edges=ny.edges and nx.edges, spatial_resolution=resolution_in_metres(crs, nx.step, ny.step),
         )
 
     def auxiliary(self, node: Node, lat_node: Node, lon_node: Node) -> Evidence | None:
@@ -201,6 +227,9 @@ class _CF:
             self.finding(lat_node, "extent.coordinate-values",
                          f"latitudes of /{lat_node.path} lie outside -90..90 ({south}..{north})", attributes=False)
             return None
+        if np.abs(lon).max() > MAX_LONGITUDE:
+            self.finding(lon_node, "extent.coordinate-values", _absurd(lon_node, lon), attributes=False)
+            return None
         west, east = _circular_range(lon)
         return Evidence(node.path, Source("cf:coordinates", lat_node.path, f"{lat_node.path}, {lon_node.path}"),
                         bbox=to_crs84(_CRS84, west, south, east, north), edges=False)
@@ -213,6 +242,9 @@ class _CF:
 
     def _range(self, coord: Node, kind: str) -> _Range | None:
         axis = self.values.axis(coord.path)
+        if kind == "lon" and axis is not None and np.any(np.abs(axis.values) > MAX_LONGITUDE):
+            self.finding(coord, "extent.coordinate-values", _absurd(coord, axis.values), attributes=False)
+            return None
         values = None if axis is None else _unwrapped(axis) if kind == "lon" else axis.values
         step = None
         if axis is not None and values is not None:
@@ -221,6 +253,9 @@ class _CF:
         if bounds is not None:
             data = bounds.ravel()
             data = data[np.isfinite(data)]
+            if kind == "lon" and data.size and np.abs(data).max() > MAX_LONGITUDE:
+                self.finding(coord, "extent.coordinate-values", _absurd(coord, data, bounds=True), attributes=False)
+                return None
             if data.size:
                 if kind == "lon":
                     lo, hi = _circular_range(data, continuous=True)
@@ -266,13 +301,28 @@ class _CF:
         return found
 
     def bounds(self, coord: Node) -> np.ndarray | None:
-        name = (coord.attributes or {}).get("bounds")
-        if not isinstance(name, str) or not name:
+        """The values of the coordinate's ``bounds`` variable (CF §7.1): shape ``(n, 2)`` for
+        an axis of ``n``, ``(ny, nx, 4)`` for 2-D coordinates. A ``bounds`` attribute that
+        is not a name of an array, or an array of another shape, is a finding and gives no edges."""
+        attributes = coord.attributes or {}
+        if "bounds" not in attributes:
+            return None
+        name = attributes["bounds"]
+        if not isinstance(name, str) or not name.strip() or len(name.split()) != 1:
+            self.attribute_finding(coord, "bounds", f"bounds of /{coord.path} must name one variable, got "
+                                   f"{short(name)}; the coordinate values are used instead")
             return None
         found = self.lookup(coord, name)
         if found is None:
-            self.finding(coord, "extent.coordinate-values",
-                         f"bounds {name!r} of /{coord.path} names no array; the coordinate values are used instead")
+            self.attribute_finding(coord, "bounds", f"bounds {name!r} of /{coord.path} names no array; "
+                                   "the coordinate values are used instead")
+            return None
+        shape = _shape(coord)
+        expected = (*shape, 2) if len(shape) <= 1 else (*shape, 4) if len(shape) == 2 else None
+        if _shape(found) != expected:
+            self.attribute_finding(coord, "bounds", f"bounds /{found.path} of /{coord.path} has shape "
+                                   f"{list(_shape(found))}, not {list(expected or ())} (CF §7.1: two vertices per "
+                                   "cell of an axis, four of a 2-D cell); the coordinate values are used instead")
             return None
         return self.values.whole(found.path, f"the bounds of /{coord.path}")
 
@@ -343,6 +393,12 @@ class _CF:
                         edges=source.kind == "cf:bounds")
 
     # ------------------------------------------------------------ findings
+    def attribute_finding(self, node: Node, key: str, message: str, rule: str = "extent.coordinate-values") -> None:
+        """A finding pointing at the attribute ``key`` of ``node``."""
+        finding = attribute_finding(self.h, node.path, rule, (key,), message)
+        if finding not in self.findings:
+            self.findings.append(finding)
+
     def finding(self, node: Node, rule: str, message: str, *, attributes: bool = True) -> None:
         location = node.attributes_location if attributes else node.location
         finding = Finding(node.path, location.url, location.pointer, rule, message, "attributes" if attributes else "")
@@ -402,10 +458,20 @@ def _unwrapped(axis: Axis) -> np.ndarray:
 
 
 def _monotonic(values: np.ndarray) -> int:
-    diffs = np.diff(values)
-    if diffs.size == 0 or np.all(diffs > 0):
+    """+1 strictly increasing, -1 strictly decreasing, 0 neither: the signs of the steps
+    of the float values (steps of 1e20 are steps like any other)."""
+    with np.errstate(over="ignore"):  # a step of 2e308 is +inf: its sign is all that counts
+        signs = np.sign(np.diff(np.asarray(values, dtype=np.float64)))
+    if signs.size == 0 or np.all(signs > 0):
         return 1
-    return -1 if np.all(diffs < 0) else 0
+    return -1 if np.all(signs < 0) else 0
+
+
+def _absurd(coord: Node, values: np.ndarray, *, bounds: bool = False) -> str:
+    finite = values[np.isfinite(values)]
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (math.nan, math.nan)
+    return (f"longitudes of /{coord.path}{' (its bounds)' if bounds else ''} reach beyond ±{MAX_LONGITUDE:g} "
+            f"({low:g}..{high:g}): not longitudes; its extent is not used")
 
 
 def _regular_step(values: np.ndarray, axis: Axis) -> float | None:
@@ -444,20 +510,3 @@ def _circular_range(lon: np.ndarray, *, continuous: bool = False) -> tuple[float
     if east < west:
         east += 360
     return west, east
-
-
-def _resolution(ystep: float | None, xstep: float | None, crs: CRS | None) -> float | None:
-    """The smaller cell side in metres: projected steps in the CRS's unit converted to
-    metres; degree steps as geodesic distances on WGS 84 (along a meridian for latitude,
-    along the equator for longitude, where cells are widest)."""
-    sizes: list[float] = []
-    if crs is not None:
-        factor = crs.axis_info[0].unit_conversion_factor if crs.axis_info else 1.0
-        sizes = [abs(s) * factor for s in (ystep, xstep) if s]
-    else:
-        if ystep:
-            sizes.append(_GEOD.inv(0.0, 0.0, 0.0, min(abs(ystep), 90.0))[2])
-        if xstep:
-            sizes.append(_GEOD.inv(0.0, 0.0, min(abs(xstep), 179.0), 0.0)[2])
-    return min(sizes) if sizes else None
-

@@ -97,5 +97,5 @@ def add_duration(start: Instant, value: Any) -> Instant:
         start = dt.datetime(start.year, start.month, start.day)
     try:
         return start + duration
-    except OverflowError:
+    except (OverflowError, ValueError):  # datetime's OverflowError; isodate's ValueError past year 9999
         raise TimeError(f"{text(start)} plus {short(value)} is out of range") from None

@@ -51,25 +51,38 @@ class _Unreadable(ValueError):
 
 def stac_item(attributes: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """``(attribute, item)`` of the STAC item a group's attributes hold, if any."""
+    found = _placement(attributes)
+    return found if found is not None and isinstance(found[1], dict) and found[1] else None
+
+
+def _placement(attributes: dict[str, Any]) -> tuple[str, Any] | None:
+    """``(attribute, value)`` of the first placement that holds an item (to be read), whatever its shape."""
     for key in ATTRIBUTES:
-        item = attributes.get(key)
-        if isinstance(item, dict) and item:
-            if key == "stac:item" and attributes.get("stac:encoding", "attribute") != "attribute":
-                continue
-            return key, item
+        if key not in attributes:
+            continue
+        if key == "stac:item" and attributes.get("stac:encoding", "attribute") != "attribute":
+            continue  # a reference to an item stored elsewhere, not the item
+        return key, attributes[key]
     return None
 
 
 def evidence(hierarchy: Hierarchy) -> tuple[list[Evidence], list[Finding]]:
     """The evidence of the STAC item in the root's attributes (about the root)."""
     root = hierarchy.root
-    found = stac_item(root.attributes or {}) if root is not None else None
+    found = _placement(root.attributes or {}) if root is not None else None
     if found is None:
         return [], []
     key, item = found
+    if not isinstance(item, dict) or not item:
+        return [], [attribute_finding(hierarchy, "", RULE, (key,), f"{key} is not a STAC Item (a non-empty JSON "
+                                      f"object), got {short(item)}")]
     out: list[Evidence] = []
     findings: list[Finding] = []
-    properties = item.get("properties") if isinstance(item.get("properties"), dict) else {}
+    properties = item.get("properties", {})
+    if not isinstance(properties, dict):
+        findings.append(attribute_finding(hierarchy, "", RULE, (key, "properties"),
+                                          f"properties must be a JSON object, got {short(properties)}"))
+        properties = {}
     for reader in (_bbox, _geometry, _period, _crs):
         try:
             result = reader(item, properties)
@@ -115,10 +128,15 @@ def _geometry(item: dict[str, Any], _properties: dict[str, Any]) -> tuple[str, d
 
 def _period(_item: dict[str, Any], properties: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     start, end = properties.get("start_datetime"), properties.get("end_datetime")
+    moment = properties.get("datetime")
     if start is not None and end is not None:
         return "properties.start_datetime, properties.end_datetime", {
             "period": _span(instant_or(start, "start_datetime"), instant_or(end, "end_datetime"), "end_datetime")}
-    moment = properties.get("datetime")
+    if start is not None or end is not None:  # STAC: start_datetime and end_datetime go together
+        given, missing = ("start_datetime", "end_datetime") if start is not None else ("end_datetime", "start_datetime")
+        raise _Unreadable(("properties", given), f"properties.{given} ({short(properties[given])}) without "
+                          f"properties.{missing}: no period" + (" from them; datetime not used either"
+                                                                 if moment is not None else ""))
     if moment is None:
         return None
     value = instant_or(moment, "datetime")

@@ -92,7 +92,11 @@ class TimeAxis:
         end, end_clamped = _text(ends[1], dates_only)
         clamped = tuple(dict.fromkeys(f"{_label(d)} -> {t}" for d, t, c in
                                       ((ends[0], start, start_clamped), (ends[1], end, end_clamped)) if c))
-        return TimeSpan(Period(start, end, calendar=self.calendar), step, clamped)
+        try:
+            period = Period(start, end, calendar=self.calendar)
+        except ValueError as exc:  # texts Period refuses (negative years compare as texts)
+            raise TimeError(f"the time values give no period: {exc}") from None
+        return TimeSpan(period, step, clamped)
 
     def step(self, values: np.ndarray, length: int | None = None, split: int | None = None) -> str | None:
         """The regular step of a monotonic axis as ``xsd:duration`` text, or None.

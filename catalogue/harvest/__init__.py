@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from catalogue.extents.extract import DEFAULT_VALUE_BYTES, extract_extents
+from catalogue.extents.extract import DEFAULT_VALUE_BYTES, guarded_extents
 from catalogue.harvest.change import source_state
 from catalogue.harvest.reader import Progress, canonical_fingerprint, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
@@ -114,8 +114,10 @@ class SourceReader:
 
     def extents(self, hierarchy: Hierarchy) -> HierarchyExtents:
         """Where and when for the hierarchy :meth:`load` read, reading its coordinate
-        arrays from the same store within ``coordinate_bytes``."""
-        return extract_extents(hierarchy, self.store, value_bytes=self.coordinate_bytes)
+        arrays from the same store within ``coordinate_bytes``. Guarded: an exception in
+        the extraction is one ``extent.failed`` finding (traceback logged at WARNING), so
+        the hierarchy is still catalogued or validated, without extents."""
+        return guarded_extents(hierarchy, self.store, value_bytes=self.coordinate_bytes)
 
 
 def load_hierarchy(source: str, *, progress: Progress | None = None, **options: Any) -> Hierarchy:

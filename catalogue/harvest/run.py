@@ -182,13 +182,16 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
             if state == previous:
                 return _unchanged(records, source, reader.url, run, state)
         hierarchy = reader.load(progress)
-        extents = reader.extents(hierarchy)
     except CatalogueError as exc:
         run.outcome = "failed"
         run.errors.append(str(exc))
         with contextlib.suppress(Busy):  # the source's error is the one to report
             records.record(run)
         raise
+    # The per-hierarchy guard: whatever goes wrong in extraction (a bug, a value nobody
+    # foresaw) is one extent.failed finding, logged with its traceback; the hierarchy is
+    # written without extents and the next source of the run is harvested all the same.
+    extents = reader.extents(hierarchy)
     graph_id = URIRef(hierarchy.url)
     run.graph = hierarchy.url
     report = HarvestReport(source=source, graph=hierarchy.url, run=run)

@@ -136,6 +136,9 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("extent.grid-mapping", WARN, "A grid mapping variable does not describe a CRS pyproj can resolve."),
     ("extent.time-units", WARN, "A time coordinate's units or calendar cannot be decoded."),
     ("extent.calendar-date", INFO, "A date of the data's calendar that the Gregorian calendar lacks is written as the month's last day."),
+    ("extent.calendars-differ", INFO, "A group gets no period: the periods of its arrays are in calendars that do not agree."),
+    ("extent.period-range", WARN, "A period reaches beyond the years 1..9999 and is not used."),
+    ("extent.failed", WARN, "The extents of the hierarchy could not be extracted (an unexpected error); it is catalogued without them."),
     # --- dependent arrays
     ("dependent.chunk-key-collision", ERR, "Two arrays sharing a prefix would write chunks under the same key."),
 ]

@@ -73,7 +73,7 @@ def test_pyramid_levels_take_their_layout_entrys_grid_and_order_from_the_finest(
     assert pyramids[""].resampling == "average"
 
 
-def test_geographic_resolution_is_measured_on_the_ellipsoid_at_the_centre_latitude(tmp_path):
+def test_geographic_resolution_is_the_nominal_cell_size_at_the_equator(tmp_path):
     store = tmp_path / "geo.zarr"
     import zarr
     g = zarr.open_group(str(store), mode="w", zarr_format=3, attributes={
@@ -83,8 +83,10 @@ def test_geographic_resolution_is_measured_on_the_ellipsoid_at_the_centre_latitu
                                "zarr_conventions": [cs.SPATIAL_DECL]})
     spatial = by_kind(conventions.evidence(load_hierarchy(str(store)))[0], "t")["convention:spatial"]
     assert spatial.bbox.as_list() == [0.0, 60.0, 20.0, 70.0] and spatial.native_bbox is None
-    along_parallel = Geod(ellps="WGS84").inv(0, 65.0, 0.25, 65.0)[2]  # ~11.8 km at 65° N
-    assert spatial.spatial_resolution == pytest.approx(along_parallel, rel=1e-9)
+    # one definition with CF coordinates (crs.resolution_in_metres): the grid's nominal
+    # cell, the Y step along a meridian at the equator, wherever the box lies (65° N here)
+    along_meridian = Geod(ellps="WGS84").inv(0, 0.0, 0, 0.25)[2]
+    assert spatial.spatial_resolution == pytest.approx(along_meridian, rel=1e-9) == pytest.approx(27_643.57, abs=0.01)
 
 
 def test_node_registration_gives_the_outermost_centres(tmp_path):

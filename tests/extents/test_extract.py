@@ -164,10 +164,12 @@ def test_a_root_box_that_disagrees_with_its_arrays_is_a_conflict(tmp_path, grid)
 
     arrays = Extent(bbox=Box(0.0, 40.0, 10.0, 50.0), sources=(("bbox", Source("cf:bounds", "lat", "lat, lon")),))
     stale = Extent(bbox=Box(-5.0, 40.0, 10.0, 50.0), sources=(("bbox", Source("acdd", "", "geospatial_lon_min")),))
-    findings = _group_conflicts(grid, "", stale, arrays)
-    assert [(f.rule, f.path) for f in findings] == [("extent.conflict", "")]
-    assert "cf:bounds at /lat" in findings[0].message and "acdd at the root" in findings[0].message
-    assert _group_conflicts(grid, "", arrays, arrays) == []
+    for winner, kept in (("below", "the arrays below the root"), ("own", "acdd at the root")):
+        findings = _group_conflicts(grid, "", stale, arrays, {"bbox": winner})
+        assert [(f.rule, f.path) for f in findings] == [("extent.conflict", "")]
+        assert "cf:bounds at /lat" in findings[0].message and "acdd at the root" in findings[0].message
+        assert kept in findings[0].message.split(" differs from ")[1]  # the kept side comes second
+    assert _group_conflicts(grid, "", arrays, arrays, {"bbox": "own"}) == []
 
 
 def test_acdd_attributes_on_the_root_that_disagree_with_the_coordinates_end_to_end(tmp_path):
@@ -177,7 +179,10 @@ def test_acdd_attributes_on_the_root_that_disagree_with_the_coordinates_end_to_e
     ds.to_zarr(tmp_path / "stale.zarr", zarr_format=2, consolidated=True)
     hierarchy, store = harvest(tmp_path / "stale.zarr")
     result = extract_extents(hierarchy, store)
-    assert result.root.bbox == Box(-5.0, 40.0, 10.0, 50.0)  # the root's own figure
-    assert result.root.sources_of("bbox")[0].kind == "acdd"
+    # ACDD ranks below CF cell edges, on the root as on an array: the arrays' union is kept
+    assert result.root.bbox == Box(0.0, 40.0, 10.0, 50.0)
+    assert [s.kind for s in result.root.sources_of("bbox")] == ["cf:bounds"]
     assert result.nodes["pr"].bbox == Box(0.0, 40.0, 10.0, 50.0)  # the coordinates' edges
     assert [(f.rule, f.path) for f in result.findings] == [("extent.conflict", "")]
+    message = result.findings[0].message  # the stale ACDD box is still said, as the loser
+    assert message.startswith("bbox [-5, 40, 10, 50] from acdd at the root") and "the arrays below the root" in message
