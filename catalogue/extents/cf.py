@@ -22,8 +22,6 @@ coordinate however many arrays share it.
 from __future__ import annotations
 
 import math
-import posixpath
-import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -42,6 +40,7 @@ from catalogue.extents.crs import (
 from catalogue.extents.evidence import Evidence
 from catalogue.extents.times import TimeError, parse_time_axis
 from catalogue.extents.values import Axis, ValueReader
+from catalogue.model.cf_axes import axis_kind, nearest_coordinate
 from catalogue.model.extents import Source
 from catalogue.model.json import short
 from catalogue.model.nodes import Hierarchy, Node
@@ -51,9 +50,6 @@ __all__ = ["classify", "evidence"]
 
 Kind = Literal["lat", "lon", "x", "y", "time"]
 
-_NORTH: Final = frozenset({"degrees_north", "degree_north", "degree_n", "degrees_n", "degreen", "degreesn"})
-_EAST: Final = frozenset({"degrees_east", "degree_east", "degree_e", "degrees_e", "degreee", "degreese"})
-_SINCE: Final = re.compile(r"\ssince\s", re.IGNORECASE)
 _CRS84: Final = CRS.from_user_input("OGC:CRS84")
 #: Longitudes further than this from 0 are not longitudes however they are unwrapped
 #: (two turns either way leaves room for 0..360 axes and unwrapped antimeridian grids).
@@ -61,24 +57,11 @@ MAX_LONGITUDE: Final = 720.0
 
 
 def classify(attributes: dict[str, Any]) -> Kind | None:
-    """What a coordinate variable measures, from its CF attributes (CF §4). Attributes of
-    the wrong type (a ``standard_name`` list) are passed over, never raised on: the
-    caller reports them."""
-    name = attributes.get("standard_name")
-    by_name: dict[str, Kind] = {"latitude": "lat", "longitude": "lon", "projection_x_coordinate": "x",
-                                "projection_y_coordinate": "y", "time": "time"}
-    if isinstance(name, str) and name in by_name:
-        return by_name[name]
-    units = attributes.get("units")
-    if isinstance(units, str):
-        if units.strip().lower() in _NORTH:
-            return "lat"
-        if units.strip().lower() in _EAST:
-            return "lon"
-        if _SINCE.search(f" {units} "):
-            return "time"
-    axis = attributes.get("axis")
-    return {"X": "x", "Y": "y", "T": "time"}.get(axis) if isinstance(axis, str) else None  # type: ignore[return-value]
+    """What a coordinate variable measures for an extent: CF's axis identification
+    (:func:`catalogue.model.cf_axes.axis_kind`, one rule for the whole catalogue), with
+    vertical coordinates, which no extent uses, left out."""
+    kind = axis_kind(attributes)
+    return None if kind == "vertical" else kind
 
 
 @dataclass(frozen=True)
@@ -161,16 +144,11 @@ class _CF:
 
     def lookup(self, node: Node, name: str) -> Node | None:
         """The array called ``name`` in the node's group or the nearest ancestor holding one."""
-        if not name or "/" in name:
-            return None
-        group = posixpath.dirname(node.path)
-        while True:
-            found = self.h.nodes.get(posixpath.join(group, name) if group else name)
-            if found is not None and found.kind == "array":
-                return found
-            if not group:
-                return None
-            group = posixpath.dirname(group)
+        def array(path: str) -> Node | None:
+            found = self.h.nodes.get(path)
+            return found if found is not None and found.kind == "array" else None
+
+        return nearest_coordinate(node.path, name, array)
 
     # ------------------------------------------------------------ where
     def spatial(self, node: Node, coords: dict[str, Node], aux: dict[str, Node], crs: CRS | None) -> Evidence | None:
