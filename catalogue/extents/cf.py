@@ -102,6 +102,11 @@ class _CF:
 
     # ------------------------------------------------------------ one array
     def array(self, node: Node) -> list[Evidence]:
+        for key in ("coordinates", "grid_mapping"):
+            value = (node.attributes or {}).get(key)
+            if value is not None and not isinstance(value, str):
+                self.attribute_finding(node, key, f"{key} of /{node.path} must be a string of variable names, got "
+                                       f"{short(value)}; it is not used for the extent")
         coords: dict[str, Node] = {}
         for name in _dimension_names(node):
             found = self.lookup(node, name)

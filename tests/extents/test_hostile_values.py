@@ -287,3 +287,14 @@ def test_the_utm_root_names_the_union_and_the_transform(tmp_path):
     [conflict] = [f.message for f in result.findings if f.rule == "extent.conflict"]
     assert conflict.startswith("bbox [9, ") and "from union at the root: the arrays below the root:" in conflict
     assert conflict.endswith("from convention:spatial at the root: spatial:bbox, which is kept")
+
+
+@pytest.mark.parametrize("key", ["coordinates", "grid_mapping"])
+def test_coordinates_and_grid_mapping_of_the_wrong_type_are_findings(tmp_path, key):
+    store = grid(tmp_path, f"bad_{key}")
+    group = zarr.open_group(store, mode="r+")
+    group["v"].attrs[key] = 5
+    zarr.consolidate_metadata(store)
+    _, result = extract(store)
+    assert ("extent.coordinate-values", "v", f"/attributes/{key}") in rules(result)
+    assert result.root is not None and result.root.bbox is not None  # the dimension coordinates still place it
