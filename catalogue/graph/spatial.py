@@ -56,6 +56,7 @@ __all__ = [
     "index_literals",
     "indexed_ids",
     "is_wkt",
+    "seam_boxes",
 ]
 
 Box = tuple[float, float, float, float]  # minx, miny, maxx, maxy
@@ -111,6 +112,19 @@ def geometry_boxes(geometry: BaseGeometry) -> list[Box]:
         if boxes:
             return boxes  # type: ignore[return-value]
     return [tuple(geometry.bounds)]  # type: ignore[list-item]
+
+
+def seam_boxes(boxes: list[Box]) -> list[Box]:
+    """``boxes`` and, for each that reaches longitude ±180, the same latitudes on the
+    other side of the antimeridian (the same meridian on the globe), so that the index
+    also finds the geometries touching the seam from the other side."""
+    mirrored: list[Box] = []
+    for x0, y0, x1, y1 in boxes:
+        if x1 >= 180.0:
+            mirrored.append((-180.0, y0, -180.0, y1))
+        if x0 <= -180.0:
+            mirrored.append((180.0, y0, 180.0, y1))
+    return boxes + mirrored
 
 
 def index_literals(conn: Connection, literals: Iterable[tuple[int, str]]) -> int:
