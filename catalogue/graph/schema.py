@@ -1,5 +1,6 @@
 """SQL schema of the graph store (SQLAlchemy Core), revision ``0002_sequential_terms``
-(``0003_spatial_index`` only adds the spatial index, see below).
+(``0003_spatial_index`` only adds the spatial index, see below, and
+``0004_spatial_lon_lat`` rebuilds it).
 
 This module is the reference the Alembic migrations are checked against
 (``target_metadata``); the tables themselves are created by the migrations, never by

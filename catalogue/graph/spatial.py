@@ -25,7 +25,8 @@ databases find through their primary key: deleting a term's rows (garbage collec
 :mod:`.collect`) never scans.  The index is written wherever terms are written
 (:mod:`.load.ids` for the store's own writes, SPARQL Update included, and
 :mod:`.load.writer` for bulk loads) and built for existing data by migration
-``0003_spatial_index``.  Candidates are always tested exactly by shapely afterwards,
+``0003_spatial_index`` (and rebuilt by ``0004_spatial_lon_lat``, when literals outside
+lon/lat space stopped being readable).  Candidates are always tested exactly by shapely afterwards,
 so the boxes only need to *cover* their geometry.
 """
 
@@ -51,6 +52,7 @@ __all__ = [
     "drop_index",
     "drop_orphans",
     "drop_terms",
+    "fill_index",
     "geometry_boxes",
     "include_name",
     "index_literals",
@@ -147,6 +149,26 @@ def index_literals(conn: Connection, literals: Iterable[tuple[int, str]]) -> int
         columns = list(zip(*rows, strict=True))
         conn.exec_driver_sql(_PG_INSERT, tuple(list(c) for c in columns))
     return len(rows)
+
+
+def fill_index(conn: Connection, batch: int = 2000) -> int:
+    """Index every stored ``geo:wktLiteral`` term (migrations: the table is empty or
+    being rebuilt), in id-ordered batches; return how many boxes were written."""
+    from sqlalchemy import text
+
+    dt_id = conn.execute(
+        text("SELECT id FROM datatypes WHERE iri = :iri"), {"iri": WKT_LITERAL}
+    ).scalar()
+    if dt_id is None:
+        return 0
+    select = text(
+        "SELECT id, value FROM terms WHERE datatype = :dt AND id > :last ORDER BY id LIMIT :n"
+    )
+    last, written = 0, 0
+    while rows := conn.execute(select, {"dt": dt_id, "last": last, "n": batch}).all():
+        written += index_literals(conn, [(int(term_id), value) for term_id, value in rows])
+        last = int(rows[-1][0])
+    return written
 
 
 def drop_terms(conn: Connection, term_ids: Iterable[int]) -> None:
