@@ -6,7 +6,10 @@ A relation between a variable and a constant geometry compiles to a membership t
 just before the statement runs (:func:`resolve`): the index lists the geometries whose
 boxes overlap the constant's, shapely tests those candidates exactly, and the ids that
 pass become one bound parameter (a JSON array read by ``json_each`` on SQLite, a
-``bigint[]`` on PostgreSQL).  That keeps the answer exact on PostgreSQL too, where no
+``bigint[]`` on PostgreSQL).  The index is an R*Tree on SQLite and, on PostgreSQL,
+PostGIS's GiST on a ``geometry`` envelope or a core GiST on ``box`` (whichever the
+database has, :func:`.spatial.index_kind`); either way only the candidates come from
+it: PostGIS's own relations are planar and would break at the antimeridian.  That keeps the answer exact on PostgreSQL too, where no
 Python runs inside the server, and the database can drive the rest of the join from
 those few ids.  Every relation implies that the two shapes intersect, so one candidate
 search serves them all; ``sfDisjoint`` is the complement: every indexed geometry that
@@ -43,7 +46,16 @@ from shapely.geometry.base import BaseGeometry
 from sqlalchemy.engine import Connection
 
 from ..deadline import check_deadline
-from ..spatial import PARTS, candidate_sql, candidate_terms, geometry_boxes, indexed_ids, seam_boxes
+from ..spatial import (
+    INDEX_NAMES,
+    PARTS,
+    candidate_sql,
+    candidate_terms,
+    geometry_boxes,
+    index_kind,
+    indexed_ids,
+    seam_boxes,
+)
 from ..wkt import WKT_LITERAL, WktError, parse_wkt
 from .geof import GEOF, RELATIONS, on_seam, relate
 from .sql import Unsupported, Val
@@ -166,13 +178,13 @@ def resolve(conn: Connection, lookups: list[SpatialLookup], params: dict[str, An
         ids, candidates = _matching_ids(conn, lookup)
         params[lookup.param] = json.dumps(ids) if sqlite else ids
         boxes = seam_boxes(geometry_boxes(lookup.geometry))
-        kind = "R*Tree" if sqlite else "GiST on box"
+        kind = index_kind(conn)
         reports.append(
             LookupReport(
-                sql=candidate_sql(conn.dialect.name),
+                sql=candidate_sql(kind),
                 params=dict(zip(("x0", "y0", "x1", "y1"), boxes[0], strict=True)),
                 comment=(
-                    f"spatial index used (geo_index, {kind}) for geof:{lookup.relation}: "
+                    f"spatial index used (geo_index, {INDEX_NAMES[kind]}) for geof:{lookup.relation}: "
                     f"{len(boxes)} query box(es), {candidates} candidate(s), "
                     f"{len(ids)} exact match(es) by shapely"
                 ),
