@@ -58,8 +58,9 @@ from .wkt import WKT_LITERAL, WktError, parse_wkt
 __all__ = [
     "EMPTY_BOX",
     "INDEX_NAMES",
-    "POSTGIS_ENV",
     "PARTS",
+    "POSTGIS_ENV",
+    "POSTGIS_TABLES",
     "SPATIAL_TABLES",
     "Box",
     "candidate_sql",
@@ -74,12 +75,12 @@ __all__ = [
     "include_name",
     "index_kind",
     "index_literals",
-    "postgis_wanted",
-    "to_box",
-    "to_postgis",
     "indexed_ids",
     "is_wkt",
+    "postgis_wanted",
     "seam_boxes",
+    "to_box",
+    "to_postgis",
 ]
 
 Box = tuple[float, float, float, float]  # minx, miny, maxx, maxy

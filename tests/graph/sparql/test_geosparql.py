@@ -6,10 +6,17 @@ corners: that is where touches, overlaps and equals differ); hypothesis draws th
 geometries.  Every relation is checked three ways: compiled to SQL (the spatial index
 plus shapely), evaluated by rdflib (the compiler switched off) and, as the reference,
 shapely on the same geometries.
+
+The database fixtures run every test on three indexes: SQLite's R*Tree, PostgreSQL
+with PostGIS (a GiST on a ``geometry`` envelope; skipped, saying so, where the server
+has no PostGIS) and PostgreSQL's core ``box`` GiST (``CATALOGUE_POSTGIS=off`` while
+that database's migrations run: the choice is then stored in its catalog).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 from collections.abc import Iterator
 
@@ -23,10 +30,12 @@ from shapely.geometry import MultiPolygon, Point, Polygon, box
 from shapely.geometry.base import BaseGeometry
 from sqlalchemy import create_engine, text
 
-from catalogue.graph.database import downgrade, make_engine, upgrade
+from catalogue.graph.database import downgrade, ensure_schema, make_engine, upgrade
 from catalogue.graph.sparql.geof import RELATIONS
+from catalogue.graph.spatial import INDEX_NAMES, POSTGIS_ENV, index_kind
 from catalogue.graph.store import SQLStore
 from catalogue.graph.wkt import WKT_LITERAL
+from tests.support.postgres import temporary_postgres_database
 
 EX = Namespace("http://example.org/")
 WKT = URIRef(WKT_LITERAL)
@@ -78,6 +87,87 @@ def _fill(ds: Dataset) -> None:
         graph.add((node, EX.bbox, _literal(geometry)))
     graph.add((EX.bad, EX.bbox, Literal("POLYGON((0 0, 1 1", datatype=WKT)))
     graph.add((EX.text, EX.bbox, Literal("POINT(0 0)")))  # not a wktLiteral
+
+
+# ------------------------------------------------------------------ databases
+# The index each backend parameter must end up with (see the module docstring).
+KINDS = {"sqlite": "rtree", "postgis": "postgis", "pg-box": "box"}
+BACKENDS = [
+    "sqlite",
+    pytest.param("postgis", marks=pytest.mark.postgres),
+    pytest.param("pg-box", marks=pytest.mark.postgres),
+]
+
+
+def _postgis_available(url: str) -> bool:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(
+                text("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'")
+            ).scalar() is not None
+    finally:
+        engine.dispose()
+
+
+@contextlib.contextmanager
+def _postgis_setting(backend: str) -> Iterator[None]:
+    """``CATALOGUE_POSTGIS`` as ``backend`` wants it, while its migrations run."""
+    with pytest.MonkeyPatch.context() as mp:
+        if backend == "pg-box":
+            mp.setenv(POSTGIS_ENV, "off")
+        else:
+            mp.delenv(POSTGIS_ENV, raising=False)
+        yield
+
+
+@contextlib.contextmanager
+def _postgres(backend: str) -> Iterator[str]:
+    with temporary_postgres_database() as url:
+        if backend == "postgis" and not _postgis_available(url):
+            pytest.skip("PostGIS is not installed on this PostgreSQL server "
+                        "(no postgis in pg_available_extensions): the PostGIS index is untested")
+        yield url
+
+
+def _schema(url: str, backend: str) -> None:
+    """Create ``url``'s schema now, with ``backend``'s setting, and check the index."""
+    engine = make_engine(url)
+    try:
+        with _postgis_setting(backend):
+            ensure_schema(engine)
+        with engine.connect() as conn:
+            assert index_kind(conn) == KINDS[backend]
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_db_url(request, tmp_path_factory) -> Iterator[str]:
+    """A database shared by the module's tests, on each of the three indexes."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'catalogue.db'}"
+        return
+    with _postgres(request.param) as url:
+        _schema(url, request.param)
+        yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request, tmp_path) -> Iterator[str]:
+    """A fresh, empty database (no schema) on each of the three indexes; the test runs
+    with ``CATALOGUE_POSTGIS`` set for its backend, so that the migrations it runs (or
+    its store runs) choose that index."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'catalogue.db'}"
+        return
+    with _postgres(request.param) as url, _postgis_setting(request.param):
+        yield url
+
+
+def _backend(request) -> str:
+    params = request.node.callspec.params
+    return params.get("db_url") or params["module_db_url"]
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +227,8 @@ def test_relation_with_a_constant_matches_shapely(geo_ds: Dataset, relation: str
     sparql = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:{relation}(?g, {constant})) }}"
     found, log = _select(geo_ds, sparql)
     assert found == _expected(relation, query)
-    assert any("spatial index used" in line for line in log), log
+    name = INDEX_NAMES[index_kind(geo_ds.store.connection)]
+    assert any(f"spatial index used (geo_index, {name})" in line for line in log), log
     assert not any("evaluated by rdflib" in line for line in log), log
     # The constant first: the converse relation.
     flipped = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:{relation}({constant}, ?g)) }}"
@@ -520,3 +611,115 @@ def test_sqlite_engine_without_the_catalogue_can_read_the_file(tmp_path) -> None
     store.close()
     with create_engine(f"sqlite:///{db}").connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM geo_index WHERE minx <= 1 AND maxx >= 1")).scalar() == 1
+
+
+# ------------------------------------------------------------------ PostGIS or box
+
+
+def test_each_backend_has_its_index(geo_ds: Dataset, request) -> None:
+    assert index_kind(geo_ds.store.connection) == KINDS[_backend(request)]
+
+
+def test_cli_explain_names_the_index(db_url: str, request) -> None:
+    from click.testing import CliRunner
+
+    from catalogue.cli import main
+
+    store = SQLStore(db_url)
+    _fill(Dataset(store=store, default_union=True))
+    store.commit()
+    store.close()
+    query = (
+        "SELECT ?d WHERE { ?d <http://example.org/bbox> ?g "
+        'FILTER(geof:sfIntersects(?g, "POLYGON((170 0, 180 0, 180 20, 170 20, 170 0))"^^geo:wktLiteral)) }'
+    )
+    result = CliRunner().invoke(main, ["query", "--db", db_url, "--explain", "--format", "tsv", query])
+    assert result.exit_code == 0, result.output
+    name = INDEX_NAMES[KINDS[_backend(request)]]
+    assert f"spatial index used (geo_index, {name}) for geof:sfIntersects" in result.stderr
+    assert {line.strip("<>") for line in result.stdout.split()[1:]} == _expected(
+        "sfIntersects", box(170, 0, 180, 20)
+    )
+
+
+def _envelopes(engine) -> list[tuple[int, float, float, float, float]]:
+    with engine.connect() as conn:
+        if index_kind(conn) == "postgis":
+            sql = "SELECT key, ST_XMin(env), ST_YMin(env), ST_XMax(env), ST_YMax(env) FROM geo_index ORDER BY key"
+        else:
+            sql = "SELECT key, (env[1])[0], (env[1])[1], (env[0])[0], (env[0])[1] FROM geo_index ORDER BY key"
+        return [tuple(row) for row in conn.exec_driver_sql(sql)]
+
+
+@pytest.mark.postgres
+def test_migration_moves_an_existing_index_to_postgis_and_back(monkeypatch) -> None:
+    """A catalogue made at 0004 (a box index, filled) upgraded where PostGIS is
+    available gets the envelopes in a geometry column, and answers the same."""
+    with _postgres("postgis") as url:
+        engine = make_engine(url)
+        try:
+            monkeypatch.setenv(POSTGIS_ENV, "off")
+            ensure_schema(engine)
+            store = SQLStore(url)
+            ds = Dataset(store=store, default_union=True)
+            _fill(ds)
+            store.commit()
+            queries = [
+                f'SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER({f}(?g, "{q}"^^geo:wktLiteral)) }}'
+                for f in ("geof:sfIntersects", "geof:sfWithin", "!geof:sfDisjoint", "geof:sfTouches")
+                for q in (WORLD, SPLIT, "POLYGON((0 0, 20 0, 20 20, 0 20, 0 0))", "POINT(-180 15)")
+            ]
+            answers = [_select(ds, q)[0] for q in queries]
+            store.close()
+            boxes = _envelopes(engine)
+            assert len(boxes) > len(STORED)  # split footprints have two rows
+            downgrade(engine, "0004_spatial_lon_lat")
+            monkeypatch.delenv(POSTGIS_ENV)
+            upgrade(engine)
+            with engine.connect() as conn:
+                assert index_kind(conn) == "postgis"
+                (typed,) = conn.exec_driver_sql(
+                    "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                    "WHERE attrelid = 'geo_index'::regclass AND attname = 'env'"
+                ).scalars()
+                assert typed == "geometry(Polygon,4326)"
+                assert conn.exec_driver_sql(
+                    "SELECT indexdef FROM pg_indexes WHERE tablename = 'geo_index' AND indexname = 'ix_geo_index_env'"
+                ).scalar().endswith("USING gist (env)")
+            assert _envelopes(engine) == boxes
+            store = SQLStore(url)
+            ds = Dataset(store=store, default_union=True)
+            assert [_select(ds, q)[0] for q in queries] == answers
+            store.close()
+            # And back: the boxes again, the same answers.
+            downgrade(engine, "0004_spatial_lon_lat")
+            with engine.connect() as conn:
+                assert index_kind(conn) == "box"
+            assert _envelopes(engine) == boxes
+        finally:
+            engine.dispose()
+
+
+@pytest.mark.postgres
+def test_postgis_refused_falls_back_to_box(monkeypatch) -> None:
+    """A role that may not create the extension keeps the core box index."""
+    with _postgres("postgis") as url:
+        admin = create_engine(url, isolation_level="AUTOCOMMIT")
+        role = f"geo_nobody_{os.getpid()}"
+        try:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"CREATE ROLE {role} LOGIN")
+                conn.exec_driver_sql(f"GRANT ALL ON SCHEMA public TO {role}")
+            monkeypatch.delenv(POSTGIS_ENV, raising=False)
+            limited = make_engine(url.replace("postgres@", f"{role}@", 1))
+            try:
+                ensure_schema(limited)
+                with limited.connect() as conn:
+                    assert index_kind(conn) == "box"
+            finally:
+                limited.dispose()
+        finally:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"DROP OWNED BY {role}")
+                conn.exec_driver_sql(f"DROP ROLE {role}")
+            admin.dispose()
