@@ -289,6 +289,9 @@ def test_value_functions_match_shapely(geo_ds: Dataset, a: BaseGeometry, b: Base
     assert float(row[0]) == pytest.approx(a.distance(b))
     assert shapely.from_wkt(str(row[1])).equals(a.envelope)
     assert row[1].datatype == WKT
+    if a.buffer(2.5).bounds[1] < -90 or a.buffer(2.5).bounds[3] > 90:
+        assert row[2] is None  # past a pole: no lon/lat geometry, an error
+        return
     buffered = shapely.from_wkt(str(row[2]))
     if a.buffer(2.5).bounds[0] >= -180 and a.buffer(2.5).bounds[2] <= 180:
         assert buffered.equals_exact(a.buffer(2.5), 1e-9)
