@@ -1,5 +1,7 @@
 """SQL schema of the graph store (SQLAlchemy Core), revision ``0002_sequential_terms``
-(``0003_spatial_index`` only adds the spatial index, see below).
+(``0003_spatial_index`` only adds the spatial index, see below, and
+``0004_spatial_lon_lat`` rebuilds it, ``0005_spatial_postgis`` moves it to PostGIS on
+PostgreSQL when available).
 
 This module is the reference the Alembic migrations are checked against
 (``target_metadata``); the tables themselves are created by the migrations, never by
@@ -38,7 +40,8 @@ without parsing lexical forms:
 
 The spatial index of ``geo:wktLiteral`` terms (``geo_index``, revision
 ``0003_spatial_index``) is not described here: it is an R*Tree virtual table on SQLite
-and a ``box`` column on PostgreSQL, created by :mod:`.spatial`.
+and a ``box`` or (with PostGIS, ``0005_spatial_postgis``) ``geometry`` column on
+PostgreSQL, created by :mod:`.spatial`.
 """
 
 from __future__ import annotations

@@ -9,8 +9,19 @@ Table ``geo_index``, one row per *box* of a term, keyed ``term id * 16 + part``:
 
 * SQLite: an R*Tree virtual table ``geo_index(key, minx, maxx, miny, maxy)`` (32-bit
   float bounds, which SQLite rounds outwards, so candidates are never lost);
-* PostgreSQL: ``geo_index(key bigint primary key, env box)`` with a GiST index on
-  ``env`` (core PostgreSQL, no PostGIS needed).
+* PostgreSQL with PostGIS: ``geo_index(key bigint primary key, env
+  geometry(Polygon, 4326))`` with a GiST index on ``env``, queried with ``&&`` against
+  ``ST_MakeEnvelope(..., 4326)``;
+* PostgreSQL without PostGIS: ``geo_index(key bigint primary key, env box)`` with a
+  GiST index on ``env`` (core PostgreSQL).
+
+Which PostgreSQL path a database uses is decided once, by migration
+``0005_spatial_postgis`` (PostGIS when the extension is available and may be created,
+unless ``CATALOGUE_POSTGIS=off`` is set while it runs), and read back from the
+catalog (the type of ``geo_index.env``) by :func:`index_kind`, cached per engine.  Only
+the envelope's column type differs: PostGIS serves as an index, never as the
+relations' semantics, which stay shapely's with the antimeridian rule of
+:func:`.sparql.geof.relate` (PostGIS's planar relations break at the seam).
 
 A geometry made of 2 to 16 parts (a footprint split at the antimeridian is a
 two-polygon MULTIPOLYGON) gets one box per part: its single envelope would span the
@@ -25,24 +36,31 @@ databases find through their primary key: deleting a term's rows (garbage collec
 :mod:`.collect`) never scans.  The index is written wherever terms are written
 (:mod:`.load.ids` for the store's own writes, SPARQL Update included, and
 :mod:`.load.writer` for bulk loads) and built for existing data by migration
-``0003_spatial_index``.  Candidates are always tested exactly by shapely afterwards,
+``0003_spatial_index`` (rebuilt by ``0004_spatial_lon_lat``, when literals outside
+lon/lat space stopped being readable, and moved to PostGIS by ``0005_spatial_postgis``).  Candidates are always tested exactly by shapely afterwards,
 so the boxes only need to *cover* their geometry.
 """
 
 from __future__ import annotations
 
+import os
+import weakref
 from collections.abc import Iterable, Iterator
-from typing import Final
+from typing import Final, Literal
 
 import shapely
 from shapely.geometry.base import BaseGeometry
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from .wkt import WKT_LITERAL, WktError, parse_wkt
 
 __all__ = [
     "EMPTY_BOX",
+    "INDEX_NAMES",
     "PARTS",
+    "POSTGIS_ENV",
+    "POSTGIS_TABLES",
     "SPATIAL_TABLES",
     "Box",
     "candidate_sql",
@@ -51,11 +69,18 @@ __all__ = [
     "drop_index",
     "drop_orphans",
     "drop_terms",
+    "fill_index",
+    "forget_kind",
     "geometry_boxes",
     "include_name",
+    "index_kind",
     "index_literals",
     "indexed_ids",
     "is_wkt",
+    "postgis_wanted",
+    "seam_boxes",
+    "to_box",
+    "to_postgis",
 ]
 
 Box = tuple[float, float, float, float]  # minx, miny, maxx, maxy
@@ -67,6 +92,14 @@ EMPTY_BOX: Final[Box] = (1e9, 1e9, 1e9, 1e9)
 #: Tables the index consists of (SQLite's R*Tree keeps three shadow tables), which the
 #: SQLAlchemy schema module does not describe (see tests/graph/test_database.py).
 SPATIAL_TABLES: Final = frozenset({"geo_index", "geo_index_node", "geo_index_parent", "geo_index_rowid"})
+#: Tables the PostGIS extension creates in the database's schema (not the catalogue's).
+POSTGIS_TABLES: Final = frozenset({"spatial_ref_sys"})
+#: The environment variable that keeps a PostgreSQL database on the core ``box`` path
+#: (``off``, ``0``, ``false``, ``no``) when migration ``0005_spatial_postgis`` runs.
+POSTGIS_ENV: Final = "CATALOGUE_POSTGIS"
+#: What ``catalogue query --explain`` calls each kind of index.
+INDEX_NAMES: Final = {"rtree": "R*Tree", "box": "box GiST", "postgis": "PostGIS GiST"}
+IndexKind = Literal["rtree", "box", "postgis"]
 
 _SQLITE_CREATE: Final = "CREATE VIRTUAL TABLE geo_index USING rtree(key, minx, maxx, miny, maxy)"
 _PG_CREATE: Final = (
@@ -74,6 +107,11 @@ _PG_CREATE: Final = (
     "CREATE INDEX ix_geo_index_env ON geo_index USING gist (env)",
 )
 _SQLITE_INSERT: Final = "INSERT OR REPLACE INTO geo_index (key, minx, maxx, miny, maxy) VALUES (?, ?, ?, ?, ?)"
+_POSTGIS_INSERT: Final = (
+    "INSERT INTO geo_index (key, env) SELECT k, ST_MakeEnvelope(x0, y0, x1, y1, 4326) FROM "
+    "unnest(%s::bigint[], %s::float8[], %s::float8[], %s::float8[], %s::float8[]) "
+    "AS r(k, x0, y0, x1, y1) ON CONFLICT (key) DO UPDATE SET env = excluded.env"
+)
 _PG_INSERT: Final = (
     "INSERT INTO geo_index (key, env) SELECT k, box(point(x0, y0), point(x1, y1)) FROM "
     "unnest(%s::bigint[], %s::float8[], %s::float8[], %s::float8[], %s::float8[]) "
@@ -85,7 +123,97 @@ def include_name(name: str | None, type_: str, _parents: object) -> bool:
     """Alembic's ``include_name`` hook: leave the index out of schema comparisons.  Its
     DDL differs by database (an R*Tree virtual table, a ``box`` column), which the
     SQLAlchemy schema module cannot describe; its own tests check it."""
-    return not (type_ == "table" and name in SPATIAL_TABLES)
+    return not (type_ == "table" and name in SPATIAL_TABLES | POSTGIS_TABLES)
+
+
+# Per engine: which kind of index its database has (read from the catalog once).
+_KINDS: weakref.WeakKeyDictionary[Engine, IndexKind] = weakref.WeakKeyDictionary()
+
+
+def index_kind(conn: Connection) -> IndexKind:
+    """Which index ``conn``'s database has: ``"rtree"`` (SQLite), ``"postgis"`` (a
+    PostGIS ``geometry`` envelope) or ``"box"`` (core PostgreSQL), from the type of
+    ``geo_index.env`` in the catalog, cached per engine (:func:`forget_kind` after DDL)."""
+    if conn.dialect.name == "sqlite":
+        return "rtree"
+    kind = _KINDS.get(conn.engine)
+    if kind is None:
+        type_name = conn.exec_driver_sql(
+            "SELECT t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+            "WHERE a.attrelid = to_regclass('geo_index') AND a.attname = 'env' AND NOT a.attisdropped"
+        ).scalar()
+        if type_name is None:  # no index yet (a migration is running): do not cache
+            return "box"
+        kind = "postgis" if type_name == "geometry" else "box"
+        _KINDS[conn.engine] = kind
+    return kind
+
+
+def forget_kind(conn: Connection) -> None:
+    """Drop the cached :func:`index_kind` of ``conn``'s engine (after changing the index)."""
+    _KINDS.pop(conn.engine, None)
+
+
+def postgis_wanted() -> bool:
+    """Whether the operator allows PostGIS (``CATALOGUE_POSTGIS`` is not ``off``)."""
+    return os.environ.get(POSTGIS_ENV, "").strip().lower() not in {"off", "0", "false", "no"}
+
+
+def _create_postgis(conn: Connection) -> bool:
+    """Create the PostGIS extension if it is available and this role may; a failure
+    is rolled back to a savepoint, leaving the transaction usable."""
+    available = conn.exec_driver_sql(
+        "SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'"
+    ).scalar()
+    if not available:
+        return False
+    savepoint = conn.begin_nested()
+    try:
+        conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS postgis")
+        conn.exec_driver_sql("SELECT ST_MakeEnvelope(0, 0, 1, 1, 4326)")
+    except DBAPIError:
+        savepoint.rollback()
+        return False
+    savepoint.commit()
+    return True
+
+
+def to_postgis(conn: Connection) -> bool:
+    """Turn a PostgreSQL ``box`` index into a PostGIS one (the envelopes converted in
+    place, the GiST index rebuilt) when PostGIS is wanted, available and creatable;
+    return whether the index is now PostGIS's.  Migration ``0005_spatial_postgis``."""
+    if conn.dialect.name != "postgresql":
+        return False
+    forget_kind(conn)
+    if index_kind(conn) == "postgis":
+        return True
+    if not postgis_wanted() or not _create_postgis(conn):
+        return False
+    conn.exec_driver_sql("DROP INDEX IF EXISTS ix_geo_index_env")
+    conn.exec_driver_sql(
+        "ALTER TABLE geo_index ALTER COLUMN env TYPE geometry(Polygon, 4326) USING "
+        "ST_MakeEnvelope((env[1])[0], (env[1])[1], (env[0])[0], (env[0])[1], 4326)"
+    )
+    conn.exec_driver_sql("CREATE INDEX ix_geo_index_env ON geo_index USING gist (env)")
+    forget_kind(conn)
+    return True
+
+
+def to_box(conn: Connection) -> None:
+    """Turn a PostGIS index back into a core ``box`` one (the extension stays: other
+    objects may use it).  Downgrading ``0005_spatial_postgis``."""
+    if conn.dialect.name != "postgresql":
+        return
+    forget_kind(conn)
+    if index_kind(conn) != "postgis":
+        return
+    conn.exec_driver_sql("DROP INDEX IF EXISTS ix_geo_index_env")
+    conn.exec_driver_sql(
+        "ALTER TABLE geo_index ALTER COLUMN env TYPE box USING "
+        "box(point(ST_XMin(env), ST_YMin(env)), point(ST_XMax(env), ST_YMax(env)))"
+    )
+    conn.exec_driver_sql("CREATE INDEX ix_geo_index_env ON geo_index USING gist (env)")
+    forget_kind(conn)
 
 
 def create_index(conn: Connection) -> None:
@@ -99,6 +227,7 @@ def create_index(conn: Connection) -> None:
 
 def drop_index(conn: Connection) -> None:
     conn.exec_driver_sql("DROP TABLE IF EXISTS geo_index")
+    forget_kind(conn)
 
 
 def geometry_boxes(geometry: BaseGeometry) -> list[Box]:
@@ -113,6 +242,19 @@ def geometry_boxes(geometry: BaseGeometry) -> list[Box]:
     return [tuple(geometry.bounds)]  # type: ignore[list-item]
 
 
+def seam_boxes(boxes: list[Box]) -> list[Box]:
+    """``boxes`` and, for each that reaches longitude ±180, the same latitudes on the
+    other side of the antimeridian (the same meridian on the globe), so that the index
+    also finds the geometries touching the seam from the other side."""
+    mirrored: list[Box] = []
+    for x0, y0, x1, y1 in boxes:
+        if x1 >= 180.0:
+            mirrored.append((-180.0, y0, -180.0, y1))
+        if x0 <= -180.0:
+            mirrored.append((180.0, y0, 180.0, y1))
+    return boxes + mirrored
+
+
 def index_literals(conn: Connection, literals: Iterable[tuple[int, str]]) -> int:
     """Index ``(term id, lexical form)`` of new ``geo:wktLiteral`` terms; return how
     many boxes were written (unreadable literals get none)."""
@@ -125,14 +267,36 @@ def index_literals(conn: Connection, literals: Iterable[tuple[int, str]]) -> int
         rows.extend((term_id * PARTS + i, *box) for i, box in enumerate(boxes))
     if not rows:
         return 0
-    if conn.dialect.name == "sqlite":
+    kind = index_kind(conn)
+    if kind == "rtree":
         conn.exec_driver_sql(
             _SQLITE_INSERT, [(key, x0, x1, y0, y1) for key, x0, y0, x1, y1 in rows]
         )
     else:
         columns = list(zip(*rows, strict=True))
-        conn.exec_driver_sql(_PG_INSERT, tuple(list(c) for c in columns))
+        insert = _POSTGIS_INSERT if kind == "postgis" else _PG_INSERT
+        conn.exec_driver_sql(insert, tuple(list(c) for c in columns))
     return len(rows)
+
+
+def fill_index(conn: Connection, batch: int = 2000) -> int:
+    """Index every stored ``geo:wktLiteral`` term (migrations: the table is empty or
+    being rebuilt), in id-ordered batches; return how many boxes were written."""
+    from sqlalchemy import text
+
+    dt_id = conn.execute(
+        text("SELECT id FROM datatypes WHERE iri = :iri"), {"iri": WKT_LITERAL}
+    ).scalar()
+    if dt_id is None:
+        return 0
+    select = text(
+        "SELECT id, value FROM terms WHERE datatype = :dt AND id > :last ORDER BY id LIMIT :n"
+    )
+    last, written = 0, 0
+    while rows := conn.execute(select, {"dt": dt_id, "last": last, "n": batch}).all():
+        written += index_literals(conn, [(int(term_id), value) for term_id, value in rows])
+        last = int(rows[-1][0])
+    return written
 
 
 def drop_terms(conn: Connection, term_ids: Iterable[int]) -> None:
@@ -156,11 +320,14 @@ def drop_orphans(conn: Connection) -> None:
     )
 
 
-def candidate_sql(dialect: str) -> str:
+def candidate_sql(kind: IndexKind) -> str:
     """The statement listing the terms with a box overlapping ``:x0 :y0 :x1 :y1``
-    (bound parameters, SQLAlchemy ``text`` style), each once."""
-    if dialect == "sqlite":
+    (bound parameters, SQLAlchemy ``text`` style), each once, on an index of ``kind``
+    (:func:`index_kind`)."""
+    if kind == "rtree":
         where = "maxx >= :x0 AND minx <= :x1 AND maxy >= :y0 AND miny <= :y1"
+    elif kind == "postgis":
+        where = "env && ST_MakeEnvelope(:x0, :y0, :x1, :y1, 4326)"
     else:
         where = "env && box(point(:x0, :y0), point(:x1, :y1))"
     return f"SELECT DISTINCT key / {PARTS} FROM geo_index WHERE {where}"
@@ -172,7 +339,7 @@ def candidate_terms(conn: Connection, boxes: Iterable[Box]) -> Iterator[tuple[in
     from sqlalchemy import text
 
     ids: set[int] = set()
-    statement = text(candidate_sql(conn.dialect.name))
+    statement = text(candidate_sql(index_kind(conn)))
     for x0, y0, x1, y1 in boxes:
         ids.update(conn.execute(statement, {"x0": x0, "y0": y0, "x1": x1, "y1": y1}).scalars())
     yield from _values(conn, ids)

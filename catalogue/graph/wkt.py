@@ -17,8 +17,14 @@ literal names, so that envelopes in the index and constants in a query are compa
 
 Geometries are planar on lon/lat, as GeoSPARQL's simple-features relations are: a shape
 crossing the antimeridian must be written split at ±180° (a MULTIPOLYGON), which is
-what the catalogue writes for dataset footprints (``model/extents.py``).  Z and M
+what the catalogue writes for dataset footprints (``model/extents.py``); the relations
+glue the two sides of that seam back together (:func:`.sparql.geof.relate`).  Z and M
 coordinates are dropped: the relations are two-dimensional.
+
+The result must lie in lon/lat space: a longitude outside -180..180, a latitude outside
+-90..90 or a coordinate that is not finite (after reprojection, if any) is a
+:class:`WktError`, so such a literal matches nothing instead of matching by accident
+(``<EPSG:4326> POINT(95 10)`` is latitude 95; it is not a point at all).
 
 Parsing costs tens of microseconds while a query evaluates a function once per row on
 the same few literals, so parsed geometries are kept in an LRU cache (shapely
@@ -33,7 +39,7 @@ from typing import Final
 import shapely
 from shapely.geometry.base import BaseGeometry
 
-__all__ = ["CRS84", "EPSG4326", "WKT_LITERAL", "WktError", "parse_wkt"]
+__all__ = ["CRS84", "EPSG4326", "WKT_LITERAL", "WktError", "in_lon_lat", "parse_wkt"]
 
 #: The datatype IRI of GeoSPARQL WKT literals.
 WKT_LITERAL: Final = "http://www.opengis.net/ont/geosparql#wktLiteral"
@@ -77,17 +83,35 @@ def _parse(text: str) -> BaseGeometry:
     if shapely.has_z(geometry):
         geometry = shapely.force_2d(geometry)
     if crs is None or crs in _CRS84_IRIS:
-        return geometry
+        return _in_range(geometry, text)
     if crs in _LAT_LON_IRIS:
-        return shapely.transform(geometry, lambda xy: xy[:, ::-1])
+        return _in_range(shapely.transform(geometry, lambda xy: xy[:, ::-1]), text)
     moved = shapely.transform(geometry, _transformer(crs), interleaved=False)
     if not moved.is_empty and not all(map(_finite, moved.bounds)):
         raise WktError(f"{text[:80]!r} lies outside the area where {crs} can be reprojected")
-    return moved
+    return _in_range(moved, text)
 
 
 def _finite(value: float) -> bool:
     return value == value and abs(value) != float("inf")
+
+
+def in_lon_lat(geometry: BaseGeometry) -> bool:
+    """Whether every coordinate of ``geometry`` is a finite CRS84 longitude/latitude."""
+    xy = shapely.get_coordinates(geometry)
+    # Comparisons with NaN are false, so NaN is out of range too (as are infinities).
+    return bool(
+        ((xy[:, 0] >= -180.0) & (xy[:, 0] <= 180.0) & (xy[:, 1] >= -90.0) & (xy[:, 1] <= 90.0)).all()
+    )
+
+
+def _in_range(geometry: BaseGeometry, text: str) -> BaseGeometry:
+    if not in_lon_lat(geometry):
+        raise WktError(
+            f"{text[:80]!r} has coordinates outside CRS84 lon/lat "
+            "(longitude -180..180, latitude -90..90)"
+        )
+    return geometry
 
 
 _parse_cached = lru_cache(maxsize=4096)(_parse)

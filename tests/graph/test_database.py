@@ -22,7 +22,7 @@ from catalogue.graph.database import (
     upgrade,
 )
 from catalogue.graph.schema import metadata
-from catalogue.graph.spatial import include_name
+from catalogue.graph.spatial import POSTGIS_TABLES, include_name
 from catalogue.graph.store import SQLStore
 from catalogue.graph.terms import decode, encode
 
@@ -183,7 +183,7 @@ def test_ensure_schema_is_idempotent(db_engine):
         )
     ensure_schema(db_engine)
     ensure_schema(db_engine)
-    assert current_revision(db_engine) == head_revision() == "0003_spatial_index"
+    assert current_revision(db_engine) == head_revision() == "0005_spatial_postgis"
     with db_engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM namespaces")).scalar() == 1
         assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
@@ -193,7 +193,8 @@ def test_downgrade_to_base_drops_tables(db_engine):
     upgrade(db_engine)
     downgrade(db_engine, "base")
     assert not TABLES & set(inspect(db_engine).get_table_names())
-    assert not set(inspect(db_engine).get_table_names()) - {"alembic_version"}
+    # PostGIS's own table stays with the extension (downgrading never drops it).
+    assert not set(inspect(db_engine).get_table_names()) - {"alembic_version"} - POSTGIS_TABLES
     assert current_revision(db_engine) is None
     upgrade(db_engine)
     assert current_revision(db_engine) == head_revision()
@@ -401,7 +402,7 @@ def test_downgrade_to_0001_restores_the_old_rows(db_engine):
     downgrade(db_engine, "0001_initial")
     assert current_revision(db_engine) == "0001_initial"
     assert _dump_0001(db_engine) == before
-    tables = set(inspect(db_engine).get_table_names())
+    tables = set(inspect(db_engine).get_table_names()) - POSTGIS_TABLES  # the extension's
     assert tables == TABLES_0001 | {"alembic_version"}
     indexes = {ix["name"] for ix in inspect(db_engine).get_indexes("quads")}
     assert {"ix_quads_spog", "ix_quads_posg", "ix_quads_ospg"} <= indexes

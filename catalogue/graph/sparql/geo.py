@@ -6,11 +6,17 @@ A relation between a variable and a constant geometry compiles to a membership t
 just before the statement runs (:func:`resolve`): the index lists the geometries whose
 boxes overlap the constant's, shapely tests those candidates exactly, and the ids that
 pass become one bound parameter (a JSON array read by ``json_each`` on SQLite, a
-``bigint[]`` on PostgreSQL).  That keeps the answer exact on PostgreSQL too, where no
+``bigint[]`` on PostgreSQL).  The index is an R*Tree on SQLite and, on PostgreSQL,
+PostGIS's GiST on a ``geometry`` envelope or a core GiST on ``box`` (whichever the
+database has, :func:`.spatial.index_kind`); either way only the candidates come from
+it: PostGIS's own relations are planar and would break at the antimeridian.  That keeps the answer exact on PostgreSQL too, where no
 Python runs inside the server, and the database can drive the rest of the join from
 those few ids.  Every relation implies that the two shapes intersect, so one candidate
 search serves them all; ``sfDisjoint`` is the complement: every indexed geometry that
 is not a candidate, plus the candidates shapely finds disjoint.
+Candidates are tested with :func:`.geof.relate`'s reading of the antimeridian (one
+meridian, not two lines), and a query box reaching ±180 is also looked up at the other
+side of the seam (:func:`.spatial.seam_boxes`).
 
 Errors: a relation is an error (SQL NULL) when the term is not a readable
 ``geo:wktLiteral``.  Inside a FILTER (and its ``&&`` conjuncts) an error and false both
@@ -40,9 +46,18 @@ from shapely.geometry.base import BaseGeometry
 from sqlalchemy.engine import Connection
 
 from ..deadline import check_deadline
-from ..spatial import PARTS, candidate_sql, candidate_terms, geometry_boxes, indexed_ids
+from ..spatial import (
+    INDEX_NAMES,
+    PARTS,
+    candidate_sql,
+    candidate_terms,
+    geometry_boxes,
+    index_kind,
+    indexed_ids,
+    seam_boxes,
+)
 from ..wkt import WKT_LITERAL, WktError, parse_wkt
-from .geof import GEOF, RELATIONS, relate
+from .geof import GEOF, RELATIONS, on_seam, relate
 from .sql import Unsupported, Val
 
 __all__ = ["LookupReport", "SpatialLookup", "compile_call", "resolve"]
@@ -162,14 +177,14 @@ def resolve(conn: Connection, lookups: list[SpatialLookup], params: dict[str, An
     for lookup in lookups:
         ids, candidates = _matching_ids(conn, lookup)
         params[lookup.param] = json.dumps(ids) if sqlite else ids
-        boxes = geometry_boxes(lookup.geometry)
-        kind = "R*Tree" if sqlite else "GiST on box"
+        boxes = seam_boxes(geometry_boxes(lookup.geometry))
+        kind = index_kind(conn)
         reports.append(
             LookupReport(
-                sql=candidate_sql(conn.dialect.name),
+                sql=candidate_sql(kind),
                 params=dict(zip(("x0", "y0", "x1", "y1"), boxes[0], strict=True)),
                 comment=(
-                    f"spatial index used (geo_index, {kind}) for geof:{lookup.relation}: "
+                    f"spatial index used (geo_index, {INDEX_NAMES[kind]}) for geof:{lookup.relation}: "
                     f"{len(boxes)} query box(es), {candidates} candidate(s), "
                     f"{len(ids)} exact match(es) by shapely"
                 ),
@@ -183,13 +198,19 @@ def _matching_ids(conn: Connection, lookup: SpatialLookup) -> tuple[list[int], i
     query = lookup.geometry
     prepare(query)
     # The stored geometry is the first argument; test with the prepared query first.
-    test = RELATIONS[_CONVERSE.get(lookup.relation, lookup.relation)]
-    candidates = dict(candidate_terms(conn, geometry_boxes(query)))
+    converse = _CONVERSE.get(lookup.relation, lookup.relation)
+    test = RELATIONS[converse]
+    seam = on_seam(query)
+    candidates = dict(candidate_terms(conn, seam_boxes(geometry_boxes(query))))
     hits = []
     for term_id, text in candidates.items():
         check_deadline()
         try:
-            if test(query, parse_wkt(text)):
+            stored = parse_wkt(text)
+            if seam and on_seam(stored):  # both reach ±180: glued on the globe
+                if relate(converse, query, stored):
+                    hits.append(term_id)
+            elif test(query, stored):
                 hits.append(term_id)
         except (WktError, GEOSException):  # unreadable, or GEOS cannot decide: an error
             continue

@@ -6,13 +6,21 @@ corners: that is where touches, overlaps and equals differ); hypothesis draws th
 geometries.  Every relation is checked three ways: compiled to SQL (the spatial index
 plus shapely), evaluated by rdflib (the compiler switched off) and, as the reference,
 shapely on the same geometries.
+
+The database fixtures run every test on three indexes: SQLite's R*Tree, PostgreSQL
+with PostGIS (a GiST on a ``geometry`` envelope; skipped, saying so, where the server
+has no PostGIS) and PostgreSQL's core ``box`` GiST (``CATALOGUE_POSTGIS=off`` while
+that database's migrations run: the choice is then stored in its catalog).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 import shapely
 from hypothesis import HealthCheck, given, settings
@@ -22,10 +30,12 @@ from shapely.geometry import MultiPolygon, Point, Polygon, box
 from shapely.geometry.base import BaseGeometry
 from sqlalchemy import create_engine, text
 
-from catalogue.graph.database import downgrade, make_engine, upgrade
+from catalogue.graph.database import downgrade, ensure_schema, make_engine, upgrade
 from catalogue.graph.sparql.geof import RELATIONS
+from catalogue.graph.spatial import INDEX_NAMES, POSTGIS_ENV, index_kind
 from catalogue.graph.store import SQLStore
 from catalogue.graph.wkt import WKT_LITERAL
+from tests.support.postgres import temporary_postgres_database
 
 EX = Namespace("http://example.org/")
 WKT = URIRef(WKT_LITERAL)
@@ -79,6 +89,87 @@ def _fill(ds: Dataset) -> None:
     graph.add((EX.text, EX.bbox, Literal("POINT(0 0)")))  # not a wktLiteral
 
 
+# ------------------------------------------------------------------ databases
+# The index each backend parameter must end up with (see the module docstring).
+KINDS = {"sqlite": "rtree", "postgis": "postgis", "pg-box": "box"}
+BACKENDS = [
+    "sqlite",
+    pytest.param("postgis", marks=pytest.mark.postgres),
+    pytest.param("pg-box", marks=pytest.mark.postgres),
+]
+
+
+def _postgis_available(url: str) -> bool:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(
+                text("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'")
+            ).scalar() is not None
+    finally:
+        engine.dispose()
+
+
+@contextlib.contextmanager
+def _postgis_setting(backend: str) -> Iterator[None]:
+    """``CATALOGUE_POSTGIS`` as ``backend`` wants it, while its migrations run."""
+    with pytest.MonkeyPatch.context() as mp:
+        if backend == "pg-box":
+            mp.setenv(POSTGIS_ENV, "off")
+        else:
+            mp.delenv(POSTGIS_ENV, raising=False)
+        yield
+
+
+@contextlib.contextmanager
+def _postgres(backend: str) -> Iterator[str]:
+    with temporary_postgres_database() as url:
+        if backend == "postgis" and not _postgis_available(url):
+            pytest.skip("PostGIS is not installed on this PostgreSQL server "
+                        "(no postgis in pg_available_extensions): the PostGIS index is untested")
+        yield url
+
+
+def _schema(url: str, backend: str) -> None:
+    """Create ``url``'s schema now, with ``backend``'s setting, and check the index."""
+    engine = make_engine(url)
+    try:
+        with _postgis_setting(backend):
+            ensure_schema(engine)
+        with engine.connect() as conn:
+            assert index_kind(conn) == KINDS[backend]
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_db_url(request, tmp_path_factory) -> Iterator[str]:
+    """A database shared by the module's tests, on each of the three indexes."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'catalogue.db'}"
+        return
+    with _postgres(request.param) as url:
+        _schema(url, request.param)
+        yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request, tmp_path) -> Iterator[str]:
+    """A fresh, empty database (no schema) on each of the three indexes; the test runs
+    with ``CATALOGUE_POSTGIS`` set for its backend, so that the migrations it runs (or
+    its store runs) choose that index."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'catalogue.db'}"
+        return
+    with _postgres(request.param) as url, _postgis_setting(request.param):
+        yield url
+
+
+def _backend(request) -> str:
+    params = request.node.callspec.params
+    return params.get("db_url") or params["module_db_url"]
+
+
 @pytest.fixture(scope="module")
 def geo_ds(module_db_url: str) -> Iterator[Dataset]:
     store = SQLStore(module_db_url)
@@ -101,12 +192,24 @@ def _select(ds: Dataset, query: str, *, compiled: bool = True) -> tuple[set[str]
     return found, [entry.render() for entry in log]
 
 
+def _on_globe(geometry: BaseGeometry) -> BaseGeometry:
+    """The geometry cut at meridian 100 (which no test geometry reaches) instead of at
+    ±180: longitudes below 100 move by +360 and the pieces are unioned, so the halves
+    of a split footprint are glued along the antimeridian as on the globe.  Relations
+    of these are the reference (an isometry of the globe's lon/lat cylinder minus
+    meridian 100 onto a strip of the plane)."""
+    east = shapely.intersection(geometry, box(100, -90, 460, 90))
+    west = shapely.intersection(geometry, box(-540, -90, 100, 90))
+    return shapely.union(east, shapely.transform(west, lambda xy: xy + np.array([360, 0])))
+
+
 def _expected(relation: str, query: BaseGeometry, *, reverse: bool = False) -> set[str]:
     test = RELATIONS[relation]
+    q = _on_globe(query)
     return {
         str(node)
         for node, geometry in STORED.items()
-        if (test(query, geometry) if reverse else test(geometry, query))
+        if (test(q, _on_globe(geometry)) if reverse else test(_on_globe(geometry), q))
     }
 
 
@@ -124,7 +227,8 @@ def test_relation_with_a_constant_matches_shapely(geo_ds: Dataset, relation: str
     sparql = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:{relation}(?g, {constant})) }}"
     found, log = _select(geo_ds, sparql)
     assert found == _expected(relation, query)
-    assert any("spatial index used" in line for line in log), log
+    name = INDEX_NAMES[index_kind(geo_ds.store.connection)]
+    assert any(f"spatial index used (geo_index, {name})" in line for line in log), log
     assert not any("evaluated by rdflib" in line for line in log), log
     # The constant first: the converse relation.
     flipped = f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:{relation}({constant}, ?g)) }}"
@@ -157,7 +261,10 @@ def test_relation_between_two_variables(geo_ds: Dataset, relation: str) -> None:
         store.sql_log = None
     test = RELATIONS[relation]
     assert found == {
-        (str(a), str(b)) for a, ga in STORED.items() for b, gb in STORED.items() if test(ga, gb)
+        (str(a), str(b))
+        for a, ga in STORED.items()
+        for b, gb in STORED.items()
+        if test(_on_globe(ga), _on_globe(gb))
     }
     notes = [entry.render() for entry in log if entry.sql is None]
     if store.dialect_name == "postgresql":
@@ -182,7 +289,16 @@ def test_value_functions_match_shapely(geo_ds: Dataset, a: BaseGeometry, b: Base
     assert float(row[0]) == pytest.approx(a.distance(b))
     assert shapely.from_wkt(str(row[1])).equals(a.envelope)
     assert row[1].datatype == WKT
-    assert shapely.from_wkt(str(row[2])).equals_exact(a.buffer(2.5), 1e-9)
+    if a.buffer(2.5).bounds[1] < -90 or a.buffer(2.5).bounds[3] > 90:
+        assert row[2] is None  # past a pole: no lon/lat geometry, an error
+        return
+    buffered = shapely.from_wkt(str(row[2]))
+    if a.buffer(2.5).bounds[0] >= -180 and a.buffer(2.5).bounds[2] <= 180:
+        assert buffered.equals_exact(a.buffer(2.5), 1e-9)
+    else:  # split at the antimeridian, as footprints are
+        assert buffered.is_valid and buffered.bounds[0] >= -180 and buffered.bounds[2] <= 180
+        # The buffer of the halves glued on the globe (up to the unions' rounding).
+        assert _on_globe(buffered).symmetric_difference(_on_globe(a.buffer(2.5))).area < 1e-9
     if isinstance(a, Point) and isinstance(b, Point):
         from pyproj import Geod
 
@@ -204,6 +320,119 @@ def test_metre_buffer_is_true_metres() -> None:
     ring = shapely.from_wkt(str(row[0])).exterior.coords
     geod = Geod(ellps="WGS84")
     assert all(abs(geod.inv(10, 60, x, y)[2] - 1000) < 1 for x, y in ring)
+
+
+SPLIT = "MULTIPOLYGON(((170 0, 180 0, 180 30, 170 30, 170 0)), ((-180 0, -170 0, -170 30, -180 30, -180 0)))"
+WORLD = "POLYGON((-180 -90, 180 -90, 180 90, -180 90, -180 -90))"
+
+
+def _one_answer(ds: Dataset, sparql: str) -> set[str]:
+    """The answer, compiled and by rdflib (which must agree)."""
+    found = _select(ds, sparql)[0]
+    assert _select(ds, sparql, compiled=False)[0] == found, sparql
+    return found
+
+
+def test_the_antimeridian_is_one_meridian(sql_store: SQLStore) -> None:
+    ds = Dataset(store=sql_store, default_union=True)
+    g = ds.graph(EX.g)
+    g.add((EX["split"], EX.bbox, Literal(SPLIT, datatype=WKT)))
+    g.add((EX.world, EX.bbox, Literal(WORLD, datatype=WKT)))
+    g.add((EX.east, EX.bbox, Literal("POINT(180 15)", datatype=WKT)))
+    g.add((EX.west, EX.bbox, Literal("POINT(-180 15)", datatype=WKT)))
+    g.add((EX.west_box, EX.bbox, Literal("POLYGON((-180 40, -170 40, -170 50, -180 50, -180 40))", datatype=WKT)))
+    sql_store.commit()
+    every = {str(EX[n]) for n in ("split", "world", "east", "west", "west_box")}
+
+    def q(filter_: str) -> set[str]:
+        return _one_answer(ds, f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER({filter_}) }}")
+
+    for point in ("POINT(180 15)", "POINT(-180 15)"):
+        lit = f'"{point}"^^geo:wktLiteral'
+        # Both points are this point (the seam is one meridian), as is the split box's.
+        on_it = {str(EX["split"]), str(EX.world), str(EX.east), str(EX.west)}
+        assert q(f"geof:sfContains(?g, {lit})") == on_it
+        assert q(f"geof:sfWithin({lit}, ?g)") == on_it
+        assert q(f"geof:sfEquals(?g, {lit})") == {str(EX.east), str(EX.west)}
+        assert q(f"geof:sfDisjoint(?g, {lit})") == {str(EX.west_box)}
+        assert q(f"!geof:sfIntersects(?g, {lit})") == {str(EX.west_box)}
+    # The seam is no boundary of the split box or of the world.
+    assert q(f'geof:sfWithin(?g, "{SPLIT}"^^geo:wktLiteral)') == {str(EX["split"]), str(EX.east), str(EX.west)}
+    assert q(f'geof:sfTouches(?g, "{SPLIT}"^^geo:wktLiteral)') == set()
+    assert q(f'geof:sfContains("{WORLD}"^^geo:wktLiteral, ?g)') == every
+    # Touching across the seam: a box east of the antimeridian meets west_box's edge.
+    east_box = '"POLYGON((170 45, 180 45, 180 60, 170 60, 170 45))"^^geo:wktLiteral'
+    assert q(f"geof:sfTouches(?g, {east_box})") == {str(EX.west_box)}
+    # Two variables (SQLite: compiled, per row; PostgreSQL: rdflib) and two constants.
+    pairs = {
+        (str(a), str(b))
+        for a, b in ds.query(P + "SELECT ?a ?b WHERE { ?a ex:bbox ?g . ?b ex:bbox ?h "
+                             "FILTER(geof:sfContains(?g, ?h) && !sameTerm(?a, ?b)) }")
+    }
+    assert pairs == {
+        (str(EX["split"]), str(EX.east)), (str(EX["split"]), str(EX.west)),
+        (str(EX.world), str(EX["split"])), (str(EX.world), str(EX.east)),
+        (str(EX.world), str(EX.west)), (str(EX.world), str(EX.west_box)),
+        (str(EX.east), str(EX.west)), (str(EX.west), str(EX.east)),
+    }
+    (row,) = ds.query(P + f'ASK {{ FILTER(geof:sfContains("{SPLIT}"^^geo:wktLiteral, "POINT(180 15)"^^geo:wktLiteral)) }}')
+    assert row is True
+
+
+@pytest.mark.parametrize(
+    "wkt",
+    [
+        "<http://www.opengis.net/def/crs/EPSG/0/4326> POINT(95 10)",  # latitude 95
+        "POINT(181 0)",
+        "<http://www.opengis.net/def/crs/OGC/1.3/CRS84> POINT(0 -90.5)",
+        "POLYGON((0 0, 1e300 0, 1 1, 0 0))",
+        "POINT(nan 0)",
+        "POINT(inf 0)",
+    ],
+)
+def test_coordinates_outside_lon_lat_are_errors(sql_store: SQLStore, wkt: str) -> None:
+    ds = Dataset(store=sql_store, default_union=True)
+    ds.graph(EX.g).add((EX.bad, EX.bbox, Literal(wkt, datatype=WKT)))
+    ds.graph(EX.g).add((EX.ok, EX.bbox, Literal("POINT(1 1)", datatype=WKT)))
+    sql_store.commit()
+    assert _indexed(sql_store) == {_term_id(sql_store, "POINT(1 1)")}
+    world = f'"{WORLD}"^^geo:wktLiteral'
+    lit = f'"{wkt}"^^geo:wktLiteral'
+    for relation in ("sfIntersects", "sfWithin", "sfDisjoint"):
+        assert _one_answer(ds, f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER(geof:{relation}(?g, {world})) }}") == (
+            set() if relation == "sfDisjoint" else {str(EX.ok)}
+        )
+        # The bad literal as the constant: an error for every row, negated or not.
+        for filter_ in (f"geof:{relation}(?g, {lit})", f"!geof:{relation}(?g, {lit})"):
+            assert _one_answer(ds, f"SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER({filter_}) }}") == set()
+    assert not ds.query(P + f"ASK {{ FILTER(geof:sfDisjoint({lit}, {world}) || true && !geof:sfIntersects({lit}, {world})) }}").askAnswer
+
+
+@pytest.mark.parametrize(
+    ("call", "ok"),
+    [
+        ('geof:buffer("POINT(0 0)"^^geo:wktLiteral, 1e308, uom:metre)', False),
+        ('geof:buffer("POINT(0 0)"^^geo:wktLiteral, 3e7, uom:metre)', False),
+        ('geof:buffer("POINT(0 0)"^^geo:wktLiteral, "INF"^^xsd:double, uom:degree)', False),
+        ('geof:buffer("POINT(0 89)"^^geo:wktLiteral, 2, uom:degree)', False),  # past the pole
+        ('geof:buffer("POINT(179.9 0)"^^geo:wktLiteral, 50000, uom:metre)', True),
+        ('geof:buffer("POINT(-179 1)"^^geo:wktLiteral, 3, uom:degree)', True),
+    ],
+)
+def test_buffer_is_a_valid_lon_lat_geometry_or_an_error(call: str, ok: bool) -> None:
+    ds = Dataset()
+    SQLStore("sqlite://")  # opening a store installs the geof: functions
+    query = P + f"PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT (({call}) AS ?b) WHERE {{}}"
+    rows = list(ds.query(query))
+    if not ok:  # an error: rdflib leaves ?b unbound or drops the row
+        assert all(row[0] is None for row in rows)
+        return
+    (row,) = rows
+    result = shapely.from_wkt(str(row[0]))
+    assert result.is_valid and result.geom_type == "MultiPolygon"  # split at ±180
+    assert (result.bounds[0], result.bounds[2]) == (-180, 180)
+    (row,) = ds.query(P + f'ASK {{ FILTER(geof:sfContains({call}, "POINT(180 0)"^^geo:wktLiteral)) }}')
+    assert row is True
 
 
 def test_epsg_4326_is_latitude_first(sql_store: SQLStore) -> None:
@@ -342,6 +571,30 @@ def test_migration_indexes_stored_literals(db_url: str) -> None:
         engine.dispose()
 
 
+def test_migration_drops_literals_outside_lon_lat_from_the_index(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0003_spatial_index")
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO datatypes (id, iri) VALUES (1, :iri)"), {"iri": WKT_LITERAL})
+            for term_id, value in [(1, "POINT(1 2)"), (2, "POINT(200 0)")]:
+                conn.execute(
+                    text("INSERT INTO terms (id, hash, kind, value, datatype) VALUES (:i, :i, 3, :v, 1)"),
+                    {"i": term_id, "v": value},
+                )
+            # What 0003's code wrote for both (it read POINT(200 0) as a geometry).
+            if engine.dialect.name == "sqlite":
+                conn.execute(text("INSERT INTO geo_index VALUES (16, 1, 1, 2, 2), (32, 200, 200, 0, 0)"))
+            else:
+                conn.execute(text("INSERT INTO geo_index VALUES (16, box(point(1, 2), point(1, 2))), "
+                                  "(32, box(point(200, 0), point(200, 0)))"))
+        upgrade(engine)
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT key FROM geo_index ORDER BY key")).scalars().all() == [16]
+    finally:
+        engine.dispose()
+
+
 def test_private_memory_store_has_the_index() -> None:
     store = SQLStore("sqlite://")
     try:
@@ -361,3 +614,115 @@ def test_sqlite_engine_without_the_catalogue_can_read_the_file(tmp_path) -> None
     store.close()
     with create_engine(f"sqlite:///{db}").connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM geo_index WHERE minx <= 1 AND maxx >= 1")).scalar() == 1
+
+
+# ------------------------------------------------------------------ PostGIS or box
+
+
+def test_each_backend_has_its_index(geo_ds: Dataset, request) -> None:
+    assert index_kind(geo_ds.store.connection) == KINDS[_backend(request)]
+
+
+def test_cli_explain_names_the_index(db_url: str, request) -> None:
+    from click.testing import CliRunner
+
+    from catalogue.cli import main
+
+    store = SQLStore(db_url)
+    _fill(Dataset(store=store, default_union=True))
+    store.commit()
+    store.close()
+    query = (
+        "SELECT ?d WHERE { ?d <http://example.org/bbox> ?g "
+        'FILTER(geof:sfIntersects(?g, "POLYGON((170 0, 180 0, 180 20, 170 20, 170 0))"^^geo:wktLiteral)) }'
+    )
+    result = CliRunner().invoke(main, ["query", "--db", db_url, "--explain", "--format", "tsv", query])
+    assert result.exit_code == 0, result.output
+    name = INDEX_NAMES[KINDS[_backend(request)]]
+    assert f"spatial index used (geo_index, {name}) for geof:sfIntersects" in result.stderr
+    assert {line.strip("<>") for line in result.stdout.split()[1:]} == _expected(
+        "sfIntersects", box(170, 0, 180, 20)
+    )
+
+
+def _envelopes(engine) -> list[tuple[int, float, float, float, float]]:
+    with engine.connect() as conn:
+        if index_kind(conn) == "postgis":
+            sql = "SELECT key, ST_XMin(env), ST_YMin(env), ST_XMax(env), ST_YMax(env) FROM geo_index ORDER BY key"
+        else:
+            sql = "SELECT key, (env[1])[0], (env[1])[1], (env[0])[0], (env[0])[1] FROM geo_index ORDER BY key"
+        return [tuple(row) for row in conn.exec_driver_sql(sql)]
+
+
+@pytest.mark.postgres
+def test_migration_moves_an_existing_index_to_postgis_and_back(monkeypatch) -> None:
+    """A catalogue made at 0004 (a box index, filled) upgraded where PostGIS is
+    available gets the envelopes in a geometry column, and answers the same."""
+    with _postgres("postgis") as url:
+        engine = make_engine(url)
+        try:
+            monkeypatch.setenv(POSTGIS_ENV, "off")
+            ensure_schema(engine)
+            store = SQLStore(url)
+            ds = Dataset(store=store, default_union=True)
+            _fill(ds)
+            store.commit()
+            queries = [
+                f'SELECT ?d WHERE {{ ?d ex:bbox ?g FILTER({f}(?g, "{q}"^^geo:wktLiteral)) }}'
+                for f in ("geof:sfIntersects", "geof:sfWithin", "!geof:sfDisjoint", "geof:sfTouches")
+                for q in (WORLD, SPLIT, "POLYGON((0 0, 20 0, 20 20, 0 20, 0 0))", "POINT(-180 15)")
+            ]
+            answers = [_select(ds, q)[0] for q in queries]
+            store.close()
+            boxes = _envelopes(engine)
+            assert len(boxes) > len(STORED)  # split footprints have two rows
+            downgrade(engine, "0004_spatial_lon_lat")
+            monkeypatch.delenv(POSTGIS_ENV)
+            upgrade(engine)
+            with engine.connect() as conn:
+                assert index_kind(conn) == "postgis"
+                (typed,) = conn.exec_driver_sql(
+                    "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                    "WHERE attrelid = 'geo_index'::regclass AND attname = 'env'"
+                ).scalars()
+                assert typed == "geometry(Polygon,4326)"
+                assert conn.exec_driver_sql(
+                    "SELECT indexdef FROM pg_indexes WHERE tablename = 'geo_index' AND indexname = 'ix_geo_index_env'"
+                ).scalar().endswith("USING gist (env)")
+            assert _envelopes(engine) == boxes
+            store = SQLStore(url)
+            ds = Dataset(store=store, default_union=True)
+            assert [_select(ds, q)[0] for q in queries] == answers
+            store.close()
+            # And back: the boxes again, the same answers.
+            downgrade(engine, "0004_spatial_lon_lat")
+            with engine.connect() as conn:
+                assert index_kind(conn) == "box"
+            assert _envelopes(engine) == boxes
+        finally:
+            engine.dispose()
+
+
+@pytest.mark.postgres
+def test_postgis_refused_falls_back_to_box(monkeypatch) -> None:
+    """A role that may not create the extension keeps the core box index."""
+    with _postgres("postgis") as url:
+        admin = create_engine(url, isolation_level="AUTOCOMMIT")
+        role = f"geo_nobody_{os.getpid()}"
+        try:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"CREATE ROLE {role} LOGIN")
+                conn.exec_driver_sql(f"GRANT ALL ON SCHEMA public TO {role}")
+            monkeypatch.delenv(POSTGIS_ENV, raising=False)
+            limited = make_engine(url.replace("postgres@", f"{role}@", 1))
+            try:
+                ensure_schema(limited)
+                with limited.connect() as conn:
+                    assert index_kind(conn) == "box"
+            finally:
+                limited.dispose()
+        finally:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"DROP OWNED BY {role}")
+                conn.exec_driver_sql(f"DROP ROLE {role}")
+            admin.dispose()
