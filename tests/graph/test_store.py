@@ -765,7 +765,11 @@ def test_destroy_drops_the_tables(db_url):
                         "SELECT name FROM sqlite_master WHERE type = 'table' "
                         "AND name NOT LIKE 'sqlite_%'"
                         if conn.dialect.name == "sqlite"
-                        else "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                        # Tables of extensions (PostGIS's spatial_ref_sys) are the extension's,
+                        # which may serve other schemas: destroy leaves the extension installed.
+                        else "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT EXISTS ("
+                        "SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'e')"
                     )
                 ).scalars()
             )
