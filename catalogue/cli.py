@@ -407,7 +407,8 @@ def _extent_lines(found: Any) -> list[tuple[str, str]]:
     if found.native_bbox is not None:
         lines.append(("native bbox", ", ".join(f"{v:g}" for v in found.native_bbox)))
     if found.spatial_resolution is not None:
-        lines.append(("resolution (m)", f"{found.spatial_resolution:g}"))
+        lines.append(("resolution (m)", f"{found.spatial_resolution:,.0f}" if found.spatial_resolution >= 10
+                      else f"{found.spatial_resolution:g}"))
     if found.temporal_resolution is not None:
         lines.append(("time step", found.temporal_resolution))
     return lines
