@@ -15,6 +15,9 @@ from rdflib import Dataset, Graph, Namespace, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
+from catalogue.discovery.indexer import ReindexReport, index_hook, reindex
+from catalogue.discovery.query import SearchQuery, SearchResult, generation, search
+from catalogue.discovery.stats import CatalogueStats, Totals, catalogue_stats, totals
 from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
 from catalogue.extents.extract import guarded_extents
 from catalogue.graph.database import busy_error, database_url
@@ -30,6 +33,7 @@ from catalogue.harvest.batch import (
 from catalogue.harvest.records import RunRecords
 from catalogue.harvest.run import HarvestReport, harvest_source
 from catalogue.harvest.sources import Source
+from catalogue.harvest.status import SourceStatus
 from catalogue.model.extents import Extent, Multiscales
 from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, CatalogLinks, catalog_graph
 from catalogue.rdf.extents import (
@@ -68,6 +72,17 @@ def _store_prefixes() -> dict[str, Namespace]:
     return {prefix: ns for prefix, ns in PREFIXES.items() if rdflib_prefix.get(str(ns), prefix) == prefix}
 
 
+#: The catalogue a harvest worker process opened (``harvest_sources(jobs=N)``).
+_WORKER_CATALOGUE: list[Catalogue] = []
+
+
+def _worker_records(url: str) -> RunRecords:
+    """Open the catalogue in a harvest worker process (kept for the process's life)."""
+    cat = Catalogue(url)
+    _WORKER_CATALOGUE.append(cat)
+    return cat._records
+
+
 class Catalogue:
     """A catalogue database: harvest into it, query it, rebuild metadata from it."""
 
@@ -76,6 +91,8 @@ class Catalogue:
         # A connection of its own: the web server lends its catalogues to any worker thread.
         self.store = SQLStore(private=True)
         self.store.open(self.url, create=True)
+        # The search index changes in the transaction of every write (catalogue.graph.derived).
+        self.store.index_hooks.append(index_hook)
         self.dataset = Dataset(store=self.store, default_union=True)
         # Every new rdflib namespace manager on the store (DESCRIBE and serialisations make
         # one) binds rdflib's default prefixes, overriding other prefixes of the same
@@ -156,6 +173,8 @@ class Catalogue:
         strict: bool = False,
         progress: Callable[[Source, int, int], Progress | None] | None = None,
         on_result: Callable[[SourceResult], None] | None = None,
+        jobs: int = 1,
+        overall: Callable[[int], Progress | None] | None = None,
         **options: Any,
     ) -> BatchReport:
         """Harvest several sources in turn, as ``catalogue harvest`` does: ``sources`` (URLs or
@@ -167,9 +186,13 @@ class Catalogue:
         ``on_result`` hears of each source as it is done; ``progress`` may give each source a
         progress display. The :class:`~catalogue.harvest.batch.BatchReport` has the exit
         code (``strict``: invalid nodes count as failures), the JSON and the summary line.
+        With ``jobs`` > 1, that many worker processes harvest sources side by side, each
+        with its own connection (:mod:`catalogue.harvest.parallel`); ``overall(total)``
+        may give one progress display counting the sources done.
         """
-        return harvest_sources(self._records, plan_sources(sources, config), strict=strict, progress=progress, on_result=on_result,
-                               **options)
+        return harvest_sources(self._records, plan_sources(sources, config), strict=strict, progress=progress,
+                               on_result=on_result, jobs=jobs, overall=overall,
+                               open_records=functools.partial(_worker_records, self.url), **options)
 
     def harvests(self, limit: int | None = 20, *, source: str | None = None) -> list[dict[str, Any]]:
         """The most recent harvest runs, newest first (from the PROV records), of every
@@ -180,6 +203,78 @@ class Catalogue:
         crashed, its machine rebooted): ``host`` and ``pid`` say which process it was.
         """
         return self._records.listing(limit, source=source)
+
+    def harvest_status(self, limit: int | None = None, *, failing: bool = False) -> list[SourceStatus]:
+        """Every harvested source's latest outcome, times and error, the sources failing for
+        longest first (one indexed table, kept by the harvests: :mod:`catalogue.harvest.status`);
+        only the failing ones with ``failing``."""
+        return self._records.sources(limit=limit, failing=failing)
+
+    # -------------------------------------------------------------- search
+    def search(self, query: SearchQuery) -> SearchResult:
+        """Search the datasets as ``/datasets`` does: free text, filters, facets, paging,
+        sort (:mod:`catalogue.discovery.query`), answered from the search index in the
+        database, as of now (what other processes committed included)."""
+        self.store.rollback()
+        try:
+            return search(self.store.connection, query)
+        finally:
+            self.store.rollback()
+
+    def search_generation(self) -> int:
+        """A number that changes whenever the search index does (answers can be cached by it)."""
+        self.store.rollback()
+        try:
+            return generation(self.store.connection)
+        finally:
+            self.store.rollback()
+
+    def reindex(self, graph: str | None = None, *, full: bool = False,
+                progress: Callable[[int], None] | None = None) -> ReindexReport:
+        """Bring the search index up to date: the graphs queued by writers that could not
+        index them (default), one graph (``graph``, an IRI), or everything from scratch
+        (``full``). Harvests, loads and updates through the library index in their own
+        transaction; this is for writes made without it and for repairs."""
+        if graph is None:
+            if not full:
+                from catalogue.graph.derived import queued_graphs
+
+                self.store.rollback()
+                queued = queued_graphs(self.store.connection, 1)
+                self.store.rollback()
+                if not queued:  # nothing to do: no write lock taken
+                    return ReindexReport(failed=[], datasets=self.totals().datasets)
+            return reindex(self.store.write_transaction, full=full, progress=progress)
+        if "\x00" in graph:
+            raise NotFound(f"no graph <{graph!r}> in the catalogue")
+        self.store.rollback()
+        gids = set(self.store.lookup_term_ids([URIRef(graph)]).values())
+        from sqlalchemy import text
+
+        gids |= set(self.store.connection.execute(
+            text("SELECT gid FROM search_datasets WHERE iri = :iri"), {"iri": graph}).scalars())
+        self.store.rollback()
+        if not gids:
+            raise NotFound(f"no graph <{graph}> in the catalogue")
+        return reindex(self.store.write_transaction, graphs=gids, progress=progress)
+
+    def totals(self) -> Totals:
+        """Datasets, groups, arrays and triples as the search index keeps them (one row)."""
+        self.store.rollback()
+        try:
+            return totals(self.store.connection)
+        finally:
+            self.store.rollback()
+
+    def stats(self, *, exact: bool = False) -> CatalogueStats:
+        """Datasets, groups, arrays and triples (kept by the search index: no scan), the
+        graphs waiting to be reindexed, and the sizes of the index and of the database;
+        ``exact`` also counts every stored quad (a scan)."""
+        self.store.rollback()
+        try:
+            return catalogue_stats(self.store.connection, exact=exact)
+        finally:
+            self.store.rollback()
 
     # ---------------------------------------------------------------- load
     def load(self, path: str, *, format: str | None = None, graph: str | None = None) -> LoadReport:
@@ -417,13 +512,21 @@ class Catalogue:
         """The STAC Collection (a dict, JSON-ready) whose id is ``cid``, with URLs under
         ``links``; :class:`~catalogue.errors.NotFound` when no dataset has that id.
 
-        Ids are derived from dataset IRIs (:func:`catalogue.rdf.stac.collection_id`), so
-        finding one costs the list of datasets (one query), not a table of ids to keep.
+        Ids are derived from dataset IRIs (:func:`catalogue.rdf.stac.collection_id`); the
+        search index keeps them, so finding one is one indexed lookup.
         """
-        for dataset in self._datasets():
-            if collection_id(dataset) == cid:
-                return self.stac_collections([dataset], links)[0]
-        raise NotFound(f"no STAC collection {cid!r} in the catalogue")
+        from sqlalchemy import text
+
+        if "\x00" in cid:  # no id holds one (and PostgreSQL text cannot)
+            raise NotFound(f"no STAC collection {cid!r} in the catalogue")
+        self.store.rollback()
+        found = [iri for iri in self.store.connection.execute(
+            text("SELECT iri FROM search_datasets WHERE collection_id = :c"), {"c": cid}).scalars()
+            if collection_id(iri) == cid]
+        self.store.rollback()
+        if not found:
+            raise NotFound(f"no STAC collection {cid!r} in the catalogue")
+        return self.stac_collections([found[0]], links)[0]
 
     def stac_collections(self, datasets: Iterable[str], links: StacLinks) -> list[dict[str, Any]]:
         """The STAC Collections of ``datasets`` (dataset IRIs, in that order; a search picks
@@ -438,11 +541,6 @@ class Catalogue:
                 raise NotFound(f"no dataset <{dataset}> in the catalogue")
             out.append(dataset_collection(graph, dataset, links))
         return out
-
-    def _datasets(self) -> list[str]:
-        """Every dataset's IRI (the root of a harvested hierarchy names its graph)."""
-        rows = self.query("SELECT ?d WHERE { GRAPH ?d { ?d a dcat:Dataset } }")
-        return sorted(str(row[0]) for row in rows)
 
     def quads(self, graph: str | None = None) -> Iterator[tuple[RDFNode, RDFNode, RDFNode, URIRef]]:
         """Stream the stored quads of one graph or of all named graphs."""

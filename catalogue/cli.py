@@ -5,6 +5,11 @@ was, or with only the good nodes replaced), 2 a usage error (bad option,
 source or IRI that does not exist).
 """
 
+# Why this module is longer than 600 lines: it is the one place where the command line
+# is declared, one click command per verb (more than twenty), each a shell of at most
+# a screen over one library call; splitting the verbs over modules would scatter the
+# command's help and options without making any verb simpler.
+
 from __future__ import annotations
 
 import json
@@ -87,12 +92,14 @@ def main(verbose: int) -> None:
 @click.option("--retries", type=click.IntRange(min=0), default=None, help="Retries of transient errors, with backoff (default 3).")
 @click.option("--full", is_flag=True,
               help="Read every source whole, even one whose listing or consolidated metadata is as last harvested.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Sources harvested at once, in worker processes (one progress display, one summary).")
 @click.option("--coordinate-bytes", type=click.IntRange(min=0), default=None, metavar="BYTES",
               help="Coordinate values read per store for its extent (default 16 MiB; 0: attributes only).")
 @handle_errors
 def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_document_size: int | None,
             as_json: bool, profile: str, strict: bool, wait: bool, concurrency: int | None,
-            timeout: float | None, retries: int | None, full: bool, coordinate_bytes: int | None) -> None:
+            timeout: float | None, retries: int | None, full: bool, jobs: int, coordinate_bytes: int | None) -> None:
     """Harvest Zarr hierarchies (folders, file://, http(s)://, s3:// URLs) into the catalogue.
 
     Each source goes into its own graph, replaced atomically; a source that
@@ -104,6 +111,9 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     by side. A source whose listing (S3) or
     consolidated metadata is as it was last harvested costs that one request
     and is recorded as unchanged (--full reads it all the same).
+    With --jobs N, N sources are harvested at once in worker processes; each
+    source still has its own lock, so several harvest commands (on one machine
+    or several sharing a PostgreSQL catalogue) can split a sources file.
     Exit code: 0 if every source was harvested fully, 1 if any source or node
     failed, 2 on usage errors, 3 if a source was skipped because another harvest
     of it was running (or the database stayed locked): try again later.
@@ -117,15 +127,19 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     interactive = not as_json and sys.stderr.isatty()
 
     def done(result: Any) -> None:
-        if result.error is not None:
-            click.echo(f"error: {result.error_line()}", err=True)
-            return
-        _print_report(result.report)
-        if len(entries) == 1 and not as_json:
-            click.echo(result.report.summary(), err=not result.report.ok)
+        from tqdm import tqdm
+
+        with tqdm.external_write_mode(file=sys.stderr):  # above the progress display
+            if result.error is not None:
+                click.echo(f"error: {result.error_line()}", err=True)
+                return
+            _print_report(result.report)
+            if len(entries) == 1 and not as_json:
+                click.echo(result.report.summary(), err=not result.report.ok)
 
     with _open(db) as cat:
         batch = cat.harvest_sources(entries, strict=strict, progress=_progress if interactive else None,
+                                    overall=_overall if interactive else None, jobs=jobs,
                                     on_result=done, profile=profile, full=full, wait=wait,
                                     max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES, **common)
     if as_json:
@@ -146,6 +160,14 @@ def _progress(source: Any, number: int, total: int) -> Any:
     return tqdm(desc=desc, unit=" nodes", file=sys.stderr, dynamic_ncols=True, leave=False, mininterval=0.2)
 
 
+def _overall(total: int) -> Any:
+    """One bar counting the sources done, for --jobs (TTY only)."""
+    from tqdm import tqdm
+
+    return tqdm(desc="harvesting", total=total, unit=" sources", file=sys.stderr, dynamic_ncols=True,
+                leave=False, mininterval=0.2)
+
+
 def _print_report(report: Any) -> None:
     for error in report.errors:
         click.echo(f"error: {error}", err=True)
@@ -161,18 +183,34 @@ def _print_report(report: Any) -> None:
 
 
 @main.command()
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Rows to list [default: 20 runs, every source].")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--sources", "by_source", is_flag=True,
+              help="One line per source: its latest outcome, when, how long, and since when it fails "
+                   "(the sources failing for longest first).")
+@click.option("--failing", is_flag=True, help="With --sources: only the sources whose latest run failed.")
 @db_option
 @handle_errors
-def harvests(limit: int, as_json: bool, db: str | None) -> None:
+def harvests(limit: int | None, as_json: bool, by_source: bool, failing: bool, db: str | None) -> None:
     """List recent harvest runs, newest first (from their PROV-O records).
 
     A run that has not ended is "running" while its process lives and
     "interrupted" once it is gone (killed, crashed), with its host and pid.
+    With --sources, one line per source instead, failing ones first.
     """
+    if failing and not by_source:
+        raise click.UsageError("--failing goes with --sources")
+    if by_source:
+        with _open(db) as cat:
+            found = cat.harvest_status(limit, failing=failing)
+        if as_json:
+            click.echo(json.dumps([s.as_json() for s in found], indent=2))
+            return
+        for s in found:
+            _print_source(s)
+        return
     with _open(db) as cat:
-        runs = cat.harvests(limit)
+        runs = cat.harvests(limit or 20)
     if as_json:
         click.echo(json.dumps(runs, indent=2))
         return
@@ -182,6 +220,19 @@ def harvests(limit: int, as_json: bool, db: str | None) -> None:
         click.echo(f"{r['started']}  {r['outcome']:11}  {counts:24}  {r['name'] or r['source']}{who}")
         for error in r["errors"][:3]:
             click.echo(f"    error: {error}")
+
+
+def _print_source(s: Any) -> None:
+    """One source's line (and its error, indented, when its latest run failed)."""
+    when = s.ended or s.started
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ") if when is not None else "-"
+    took = f"{s.seconds:8.1f} s" if s.seconds is not None else "       - "
+    failing = ""
+    if s.failing_since is not None:
+        failing = f"  failing since {s.failing_since.strftime('%Y-%m-%dT%H:%M:%SZ')} ({s.failures} run(s))"
+    click.echo(f"{stamp}  {s.outcome:11}  {took}  {s.name or s.source}{failing}")
+    if s.error and s.outcome in ("failed", "interrupted", "partial"):
+        click.echo(f"    error: {s.error.splitlines()[0][:300]}")
 
 
 #: Validation findings a harvest prints; the rest are in the graph and in ``catalogue validate``.
@@ -543,6 +594,59 @@ def load(file: str, fmt: str | None, graph: str | None, db: str | None) -> None:
     click.echo(report.summary())
 
 
+@main.command()
+@click.option("--graph", default=None, metavar="IRI", help="Reindex this graph only.")
+@click.option("--full", is_flag=True, help="Rebuild the whole search index from the graphs, in one transaction.")
+@db_option
+@handle_errors
+def reindex(graph: str | None, full: bool, db: str | None) -> None:
+    """Bring the dataset search index up to date.
+
+    Harvests, loads and SPARQL updates made through zarr-catalogue keep the index in
+    their own transaction. Writes made otherwise (a plain rdflib store on the
+    database) queue their graphs: without options this indexes the queue (the web
+    server does too, within a second). --graph IRI reindexes one graph; --full
+    rebuilds everything (a repair). Exit code 1 if a graph could not be read.
+    """
+    if graph and full:
+        raise click.UsageError("give --graph or --full, not both")
+    with _open(db) as cat:
+        report = cat.reindex(graph, full=full)
+    click.echo(report.summary())
+    if report.failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--exact", is_flag=True, help="Also count every stored quad (a scan of the catalogue).")
+@db_option
+@handle_errors
+def stats(as_json: bool, exact: bool, db: str | None) -> None:
+    """Datasets, groups, arrays and triples (kept by the search index), and sizes."""
+    with _open(db) as cat:
+        found = cat.stats(exact=exact)
+    if as_json:
+        click.echo(json.dumps(found.as_json(), indent=2))
+        return
+    rows = [("datasets", f"{found.datasets:,}"), ("groups", f"{found.groups:,}"), ("arrays", f"{found.arrays:,}"),
+            ("triples", f"{found.triples:,} (in dataset graphs)"), ("graphs", f"{found.graphs:,}")]
+    if found.quads is not None:
+        rows.append(("quads", f"{found.quads:,} (all graphs, counted)"))
+    rows += [("waiting for reindex", f"{found.queued:,} graph(s)"),
+             ("search index", _size(found.index_bytes)), (f"database ({found.database})", _size(found.database_bytes))]
+    for name, value in rows:
+        click.echo(f"{name:20} {value}")
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
 @main.group()
 def db() -> None:
     """Database schema management (Alembic migrations)."""
@@ -596,11 +700,14 @@ def db_current(db: str | None) -> None:
 @click.option("--processes", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Server processes (each with --workers connections and its own search index).")
 @click.option("--cors", "cors", multiple=True, metavar="ORIGIN", help="Allow this origin (repeat; * for any).")
+@click.option("--search-cache", type=click.IntRange(min=0), default=64, show_default=True, metavar="MB",
+              help="Search answers kept per process until the search index changes (0: none).")
 @click.option("--admin-token", envvar="CATALOGUE_ADMIN_TOKEN", default=None,
               help="Allow SPARQL Update with 'Authorization: Bearer TOKEN' (env CATALOGUE_ADMIN_TOKEN).")
 @handle_errors
 def serve(db: str | None, host: str, port: int, base_url: str | None, query_timeout: float, max_results: int,
-          max_body: int, workers: int, processes: int, cors: tuple[str, ...], admin_token: str | None) -> None:
+          max_body: int, workers: int, processes: int, cors: tuple[str, ...], admin_token: str | None,
+          search_cache: int) -> None:
     """Serve the catalogue over HTTP: portal, SPARQL endpoint, /datasets, /catalog (DCAT), /export.
 
     Read-only unless --admin-token is set. See docs/web.md.
@@ -612,7 +719,8 @@ def serve(db: str | None, host: str, port: int, base_url: str | None, query_time
 
     settings = Settings(db=db, base_url=base_url.rstrip("/") if base_url else None, query_timeout=query_timeout,
                         max_results=max_results, max_body_bytes=max_body, workers=workers,
-                        cors_origins=cors, admin_token=admin_token or None)
+                        cors_origins=cors, admin_token=admin_token or None,
+                        search_cache_bytes=search_cache * 1024 * 1024)
     with _open(db):
         pass  # create or migrate the database before the workers open it
     click.echo(f"zarr-catalogue portal: http://{host}:{port}/   (SPARQL: /sparql, API: /docs)", err=True)

@@ -21,6 +21,11 @@ class CatalogueError(Exception):
     exit_code: int = 1
     category: str = "error"
 
+    def __reduce__(self) -> tuple:
+        """Pickled with its attributes, whatever its ``__init__`` takes: errors cross from the
+        worker processes of ``catalogue harvest --jobs`` to the one that reports them."""
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
 
 class UsageError(CatalogueError):
     """The request itself is wrong (unknown source, bad option): exit code 2."""
@@ -145,3 +150,10 @@ class TooLarge(CatalogueError):
     Nothing was returned: the remedy is a more selective query (``LIMIT``,
     ``GRAPH``), not a retry. HTTP 413 on the web.
     """
+
+
+def _rebuild(cls: type[CatalogueError], args: tuple, state: dict) -> CatalogueError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error

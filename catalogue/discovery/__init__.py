@@ -1,5 +1,7 @@
-"""Dataset discovery: the (temporary, in-memory) search index behind ``/datasets`` and the portal.
+"""Dataset discovery: the search index behind ``/datasets``, the portal and STAC, in the database.
 
-:mod:`.index` documents the semantics and the design; database tables replace
-this package when discovery has to scale.
+What the index holds of a dataset (:mod:`.summary`), read from its graph in SQL
+(:mod:`.read`); the rows kept by every write's own transaction (:mod:`.indexer`, the
+store's index hook); searches (:mod:`.query`); counts and sizes (:mod:`.stats`); text
+normal forms (:mod:`.normalise`).
 """

@@ -1,4 +1,4 @@
-"""Normal forms the index searches by: folded text, times, JSON values.
+"""Normal forms the index searches by: folded text, stems, times, JSON values.
 
 Data type and codec names are normalised by the model
 (:func:`catalogue.model.datatypes.v3_vocabulary_name`,
@@ -9,6 +9,7 @@ See :mod:`catalogue.discovery.index` for what each means to a search.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -48,3 +49,38 @@ def parse_time(text: str) -> datetime | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+# ------------------------------------------------------------------ stems and index terms
+@functools.cache
+def _english() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65_536)
+def stem(token: str) -> str:
+    """The English Snowball stem of a folded token (``temperatures`` → ``temperatur``):
+    the algorithm of PostgreSQL's ``english`` configuration, applied in Python so that
+    both databases index and search the same lexemes."""
+    return _english().stemWord(token)
+
+
+def prose_terms(text: str | None) -> list[str]:
+    """Index terms of prose (titles, summaries, keywords, long names): every token and,
+    where it differs, its stem, so that ``glaciers`` finds ``glacier`` while a prefix
+    typed so far still finds the words it begins."""
+    out: list[str] = []
+    for token in tokenize(text):
+        out.append(token)
+        root = stem(token)
+        if root != token:
+            out.append(root)
+    return out
+
+
+def identifier_terms(text: str | None) -> list[str]:
+    """Index terms of identifiers (variable names, CF standard names): the tokens only
+    (``sea_surface_temperature`` → ``sea``, ``surface``, ``temperature``), unstemmed."""
+    return tokenize(text)

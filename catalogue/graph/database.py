@@ -403,11 +403,13 @@ def _private_memory(engine: Engine) -> bool:
 
 def _create_head_schema(engine: Engine) -> None:
     from .schema import metadata  # the head schema (tests check it matches the migrations)
+    from .search_schema import create_search_indexes
     from .spatial import create_index
 
     with engine.begin() as conn:
         metadata.create_all(conn)
         create_index(conn)
+        create_search_indexes(conn)
         conn.execute(
             text(
                 "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "

@@ -38,6 +38,18 @@ without parsing lexical forms:
 ``namespaces``
     Prefix bindings.
 
+The dataset search index (revision ``0006_search_index``): ``search_datasets`` (one
+row per dataset graph: what ``/datasets`` sorts, filters and returns), ``search_facets``
+(its facet values), ``search_facet_counts`` (datasets per facet value over the whole
+catalogue, kept by deltas), ``search_totals`` (catalogue-wide counts and the index's
+generation, one row) and ``reindex_queue`` (graphs changed by a writer that could not
+index them).  Its free-text and box indexes are database-specific DDL
+(:mod:`.search_schema`); what goes into the rows is :mod:`catalogue.discovery`'s.
+
+``harvest_sources`` (revision ``0007_harvest_sources``): one row per harvest source, its
+latest run's outcome, times and error and how long it has been failing, kept by the
+harvest in the transactions that record its runs (``catalogue harvests --sources``).
+
 The spatial index of ``geo:wktLiteral`` terms (``geo_index``, revision
 ``0003_spatial_index``) is not described here: it is an R*Tree virtual table on SQLite
 and a ``box`` or (with PostGIS, ``0005_spatial_postgis``) ``geometry`` column on
@@ -60,15 +72,22 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.dialects.postgresql import TEXT as PG_TEXT
 
 __all__ = [
     "Num",
     "TermId",
     "datatypes",
     "graphs",
+    "harvest_sources",
     "metadata",
     "namespaces",
     "quads",
+    "reindex_queue",
+    "search_datasets",
+    "search_facet_counts",
+    "search_facets",
+    "search_totals",
     "terms",
 ]
 
@@ -128,4 +147,106 @@ namespaces = Table(
     metadata,
     Column("prefix", Text, primary_key=True),
     Column("uri", Text, nullable=False),
+)
+
+
+#: Text compared in code-point order on both databases (SQLite's BINARY collation is;
+#: PostgreSQL's database collation may not be), so that sorting by title gives the same
+#: order everywhere and the sort can walk an index.
+OrderedText = Text().with_variant(PG_TEXT(collation="C"), "postgresql")
+
+search_datasets = Table(
+    "search_datasets",
+    metadata,
+    Column("gid", TermId, primary_key=True, autoincrement=False),
+    Column("iri", OrderedText, nullable=False),
+    Column("title_key", OrderedText, nullable=False),
+    Column("title", OrderedText, nullable=False),
+    Column("zarr_format", SmallInteger, nullable=True),
+    Column("valid", SmallInteger, nullable=True),
+    # Instants as whole microseconds since 1970 (UTC): exact, as Python's datetimes are.
+    Column("harvested", BigInteger, nullable=True),
+    # Term ids of the generating run and of its prov:endedAtTime literal.
+    Column("run", TermId, nullable=True),
+    Column("run_ended", TermId, nullable=True),
+    Column("start_time", BigInteger, nullable=True),
+    Column("end_time", BigInteger, nullable=True),
+    # The root's CRS84 box, exactly (west > east crosses the antimeridian).
+    Column("west", Num, nullable=True),
+    Column("south", Num, nullable=True),
+    Column("east", Num, nullable=True),
+    Column("north", Num, nullable=True),
+    Column("groups", Integer, nullable=False),
+    Column("arrays", Integer, nullable=False),
+    Column("triples", BigInteger, nullable=False),
+    Column("hit", Text, nullable=False),
+    # The dataset's STAC collection id (catalogue.rdf.stac.collection_id), looked up by it.
+    Column("collection_id", Text, nullable=False),
+    Index("ix_search_datasets_title", "title_key", "title", "iri"),
+    Index("ix_search_datasets_harvested", "harvested"),
+    Index("ix_search_datasets_start", "start_time"),
+    Index("ix_search_datasets_run", "run"),
+    Index("ix_search_datasets_iri", "iri"),
+    Index("ix_search_datasets_collection", "collection_id"),
+)
+
+search_facets = Table(
+    "search_facets",
+    metadata,
+    Column("facet", SmallInteger, nullable=False),
+    Column("value", Text, nullable=False),
+    Column("gid", TermId, nullable=False),
+    PrimaryKeyConstraint("facet", "value", "gid", name="pk_search_facets"),
+    Index("ix_search_facets_gid", "gid", "facet"),
+    sqlite_with_rowid=False,
+)
+
+search_facet_counts = Table(
+    "search_facet_counts",
+    metadata,
+    Column("facet", SmallInteger, nullable=False),
+    Column("value", Text, nullable=False),
+    Column("datasets", BigInteger, nullable=False),
+    PrimaryKeyConstraint("facet", "value", name="pk_search_facet_counts"),
+    sqlite_with_rowid=False,
+)
+
+search_totals = Table(
+    "search_totals",
+    metadata,
+    Column("id", SmallInteger, primary_key=True, autoincrement=False),
+    Column("datasets", BigInteger, nullable=False),
+    Column("groups", BigInteger, nullable=False),
+    Column("arrays", BigInteger, nullable=False),
+    Column("triples", BigInteger, nullable=False),
+    Column("generation", BigInteger, nullable=False),
+)
+
+reindex_queue = Table(
+    "reindex_queue",
+    metadata,
+    Column("gid", TermId, primary_key=True, autoincrement=False),
+)
+
+harvest_sources = Table(
+    "harvest_sources",
+    metadata,
+    Column("source", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("graph", Text, nullable=True),
+    # The latest run: its IRI, lock holder, outcome ("running" until it ends) and times
+    # (whole microseconds since 1970, UTC).
+    Column("run", Text, nullable=True),
+    Column("holder", Text, nullable=True),
+    Column("outcome", Text, nullable=False),
+    Column("started", BigInteger, nullable=True),
+    Column("ended", BigInteger, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("runs", Integer, nullable=False),
+    # The end of the latest run that did not fail, and the start of the first failed run
+    # since then (NULL while the source is not failing), with the count of those failures.
+    Column("last_success", BigInteger, nullable=True),
+    Column("failing_since", BigInteger, nullable=True),
+    Column("failures", Integer, nullable=False),
+    Index("ix_harvest_sources_failing", "failing_since"),
 )

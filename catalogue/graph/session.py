@@ -75,9 +75,12 @@ class Session:
         "ns",
         "owns_engine",
         "streams",
+        "tx_exempt",
         "tx_graphs",
         "tx_next_id",
         "tx_terms",
+        "tx_touched",
+        "tx_touched_names",
         "tx_write_locked",
         "tx_wrote_ids",
         "users",
@@ -107,6 +110,12 @@ class Session:
         self.tx_write_locked = False
         self.tx_next_id: int | None = None  # SQLite: next free term id
         self.tx_wrote_ids = False  # terms or datatypes were inserted
+        # Graphs whose quads this transaction added or removed (ids, and the names of
+        # those already counted), and those whose writer said no derived index depends
+        # on what it wrote (see catalogue.graph.derived).
+        self.tx_touched: set[int] = set()
+        self.tx_touched_names: set[Node] = set()
+        self.tx_exempt: set[Node] = set()
         # Streamed results not yet exhausted (see close_streams).
         self.streams: set[Rows] = set()
 
@@ -130,6 +139,9 @@ class Session:
         self.tx_write_locked = False
         self.tx_next_id = None
         self.tx_wrote_ids = False
+        self.tx_touched.clear()
+        self.tx_touched_names.clear()
+        self.tx_exempt.clear()
         self.ns = None
         self.dt_fresh = False
 

@@ -122,8 +122,11 @@ _PG_INSERT: Final = (
 def include_name(name: str | None, type_: str, _parents: object) -> bool:
     """Alembic's ``include_name`` hook: leave the index out of schema comparisons.  Its
     DDL differs by database (an R*Tree virtual table, a ``box`` column), which the
-    SQLAlchemy schema module cannot describe; its own tests check it."""
-    return not (type_ == "table" and name in SPATIAL_TABLES | POSTGIS_TABLES)
+    SQLAlchemy schema module cannot describe; its own tests check it.  The same holds
+    for the search index's free-text and box tables (:mod:`.search_schema`)."""
+    from .search_schema import SEARCH_TABLES  # the search index's are alike
+
+    return not (type_ == "table" and name in SPATIAL_TABLES | POSTGIS_TABLES | SEARCH_TABLES)
 
 
 # Per engine: which kind of index its database has (read from the catalog once).

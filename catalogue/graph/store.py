@@ -68,12 +68,14 @@ from .database import (
     make_engine,
 )
 from .deadline import check_deadline
+from .derived import IndexHook, queue_graphs
 from .dialect import dialect_for
 from .dialect.base import chunks
 from .dialect.sqlite import TAKE_WRITE_LOCK
 from .load import ids
 from .match import SPO, bound_conditions, match_statement, row_decoder, term_id_of
 from .schema import graphs, metadata, namespaces, quads, terms
+from .search_schema import drop_search_indexes
 from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
 from .sparql import hooks
 from .sparql.query import store_query
@@ -128,6 +130,8 @@ class SQLStore(Store):
         # the statements that ran are appended to it (``catalogue query --explain``).
         self.compile_sparql = True
         self.sql_log: list[Any] | None = None
+        #: Derived indexes brought up to date before each commit (:mod:`.derived`).
+        self.index_hooks: list[IndexHook] = []
         super().__init__(None, identifier)
         if configuration or engine is not None:
             self.open(configuration)
@@ -251,6 +255,7 @@ class SQLStore(Store):
     @staticmethod
     def _drop_all(conn: Connection) -> None:
         drop_spatial_index(conn)
+        drop_search_indexes(conn)
         metadata.drop_all(conn, checkfirst=True)
         conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
 
@@ -297,6 +302,8 @@ class SQLStore(Store):
         conn = self._s.conn
         try:
             if conn is not None and conn.in_transaction():
+                if self._s.tx_touched or self._s.tx_touched_names:
+                    self._update_derived(conn)
                 conn.commit()
         except BaseException:
             # The transaction is lost, and with it any ids it had handed out.
@@ -305,6 +312,29 @@ class SQLStore(Store):
             raise
         finally:
             self._s.end_transaction()
+
+    def _update_derived(self, conn: Connection) -> None:
+        """Hand the graphs this transaction wrote to the index hooks; queue the rest
+        (:mod:`.derived`).  Runs inside the transaction, just before it commits."""
+        session = self._s
+        touched = set(session.tx_touched)
+        names = session.tx_touched_names | session.tx_exempt
+        found = self.lookup_term_ids(names) if names else {}
+        touched |= {found[n] for n in session.tx_touched_names if n in found}
+        touched -= {found[n] for n in session.tx_exempt if n in found}
+        if not touched or not session.tx_write_locked:
+            return
+        done: set[int] = set()
+        for hook in self.index_hooks:
+            done |= hook(conn, touched - done)
+        queue_graphs(conn, touched - done)
+
+    def exempt_from_index(self, graph: Any) -> None:
+        """Declare that what this transaction writes to ``graph`` changes no derived
+        index (:mod:`.derived`): its hooks are not asked and it is not queued."""
+        node = self._graph_node(graph)
+        if node is not None:
+            self._s.tx_exempt.add(node)
 
     def rollback(self) -> None:
         """Discard everything written since the last commit (closing streams, as commit)."""
@@ -631,7 +661,12 @@ class SQLStore(Store):
         stmt: Delete = delete(quads)
         if names:
             stmt = stmt.where(and_(*bound_conditions(names)))
-        self._begin_write().execute(stmt, params)
+        conn = self._begin_write()
+        if gnode is not None:
+            conn.execute(stmt, params)
+            self._s.tx_touched_names.add(gnode)
+        else:  # the union: the graphs that lost a triple are known only now
+            self._s.tx_touched.update(conn.execute(stmt.returning(quads.c.g), params).scalars())
         if self.dispatcher.get_map() is not None:
             Store.remove(self, triple, context)
 
@@ -828,6 +863,7 @@ class SQLStore(Store):
         if gnode is None:
             # Memory-store semantics for "remove the union": all triples go, the
             # graphs stay registered.
+            self._s.tx_touched.update(conn.execute(select(graphs.c.id)).scalars())
             conn.execute(delete(quads))
             self.gc()
             return
@@ -837,6 +873,7 @@ class SQLStore(Store):
         old_ids = graph_term_ids(conn, gid)
         conn.execute(delete(quads).where(quads.c.g == gid))
         conn.execute(delete(graphs).where(graphs.c.id == gid))
+        self._s.tx_touched.add(gid)
         self._s.tx_graphs.discard(gid)
         old_ids.add(gid)
         self._gc_terms(conn, old_ids)
@@ -857,6 +894,7 @@ class SQLStore(Store):
             old_ids = graph_term_ids(conn, old_gid)
             conn.execute(delete(quads).where(quads.c.g == old_gid))
         gid = self._ensure_graph(graph_id)
+        self._s.tx_touched.add(gid)
         used: set[int] = set()
         for batch in chunks(triples, BATCH_SIZE):
             used |= self._add_quads([(s, p, o, graph_id) for s, p, o in batch])

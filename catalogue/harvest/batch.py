@@ -105,16 +105,30 @@ def harvest_sources(
     strict: bool = False,
     progress: Callable[[Source, int, int], Progress | None] | None = None,
     on_result: Callable[[SourceResult], None] | None = None,
+    jobs: int = 1,
+    open_records: Callable[[], RunRecords] | None = None,
+    overall: Callable[[int], Progress | None] | None = None,
     **options: Any,
 ) -> BatchReport:
-    """Harvest every source in turn; a source that fails does not stop the others.
+    """Harvest every source in turn, or ``jobs`` at a time; a source that fails does not
+    stop the others.
 
     ``options`` go to :func:`~catalogue.harvest.run.harvest_source` for every source
     (``profile``, ``full``, ``wait``, ``max_document_bytes``, and ``concurrency``,
     ``timeout``, ``retries`` unless a source sets its own). ``progress(source, number,
     total)`` may give a :class:`Progress` for a source; it is closed before
     ``on_result`` hears of the source, so output does not interleave with it.
+
+    With ``jobs`` > 1, sources are harvested in that many worker processes
+    (:mod:`catalogue.harvest.parallel`), each opening its catalogue with ``open_records``
+    (picklable); ``overall(total)`` may give one :class:`Progress` counting the sources
+    done, and ``on_result`` hears of each source as it ends. The report lists the sources
+    in the order given.
     """
+    if jobs > 1 and len(entries) > 1:
+        if open_records is None:
+            raise UsageError("harvesting with several jobs needs a way to open the catalogue in each worker")
+        return _in_workers(open_records, entries, jobs, strict, on_result, overall, options)
     batch = BatchReport(strict=strict)
     for number, source in enumerate(entries, 1):
         bar = progress(source, number, len(entries)) if progress is not None else None
@@ -134,3 +148,29 @@ def harvest_sources(
         if on_result is not None:
             on_result(result)
     return batch
+
+
+def _in_workers(open_records: Callable[[], RunRecords], entries: list[Source], jobs: int, strict: bool,
+                on_result: Callable[[SourceResult], None] | None, overall: Callable[[int], Progress | None] | None,
+                options: dict[str, Any]) -> BatchReport:
+    from catalogue.harvest.parallel import harvest_in_workers
+
+    found: dict[int, SourceResult] = {}
+    bar = overall(len(entries)) if overall is not None else None
+
+    def done(position: int, outcome: HarvestReport | CatalogueError) -> None:
+        source = entries[position]
+        result = (SourceResult(source, error=outcome) if isinstance(outcome, CatalogueError)
+                  else SourceResult(source, report=outcome))
+        found[position] = result
+        if bar is not None:
+            bar.update(1)
+        if on_result is not None:
+            on_result(result)
+
+    try:
+        harvest_in_workers(open_records, entries, jobs, options, done)
+    finally:
+        if bar is not None:
+            bar.close()
+    return BatchReport(results=[found[i] for i in sorted(found)], strict=strict)

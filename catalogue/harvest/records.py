@@ -17,6 +17,7 @@ from rdflib.term import Node as RDFNode
 
 from catalogue.graph.lock import holder_alive
 from catalogue.graph.store import SQLStore
+from catalogue.harvest.status import SourceStatus, note_end, note_start, statuses
 from catalogue.rdf.provenance import HARVESTS_GRAPH, Run
 from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.vocabulary import ZARR
@@ -43,17 +44,38 @@ class RunRecords:
         its lock was lost with its connection, is left as it is).
         """
         with self.store.write_transaction():
+            self.store.exempt_from_index(HARVESTS_GRAPH)  # run records change no search row
             for earlier, holder in self.unended(run.source):
                 if holder is not None and holder_alive(self.store.engine, holder) is False:
                     self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.start_triples())
+            note_start(self.store.connection, run)
 
     def record(self, run: Run) -> None:
         """Record the end of a run that changed no hierarchy graph, in a transaction of its own."""
         run.ended = provenance_now()
         with self.store.write_transaction():
+            self.store.exempt_from_index(HARVESTS_GRAPH)  # no dataset's current run: no search row
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+            note_end(self.store.connection, run)
         run.recorded = True
+
+    def record_in_transaction(self, run: Run) -> None:
+        """Record the end of a run in the write transaction of its graph (which commits it).
+        The run's end time is read by the search index of that graph, in this transaction;
+        no other dataset's row depends on it."""
+        self.store.exempt_from_index(HARVESTS_GRAPH)
+        self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+        note_end(self.store.connection, run)
+
+    def sources(self, *, limit: int | None = None, failing: bool = False) -> list[SourceStatus]:
+        """Every source's latest outcome, those failing for longest first (:mod:`.status`)."""
+        self.store.rollback()
+        try:
+            return statuses(self.store.connection, alive=lambda holder: holder_alive(self.store.engine, holder),
+                            limit=limit, failing=failing)
+        finally:
+            self.store.rollback()
 
     def unended(self, source: str) -> list[tuple[URIRef, str | None]]:
         """Runs of ``source`` that recorded a start and no outcome, with their lock holders."""

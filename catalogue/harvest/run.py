@@ -23,12 +23,18 @@ from catalogue.graph.lock import HarvestLocked, HarvestLockLost, harvest_lock
 from catalogue.harvest import SourceReader
 from catalogue.harvest.reader import canonical_fingerprint
 from catalogue.harvest.records import RunRecords
-from catalogue.harvest.writer import fingerprints, previous_versions, replace_graph, write_changes
+from catalogue.harvest.writer import (
+    fingerprints,
+    prepare_write,
+    previous_versions,
+    replace_graph,
+    write_changes,
+)
 from catalogue.model.extents import HierarchyExtents
 from catalogue.model.nodes import Node
 from catalogue.rdf.convert import Triple
 from catalogue.rdf.extents import hierarchy_extent_triples
-from catalogue.rdf.provenance import HARVESTS_GRAPH, Run, software_release
+from catalogue.rdf.provenance import Run, software_release
 from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.shacl import report_triples
 from catalogue.rdf.vocabulary import ZARR
@@ -205,17 +211,23 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
     if validation is not None:
         validation.findings = sorted([*validation.findings, *extents.findings], key=lambda f: f.sort_key())
     report.extents = extents
+    # Converted before the write lock is taken (conversion is most of a harvest's CPU, and
+    # harvests of other sources wait for the lock), against the previous version as it is
+    # now; used under the lock only if that version is still the one there.
+    prepared = prepare_write(store, graph_id, hierarchy, new_fingerprints) if not hierarchy.failed else None
     # Everything the write depends on is read inside the write transaction: it is then
     # current, and stays so until the commit.
     with store.write_transaction():
         old_fingerprints = fingerprints(store, graph_id)
+        if prepared is not None and prepared.old_fingerprints != old_fingerprints:
+            prepared = None  # the graph changed meanwhile: converted again, under the lock
         kept_triples, kept_paths = previous_versions(store, graph_id, hierarchy)
         report.kept = sorted(kept_paths)
         catalogued = set(hierarchy.nodes) | kept_paths
         if not hierarchy.nodes and not kept_triples:
             run.outcome = "failed"
             run.ended = provenance_now()
-            store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+            records.record_in_transaction(run)
             return report  # nothing readable, nothing to keep: the catalogue stays as it was
         kept_iris = {hierarchy.iri(p) for p in kept_paths}
         run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
@@ -233,13 +245,15 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
             extra += report_triples(validation, hierarchy, catalogued)
         # Incremental when the previous version can be diffed node by node; a harvest with
         # failed nodes (whose previous versions are spliced in) replaces the graph whole.
+        converted = prepared.triples if prepared is not None else None
         if old_fingerprints and not hierarchy.failed and not kept_paths:
-            report.triples = write_changes(store, graph_id, hierarchy, old_fingerprints, new_fingerprints, extra)
+            report.triples = write_changes(store, graph_id, hierarchy, old_fingerprints, new_fingerprints, extra,
+                                           converted=converted)
         else:
             report.triples = replace_graph(store, graph_id, hierarchy, catalogued, kept_triples, kept_paths,
-                                           new_fingerprints, extra)
+                                           new_fingerprints, extra, converted=converted)
         run.ended = provenance_now()
-        store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
+        records.record_in_transaction(run)
         if not still_held():
             raise HarvestLockLost(f"the harvest lock of {run.source} was lost with its database "
                                   "connection before the harvest could write; nothing was written, "

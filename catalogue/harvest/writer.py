@@ -10,6 +10,7 @@ whose previous versions are spliced in, replaces the graph whole.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 
 from rdflib import PROV, SH, Graph, Literal, URIRef
 
@@ -21,7 +22,8 @@ from catalogue.rdf.extents import extent_statements
 from catalogue.rdf.shacl import report_iri
 from catalogue.rdf.vocabulary import ZARR
 
-__all__ = ["fingerprints", "kept_memberships", "previous_versions", "replace_graph", "write_changes"]
+__all__ = ["Prepared", "fingerprints", "kept_memberships", "prepare_write", "previous_versions", "replace_graph",
+           "write_changes"]
 
 
 def fingerprints(store: SQLStore, graph_id: URIRef) -> dict[str, str]:
@@ -30,6 +32,32 @@ def fingerprints(store: SQLStore, graph_id: URIRef) -> dict[str, str]:
         return {}
     old = Graph(store=store, identifier=graph_id)
     return {str(s): str(o) for s, o in old.subject_objects(ZARR.fingerprint)}
+
+
+@dataclass
+class Prepared:
+    """The converted triples of a harvest, made before its write transaction, and the
+    previous version's fingerprints they were made against."""
+
+    old_fingerprints: dict[str, str]
+    triples: list[Triple]
+
+
+def prepare_write(store: SQLStore, graph_id: URIRef, h: Hierarchy, new_fp: dict[str, str]) -> Prepared:
+    """Convert what the write will need (the nodes that changed since the graph's current
+    version, or all of them for a new graph) outside the write lock, in a read
+    transaction that ends here. For a hierarchy with no failed node: the write checks that
+    the previous version is the one this was made against (:func:`write_changes`,
+    :func:`replace_graph`'s ``converted``)."""
+    old_fp = fingerprints(store, graph_id)
+    store.rollback()
+    catalogued = set(h.nodes)
+    if old_fp:
+        rewrite = {iri for iri, fp in new_fp.items() if old_fp.get(iri) != fp}
+        triples = list(hierarchy_triples(h, member_filter=catalogued, paths={p for p in h.nodes if h.iri(p) in rewrite}))
+    else:
+        triples = list(hierarchy_triples(h, member_filter=catalogued))
+    return Prepared(old_fp, triples)
 
 
 def previous_versions(store: SQLStore, graph_id: URIRef, h: Hierarchy) -> tuple[list[Triple], set[str]]:
@@ -57,9 +85,11 @@ def kept_memberships(h: Hierarchy, kept: set[str], catalogued: set[str]) -> list
 
 
 def replace_graph(store: SQLStore, graph_id: URIRef, h: Hierarchy, catalogued: set[str], kept_triples: list[Triple],
-                  kept_paths: set[str], new_fp: dict[str, str], extra: list[Triple]) -> int:
-    """Replace the graph whole: the hierarchy, the kept previous versions, fingerprints and ``extra``."""
-    triples = list(hierarchy_triples(h, member_filter=catalogued))
+                  kept_paths: set[str], new_fp: dict[str, str], extra: list[Triple], *,
+                  converted: list[Triple] | None = None) -> int:
+    """Replace the graph whole: the hierarchy (``converted`` when :func:`prepare_write` made
+    it), the kept previous versions, fingerprints and ``extra``."""
+    triples = list(converted) if converted is not None else list(hierarchy_triples(h, member_filter=catalogued))
     triples += kept_triples
     triples += kept_memberships(h, kept_paths, catalogued)
     triples += [(URIRef(iri), ZARR.fingerprint, Literal(fp)) for iri, fp in new_fp.items()]
@@ -67,7 +97,7 @@ def replace_graph(store: SQLStore, graph_id: URIRef, h: Hierarchy, catalogued: s
 
 
 def write_changes(store: SQLStore, graph_id: URIRef, h: Hierarchy, old_fp: dict[str, str], new_fp: dict[str, str],
-                  extra: list[Triple]) -> int:
+                  extra: list[Triple], *, converted: list[Triple] | None = None) -> int:
     """Rewrite only what changed: the triples of changed, removed and added nodes, membership
     links of unchanged groups whose children changed, and the per-run triples (validation
     report, ``zarr:valid`` flags, ``prov:wasGeneratedBy``, extents and pyramids), which
@@ -105,7 +135,8 @@ def write_changes(store: SQLStore, graph_id: URIRef, h: Hierarchy, old_fp: dict[
     store.remove((None, ZARR.valid, None), old)
     store.remove((URIRef(h.url), ZARR.validationReport, None), old)
     store.remove((URIRef(h.url), PROV.wasGeneratedBy, None), old)
-    new = list(hierarchy_triples(h, member_filter=catalogued, paths={p for p in h.nodes if h.iri(p) in rewrite}))
+    new = (list(converted) if converted is not None else
+           list(hierarchy_triples(h, member_filter=catalogued, paths={p for p in h.nodes if h.iri(p) in rewrite})))
     new += [(URIRef(iri), ZARR.fingerprint, Literal(new_fp[iri])) for iri in sorted(rewrite)]
     store.addN((s, p, o, graph_id) for s, p, o in new + extra)
     return len(old)

@@ -11,17 +11,17 @@ JSON API is at ``/openapi.json`` (interactive at ``/docs``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 from collections.abc import AsyncIterator
 from importlib.metadata import PackageNotFoundError, version
 
 from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
-
-from catalogue.discovery.refresh import index_for as datasets_index
 
 from . import datasets, dcat, export, nodes
 from .http import errors
@@ -50,11 +50,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         pool = CataloguePool(settings.db, settings.workers, settings.queue_timeout, settings.stream_workers)
         pool.open()
         app.state.pool = pool
-        # Build the discovery index before serving, so the first portal visitor does not wait for it.
-        await datasets_index(app)
+        # Nothing to build: search reads the index in the database, whatever its size.
+        reindexer = asyncio.create_task(_reindex_queued(app))
         try:
             yield
         finally:
+            reindexer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reindexer
             pool.close()
 
     app = FastAPI(
@@ -89,6 +92,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+#: Seconds between two looks at the queue of graphs to reindex.
+REINDEX_INTERVAL = 1.0
+log = logging.getLogger(__name__)
+
+
+async def _reindex_queued(app: FastAPI) -> None:
+    """Index the graphs that writers without the index hook queued (a plain rdflib store
+    on the database), within about a second (``catalogue reindex`` does the same by hand).
+    A look at an empty queue is one read; the write lock is only taken when there is work."""
+    while True:
+        await asyncio.sleep(float(getattr(app.state, "reindex_interval", REINDEX_INTERVAL)))
+        try:
+            report = await app.state.pool.run(lambda cat: cat.reindex(), write=True)
+            if report.graphs:
+                log.info("search index: %s", report.summary())
+        except app.state.pool.overloaded:
+            continue  # busy: the next look tries again
+        except Exception:  # the server goes on; the next look tries again
+            log.exception("search index: reindexing the queue failed")
+
+
 #: Environment variable carrying the settings to worker processes (``catalogue serve --processes``).
 SETTINGS_ENV = "CATALOGUE_SERVE_SETTINGS"
 
@@ -101,8 +125,8 @@ def settings_to_environment(settings: Settings) -> str:
 def app_from_environment() -> FastAPI:
     """The app for the settings in ``$CATALOGUE_SERVE_SETTINGS``: uvicorn's factory for worker processes.
 
-    Each process has its own connections and its own discovery index; they
-    share the database, so a harvest shows in all of them.
+    Each process has its own connections; they share the database and its search
+    index, so a harvest shows in all of them.
     """
     raw = json.loads(os.environ[SETTINGS_ENV])
     raw["cors_origins"] = tuple(raw.get("cors_origins") or ())

@@ -1,11 +1,12 @@
 """``GET /datasets``: dataset search for portals (free text, filters, facets, paging, sort).
 
-The work is done by the in-memory index of :mod:`catalogue.discovery`
-(semantics, index design and refresh are documented there and in
-``docs/web.md``). This module validates the parameters, runs the search on
-the event loop (it takes tens of microseconds; in a worker thread for very
-large catalogues) and writes the JSON. Each hit's JSON is serialised once per
-index and reused, so a response costs little more than joining strings.
+The work is done by the search index in the catalogue's database
+(:mod:`catalogue.discovery.query`; semantics and design there and in
+``docs/web.md``), through :meth:`catalogue.api.Catalogue.search` on a pooled
+connection. This module validates the parameters and writes the JSON: each
+hit's JSON is stored by the index as it is returned, so a response costs little
+more than joining strings, and answers are kept per process until the index
+changes (:mod:`catalogue.web.search_cache`).
 
 Every bad parameter is a 400 with one line: unknown sort, limit outside
 1..200, offset outside 0..10,000, a value that is too long or repeated too
@@ -21,29 +22,20 @@ the same searches.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
-from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from catalogue.discovery.index import (
-    FACETS,
-    INLINE_LIMIT,
-    DatasetIndex,
-    DatasetSummary,
-    QueryError,
-    SearchQuery,
-)
+from catalogue.api import Catalogue
 from catalogue.discovery.normalise import tokenize
-from catalogue.discovery.refresh import current_index
-from catalogue.model.extents import Extent
+from catalogue.discovery.query import FACETS, QueryError, SearchQuery
 
 from .http.errors import HTTPError
 from .http.params import check_query_string
+from .search_cache import search_cache, search_recheck
 from .search_params import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, MAX_Q_CHARS, search_query
 
 router = APIRouter()
@@ -126,89 +118,28 @@ class ErrorOut(BaseModel):
     status: int
 
 
-def _iso(moment: datetime | None) -> str | None:
-    """ISO 8601 in UTC with a Z; milliseconds when that is all there is (harvest times)."""
-    if moment is None:
-        return None
-    moment = moment.astimezone(UTC)
-    spec = "milliseconds" if moment.microsecond % 1000 == 0 else "auto"
-    return moment.isoformat(timespec=spec).replace("+00:00", "Z")
-
-
-def extent_json(extent: Extent | None) -> dict[str, Any] | None:
-    """The hit's ``extent`` (see :class:`ExtentOut`): what search filters on, as stored."""
-    if extent is None or (extent.bbox is None and extent.period is None):
-        return None
-    period = extent.period
-    return {
-        "bbox": extent.bbox.as_list() if extent.bbox is not None else None,
-        "start": period.start if period is not None else None,
-        "end": period.end if period is not None else None,
-        "calendar": period.calendar if period is not None and not period.standard_calendar else None,
-    }
-
-
-def hit_json(d: DatasetSummary) -> dict[str, Any]:
-    """The JSON object of one hit (see :class:`HitOut`)."""
-    iri = quote(d.iri, safe="")
-    return {
-        "iri": d.iri, "title": d.title, "summary": d.summary, "keywords": d.keywords,
-        "zarr_format": d.zarr_format, "harvested": _iso(d.harvested), "valid": d.valid,
-        "groups": d.groups, "arrays": d.arrays, "rules": d.rules, "extent": extent_json(d.extent),
-        "variables": [
-            {"iri": v.iri, "path": v.path, "name": v.name, "long_name": v.long_name,
-             "standard_name": v.standard_name, "units": v.units, "dtype": v.dtype, "native_dtype": v.native_dtype,
-             "shape": v.shape, "dimensions": v.dimensions, "chunks": v.chunks, "codecs": v.codecs, "valid": v.valid}
-            for v in d.variables
-        ],
-        "links": {
-            "node": f"/node?iri={iri}", "portal": f"/browse?iri={iri}",
-            "metadata": f"/node?iri={iri}&format=json", "turtle": f"/node?iri={iri}&format=turtle",
-        },
-    }
-
-
-def _hit_bytes(index: DatasetIndex, d: DatasetSummary) -> bytes:
-    """The serialised hit, UTF-8, cached on the index (a rebuilt index starts afresh).
-
-    Bytes, not text: re-encoding 60 KB of non-ASCII JSON per response cost as much as
-    the search itself.
-    """
-    cache: dict[str, bytes] = index.cache.setdefault("hit_json", {})
-    data = cache.get(d.iri)
-    if data is None:
-        data = cache[d.iri] = json.dumps(hit_json(d), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return data
-
-
-def _facets_bytes(index: DatasetIndex, facets: dict[str, list[tuple[str, int]]]) -> bytes:
-    """``{"name": [{"value": ..., "count": n}, ...], ...}`` from cached value fragments."""
-    quoted: dict[str, str] = index.cache.setdefault("facet_value_json", {})
+def _facets_bytes(facets: dict[str, list[tuple[str, int]]]) -> bytes:
+    """``{"name": [{"value": ..., "count": n}, ...], ...}``."""
     parts = []
     for name in FACETS:
-        items = []
-        for value, count in facets[name]:
-            text = quoted.get(value)
-            if text is None:
-                text = json.dumps(value, ensure_ascii=False)
-                if len(quoted) < 100_000:  # selected values come from clients: keep the cache bounded
-                    quoted[value] = text
-            items.append(f'{{"value":{text},"count":{count}}}')
-        parts.append(f'"{name}":[{",".join(items)}]')
+        items = ",".join(f'{{"value":{json.dumps(value, ensure_ascii=False)},"count":{count}}}'
+                         for value, count in facets[name])
+        parts.append(f'"{name}":[{items}]')
     return ("{" + ",".join(parts) + "}").encode("utf-8")
 
 
-def _search(index: DatasetIndex, query: SearchQuery) -> bytes:
-    """Run the search and write the response body."""
+def datasets_body(cat: Catalogue, query: SearchQuery) -> bytes:
+    """Run the search (:meth:`catalogue.api.Catalogue.search`) and write the response body;
+    each hit's JSON is the index's, as stored."""
     try:
-        result = index.search(query)
+        result = cat.search(query)
     except QueryError as exc:
         raise HTTPError(400, str(exc)) from None
     sort = query.sort if query.sort != "relevance" or tokenize(query.q) else "title"
     head = json.dumps({"total": result.total, "limit": query.limit, "offset": query.offset, "sort": sort},
                       separators=(",", ":"))
-    return b"".join((head[:-1].encode(), b',"hits":[', b",".join(_hit_bytes(index, d) for d in result.hits),
-                     b'],"facets":', _facets_bytes(index, result.facets), b"}"))
+    return b"".join((head[:-1].encode(), b',"hits":[', b",".join(hit.json for hit in result.hits),
+                     b'],"facets":', _facets_bytes(result.facets), b"}"))
 
 
 # ------------------------------------------------------------------ the route
@@ -222,7 +153,7 @@ def _multi(description: str) -> Any:
     summary="Search datasets: free text, filters, facet counts, paging, sort",
     response_model=DatasetsPage,
     responses={400: {"model": ErrorOut, "description": "A parameter is invalid (one line says which)."},
-               503: {"model": ErrorOut, "description": "The server is busy (first index build queued)."}},
+               503: {"model": ErrorOut, "description": "The server is busy (no database connection free)."}},
 )
 async def datasets(
     request: Request,
@@ -270,9 +201,6 @@ async def datasets(
         codec=codec, valid=valid, harvested_since=harvested_since, bbox=bbox, datetime=datetime, limit=limit,
         offset=offset, sort=sort,
     )
-    index = await current_index(request)
-    if index.size <= INLINE_LIMIT:
-        body = _search(index, query)
-    else:
-        body = await run_in_threadpool(_search, index, query)
+    body = await search_cache(request.app).answer(request.app.state.pool, "datasets", query, datasets_body,
+                                                  recheck=search_recheck(request.app))
     return Response(content=body, media_type="application/json")

@@ -1,6 +1,6 @@
 """The search parameters of ``/datasets`` and the portal's search page, checked by one parser.
 
-Both routes build their :class:`~catalogue.discovery.index.SearchQuery` with
+Both routes build their :class:`~catalogue.discovery.query.SearchQuery` with
 :func:`search_query`, so they accept and refuse the same searches, each bad
 value a 400 with one line saying which parameter and why.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
-from catalogue.discovery.index import SORTS, SearchQuery
+from catalogue.discovery.query import SORTS, SearchQuery
 
 from .http.errors import HTTPError
 from .http.where_when import parse_bbox, parse_datetime

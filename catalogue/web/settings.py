@@ -35,6 +35,9 @@ class Settings:
     #: Seconds a request waits for a free connection before HTTP 503 (bounded queueing
     #: keeps latency and memory bounded under load instead of piling requests up).
     queue_timeout: float = 10.0
+    #: Bytes of search answers each process keeps until the search index changes (0: none;
+    #: :mod:`catalogue.web.search_cache`).
+    search_cache_bytes: int = 64 * 1024 * 1024
     #: Origins allowed by CORS (``["*"]`` for any); empty: CORS off.
     cors_origins: tuple[str, ...] = ()
     #: Token that allows SPARQL Update (``Authorization: Bearer <token>``); ``None``: read-only.

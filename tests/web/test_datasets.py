@@ -1,4 +1,4 @@
-"""Dataset discovery: the index (catalogue/discovery/) and GET /datasets.
+"""Dataset discovery: the search index (catalogue/discovery/) and GET /datasets.
 
 The known catalogue: the three examples, four stores of tests/support/stores.py (a v2
 group with odd dtypes, a v3 lone array, and two readable but invalid lone
@@ -28,23 +28,16 @@ import pytest
 
 import catalogue
 from bench.web_data import build_catalogue
-from catalogue.discovery.build import build_index
-from catalogue.discovery.index import (
-    FACETS,
-    DatasetIndex,
-    DatasetSummary,
-    QueryError,
-    SearchQuery,
-    Variable,
-)
 from catalogue.discovery.normalise import fold
-from catalogue.discovery.refresh import current_index
+from catalogue.discovery.query import FACETS, QueryError, SearchQuery, SearchResult
+from catalogue.discovery.summary import DatasetSummary
 from catalogue.model.datatypes import v3_vocabulary_name
 from catalogue.web.settings import Settings
 from tests.support import stores
 from tests.support.paths import (  # bench/ (not an installed package) is found through pyproject's pythonpath
     EXAMPLES,
 )
+from tests.support.search_graphs import summary, variable, write_datasets
 from tests.support.webserver import serve
 
 N_SYNTHETIC = 10
@@ -148,13 +141,23 @@ def read_expected(root: pathlib.Path, iri: str) -> Expected:
 
 
 def text_matches(e: Expected, q: str) -> bool:
-    """Free-text semantics written out plainly: every term a token, the last one a prefix."""
-    fields = [e.title or "", e.summary or "", *e.keywords, *e.array_names, *e.long_names,
-              *e.facets["standard_name"]]
-    tokens = set(re.findall(r"[a-z0-9]+", fold(" ".join(fields))))
+    """Free-text semantics written out plainly: every term a token or the Snowball stem of a
+    prose token (titles, summaries, keywords, long names; not identifiers), the last one
+    also a prefix of a token."""
+    import snowballstemmer
+
+    english = snowballstemmer.stemmer("english")
+    prose = re.findall(r"[a-z0-9]+", fold(" ".join([e.title or "", e.summary or "", *e.keywords, *e.long_names])))
+    identifiers = re.findall(r"[a-z0-9]+", fold(" ".join([*e.array_names, *e.facets["standard_name"]])))
+    tokens = set(prose) | set(identifiers)
+    stems = {english.stemWord(t) for t in prose}
     terms = re.findall(r"[a-z0-9]+", fold(q))
     *exact, last = terms
-    return all(t in tokens for t in exact) and any(t.startswith(last) for t in tokens)
+
+    def found(term: str) -> bool:
+        return term in tokens or english.stemWord(term) in tokens | stems
+
+    return all(found(t) for t in exact) and (found(last) or any(t.startswith(last) for t in tokens))
 
 
 def facet_counts(expected: list[Expected], facet: str) -> dict[str, int]:
@@ -172,13 +175,24 @@ class Known:
     expected: dict[str, Expected]  # iri -> oracle
     order: list[str]  # harvest order
     roots: list[pathlib.Path]  # the stores, in harvest order
-    index: DatasetIndex
+    cat: catalogue.Catalogue
 
     def iri(self, name: str) -> str:
         return next(iri for iri, e in self.expected.items() if e.name == name)
 
+    def search(self, query: SearchQuery) -> SearchResult:
+        return self.cat.search(query)
+
+    def get(self, iri: str) -> DatasetSummary | None:
+        """The dataset as the index holds it (its stored hit)."""
+        hits = [h for h in self.search(SearchQuery(limit=200)).hits if h.iri == iri]
+        return hits[0].summary() if hits else None
+
+    def datasets(self) -> list[DatasetSummary]:
+        return [h.summary() for h in self.search(SearchQuery(limit=200)).hits]
+
     def hits(self, **kwargs: Any) -> list[str]:
-        return [d.iri for d in self.index.search(SearchQuery(limit=200, **kwargs)).hits]
+        return [d.iri for d in self.search(SearchQuery(limit=200, **kwargs)).hits]
 
     def names(self, **kwargs: Any) -> set[str]:
         return {self.expected[iri].name for iri in self.hits(**kwargs)}
@@ -198,14 +212,14 @@ def _build_known(db: str, folder: pathlib.Path) -> Known:
     expected = {}
     for root, iri in zip(roots, order, strict=True):
         expected[iri] = read_expected(root, iri)
-    with catalogue.open(db) as cat:
-        index = build_index(cat)
-    return Known(db=db, expected=expected, order=order, roots=roots, index=index)
+    return Known(db=db, expected=expected, order=order, roots=roots, cat=catalogue.open(db))
 
 
 @pytest.fixture(scope="module")
 def known(module_db_url, tmp_path_factory) -> Known:
-    return _build_known(module_db_url, tmp_path_factory.mktemp("known"))
+    found = _build_known(module_db_url, tmp_path_factory.mktemp("known"))
+    yield found
+    found.cat.close()
 
 
 # ------------------------------------------------------------------ normalisation
@@ -232,9 +246,9 @@ def test_fold_is_case_and_accent_insensitive():
 
 # ------------------------------------------------------------------ the index against the oracle
 def test_every_dataset_is_indexed_as_its_files_say(known):
-    assert {d.iri for d in known.index.datasets} == set(known.expected)
+    assert {d.iri for d in known.datasets()} == set(known.expected)
     for iri, e in known.expected.items():
-        d = known.index.get(iri)
+        d = known.get(iri)
         assert d is not None
         assert d.zarr_format == e.zarr_format, iri
         assert d.title == (e.title or iri.rsplit("/", 1)[-1])
@@ -244,11 +258,11 @@ def test_every_dataset_is_indexed_as_its_files_say(known):
         assert {v.name for v in d.variables} == e.array_names, iri
         assert d.valid is e.valid, iri
         assert d.harvested is not None and d.harvested.tzinfo is not None
-    assert known.index.get("file:///nowhere.zarr") is None
+    assert known.get("file:///nowhere.zarr") is None
 
 
 def test_variables_carry_shape_chunks_dimensions_codecs(known):
-    ocean = known.index.get(known.iri("ocean_model_v3.zarr"))
+    ocean = known.get(known.iri("ocean_model_v3.zarr"))
     ssh = next(v for v in ocean.variables if v.path == "ocean/surface/ssh")
     assert (ssh.shape, ssh.chunks, ssh.dimensions) == ([8, 32, 32], [4, 32, 32], ["time", "y", "x"])
     assert ssh.codecs == ["sharding_indexed", "bytes", "zstd"]  # the shard's inner codecs follow it
@@ -256,10 +270,10 @@ def test_variables_carry_shape_chunks_dimensions_codecs(known):
         "sea_surface_height_above_geoid", "m", "Sea surface height", "float32")
     count = next(v for v in ocean.variables if v.name == "station_count")
     assert (count.shape, count.chunks, count.dimensions) == ([], [], [])  # 0-d
-    sea = known.index.get(known.iri("cf_sea_surface_v2.zarr"))
+    sea = known.get(known.iri("cf_sea_surface_v2.zarr"))
     sst = next(v for v in sea.variables if v.name == "sst")
     assert (sst.dtype, sst.native_dtype, sst.codecs, sst.dimensions) == ("float32", "<f4", ["blosc"], ["time", "lat", "lon"])
-    plain = known.index.get(known.iri("zarr_v2_plain.zarr"))
+    plain = known.get(known.iri("zarr_v2_plain.zarr"))
     temp = next(v for v in plain.variables if v.name == "temperature")
     assert temp.codecs == ["delta", "blosc"]  # v2 filters, then the compressor
     assert {v.dtype for v in plain.variables} == {"float32", "null_terminated_bytes", "structured", "int64", "uint16"}
@@ -267,13 +281,13 @@ def test_variables_carry_shape_chunks_dimensions_codecs(known):
 
 def test_rules_and_validity_of_invalid_datasets(known):
     assert known.names(valid=False) == INVALID_NAMES
-    assert known.index.get(known.iri("missing_key.zarr")).rules == ["v2.required"]
-    assert "v3.shape" in known.index.get(known.iri("wrong_types.zarr")).rules
+    assert known.get(known.iri("missing_key.zarr")).rules == ["v2.required"]
+    assert "v3.shape" in known.get(known.iri("wrong_types.zarr")).rules
     assert known.names(valid=True) == {e.name for e in known.expected.values()} - INVALID_NAMES
 
 
 def test_facet_counts_are_exact(known):
-    result = known.index.search(SearchQuery())
+    result = known.search(SearchQuery())
     everything = list(known.expected.values())
     assert result.total == len(everything)
     for facet in FACETS:
@@ -300,7 +314,7 @@ def test_filters_and_disjunctive_facets(known, filters):
     def keep(e: Expected, skip: str | None = None) -> bool:
         return all(e.facets[k] & set(vals) for k, vals in selected.items() if k != skip)
 
-    result = known.index.search(SearchQuery(limit=200, **filters))
+    result = known.search(SearchQuery(limit=200, **filters))
     expected_hits = {e.iri for e in known.expected.values() if keep(e)}
     assert {d.iri for d in result.hits} == expected_hits and result.total == len(expected_hits)
     for facet in FACETS:
@@ -313,7 +327,7 @@ def test_filters_and_disjunctive_facets(known, filters):
 def test_each_filter_alone(known):
     everything = known.expected.values()
     for facet in ("dtype", "dimension", "standard_name", "units", "codec"):
-        for value, _count in known.index.search(SearchQuery()).facets[facet]:
+        for value, _count in known.search(SearchQuery()).facets[facet]:
             assert set(known.hits(**{facet: [value]})) == {e.iri for e in everything if value in e.facets[facet]}
     assert set(known.hits(zarr_format=[2])) == {e.iri for e in everything if e.zarr_format == 2}
     assert known.hits(dtype=["no-such-type"]) == []
@@ -322,11 +336,11 @@ def test_each_filter_alone(known):
 def test_filter_values_are_normalised_like_facets(known):
     assert known.hits(dtype=["<f4"]) == known.hits(dtype=["float32"]) == known.hits(dtype=[">f4", "float32"])
     assert known.hits(codec=["ZSTD"]) == known.hits(codec=["numcodecs.zstd"]) == known.hits(codec=["zstd"])
-    assert ("float32", len(known.hits(dtype=["float32"]))) in known.index.search(SearchQuery(dtype=["<f4"])).facets["dtype"]
+    assert ("float32", len(known.hits(dtype=["float32"]))) in known.search(SearchQuery(dtype=["<f4"])).facets["dtype"]
 
 
 def test_unknown_selected_value_is_listed_with_zero(known):
-    result = known.index.search(SearchQuery(dtype=["../../etc/passwd"]))
+    result = known.search(SearchQuery(dtype=["../../etc/passwd"]))
     assert result.total == 0
     assert ("../../etc/passwd", 0) in result.facets["dtype"]
     assert sum(c for _, c in result.facets["dtype"]) > 0  # the alternatives are still counted
@@ -370,92 +384,110 @@ def test_last_term_is_a_prefix(known):
 
 def test_too_many_terms_and_bad_sort_are_refused(known):
     with pytest.raises(QueryError):
-        known.index.search(SearchQuery(q=" ".join(f"w{i}" for i in range(40))))
+        known.search(SearchQuery(q=" ".join(f"w{i}" for i in range(40))))
     with pytest.raises(QueryError):
-        known.index.search(SearchQuery(sort="drop"))
+        known.search(SearchQuery(sort="drop"))
 
 
-def _dataset(iri: str, title: str, *, keywords=(), variable=("v", None), summary=None, harvested=None):
-    var = Variable(iri=iri + "/v", path=variable[0], name=variable[0], long_name=variable[1], standard_name=None,
-                   units=None, dtype="float32", shape=[1], dimensions=["x"], chunks=[1], codecs=["bytes"], valid=True)
-    return DatasetSummary(iri=iri, title=title, summary=summary, keywords=list(keywords), zarr_format=3,
-                          harvested=harvested, valid=True, groups=0, arrays=1, variables=[var], rules=[])
+def _dataset(iri: str, title: str, *, keywords=(), var=("v", None), summary_text=None, harvested=None):
+    return summary(iri, title, keywords=keywords, variables=[variable(iri, var[0], var[1], valid=True)],
+                   summary_text=summary_text, harvested=harvested, valid=True)
 
 
-def test_ranking_title_then_keywords_then_variables_then_summary():
+def _order(cat: catalogue.Catalogue, **kw: Any) -> list[str]:
+    return [h.iri for h in cat.search(SearchQuery(**kw)).hits]
+
+
+def test_ranking_title_then_keywords_then_variables_then_summary(db_url):
     t0 = datetime(2024, 1, 1, tzinfo=UTC)
-    index = DatasetIndex([
-        _dataset("x:summary", "A", summary="about glaciers", harvested=t0),
-        _dataset("x:variable", "B", variable=("glacier_mass", None), harvested=t0 + timedelta(days=1)),
-        _dataset("x:longname", "C", variable=("m", "Glacier mass"), harvested=t0 + timedelta(days=2)),
+    datasets = [
+        _dataset("x:summary", "A", summary_text="about glaciers", harvested=t0),
+        _dataset("x:variable", "B", var=("glacier_mass", None), harvested=t0 + timedelta(days=1)),
+        _dataset("x:longname", "C", var=("m", "Glacier mass"), harvested=t0 + timedelta(days=2)),
         _dataset("x:keyword", "D", keywords=["Glaciers"], harvested=t0 + timedelta(days=3)),
         _dataset("x:title2", "Zermatt glacier", harvested=t0 + timedelta(days=4)),
         _dataset("x:title1", "Aletsch Glacier", harvested=t0 + timedelta(days=5)),
-        _dataset("x:none", "E", summary="nothing here"),
-    ])
-    order = [d.iri for d in index.search(SearchQuery(q="glacier")).hits]
-    # title matches first (ties by title), then keywords, then variables (ties by title), then summary
-    assert order == ["x:title1", "x:title2", "x:keyword", "x:variable", "x:longname", "x:summary"]
-    # "glacier" is exact in titles and variables, a prefix of "glaciers": the last term matches both
-    both = [d.iri for d in index.search(SearchQuery(q="mass glacier")).hits]
-    assert both == ["x:variable", "x:longname"]
-    assert [d.iri for d in index.search(SearchQuery(q="glacier", sort="title")).hits][:2] == ["x:summary", "x:title1"]
-    assert [d.iri for d in index.search(SearchQuery(sort="-harvested", limit=2)).hits] == ["x:title1", "x:title2"]
-    assert [d.iri for d in index.search(SearchQuery(sort="harvested", limit=1)).hits] == ["x:summary"]
-    assert index.search(SearchQuery(sort="harvested")).hits[-1].iri == "x:none"  # undated last
+        _dataset("x:none", "E", summary_text="nothing here"),
+    ]
+    with catalogue.open(db_url) as cat:
+        write_datasets(cat, datasets)
+        # what the index holds is what was written (read back from the graphs)
+        stored = {h.iri: h.summary() for h in cat.search(SearchQuery(limit=50)).hits}
+        assert stored == {d.iri: d for d in datasets}
+        # title matches first (ties by title), then keywords, then variables (ties by title), then summary
+        assert _order(cat, q="glacier") == ["x:title1", "x:title2", "x:keyword", "x:variable", "x:longname",
+                                            "x:summary"]
+        # "glacier" is exact in titles and variables, a prefix of "glaciers": the last term matches both
+        assert _order(cat, q="mass glacier") == ["x:variable", "x:longname"]
+        assert _order(cat, q="glacier", sort="title")[:2] == ["x:summary", "x:title1"]
+        assert _order(cat, sort="-harvested", limit=2) == ["x:title1", "x:title2"]
+        assert _order(cat, sort="harvested", limit=1) == ["x:summary"]
+        assert _order(cat, sort="harvested")[-1] == "x:none"  # undated last
+        # the stem of a query term finds the word's other forms
+        assert set(_order(cat, q="glaciers mass")) == {"x:longname", "x:variable"}
 
 
-def test_scores_add_up_over_terms():
-    tie = DatasetIndex([
-        _dataset("a:summary", "Glacier", summary="mass balance"),
-        _dataset("b:variable", "Glacier", variable=("mass", None)),
-    ])
-    # both match "glacier" in the title; "mass" in a variable (2) beats "mass" in the summary (1)
-    assert [d.iri for d in tie.search(SearchQuery(q="glacier mass")).hits] == ["b:variable", "a:summary"]
-    assert [d.iri for d in tie.search(SearchQuery(q="glacier")).hits] == ["a:summary", "b:variable"]
+def test_prose_is_stemmed_identifiers_are_not(db_url):
+    with catalogue.open(db_url) as cat:
+        write_datasets(cat, [_dataset("s:prose", "P", var=("m", "Glaciers mass")),
+                             _dataset("s:identifier", "I", var=("glaciers_mass", None))])
+        # "glacier" (not the last term, so no prefix) is the stem of the long name's "glaciers"
+        assert _order(cat, q="glacier mass") == ["s:prose"]
+        assert set(_order(cat, q="glaciers mass")) == {"s:prose", "s:identifier"}
+        assert set(_order(cat, q="mass glacier")) == {"s:prose", "s:identifier"}  # the last: a prefix
+
+
+def test_scores_add_up_over_terms(db_url):
+    with catalogue.open(db_url) as cat:
+        write_datasets(cat, [_dataset("a:summary", "Glacier", summary_text="mass balance"),
+                             _dataset("b:variable", "Glacier", var=("mass", None))])
+        # both match "glacier" in the title; "mass" in a variable (2) beats "mass" in the summary (1)
+        assert _order(cat, q="glacier mass") == ["b:variable", "a:summary"]
+        assert _order(cat, q="glacier") == ["a:summary", "b:variable"]
 
 
 @pytest.mark.parametrize("sort", ["relevance", "title", "harvested", "-harvested"])
 def test_paging_is_disjoint_and_complete(known, sort):
     q = "sea" if sort == "relevance" else ""
     full = known.hits(q=q, sort=sort)
-    assert len(full) == known.index.search(SearchQuery(q=q)).total > 5
+    assert len(full) == known.search(SearchQuery(q=q)).total > 5
     pages: list[str] = []
     for offset in range(0, len(full) + 4, 4):
-        result = known.index.search(SearchQuery(q=q, sort=sort, limit=4, offset=offset))
+        result = known.search(SearchQuery(q=q, sort=sort, limit=4, offset=offset))
         assert result.total == len(full)
         pages += [d.iri for d in result.hits]
     assert pages == full and len(set(pages)) == len(pages)
 
 
 def test_sorting(known):
-    titles = [known.index.get(i).title for i in known.hits(sort="title")]
+    titles = [known.get(i).title for i in known.hits(sort="title")]
     assert titles == sorted(titles, key=lambda t: (fold(t), t))
     assert known.hits() == known.hits(sort="title")  # relevance without q is title order
     oldest = known.hits(sort="harvested")
-    times = [known.index.get(i).harvested for i in oldest]
+    times = [known.get(i).harvested for i in oldest]
     assert times == sorted(times)
     assert oldest[0] == known.order[0] and known.hits(sort="-harvested")[0] == known.order[-1]
 
 
 def test_harvested_since(known):
-    times = sorted(d.harvested for d in known.index.datasets)
+    times = sorted(d.harvested for d in known.datasets())
     middle = times[len(times) // 2]
     since = set(known.hits(harvested_since=middle))
-    assert since == {d.iri for d in known.index.datasets if d.harvested >= middle}
+    assert since == {d.iri for d in known.datasets() if d.harvested >= middle}
     assert 0 < len(since) < len(times)
     assert known.hits(harvested_since=times[-1] + timedelta(seconds=1)) == []
     assert len(known.hits(harvested_since=datetime(2000, 1, 1))) == len(times)  # naive: UTC
-    result = known.index.search(SearchQuery(harvested_since=middle))
+    result = known.search(SearchQuery(harvested_since=middle))
     assert sum(c for _, c in result.facets["zarr_format"]) == len(since)  # facets honour it too
 
 
-# ------------------------------------------------------------------ the per-app index: one build, refresh
-def test_one_build_for_concurrent_requests_and_background_refresh(db_url, tmp_path):
-    """Concurrent first requests share one build; a harvest is seen after a background rebuild."""
-    from starlette.requests import Request
-
+# ------------------------------------------------------------------ the server: no build, cached answers
+def test_answers_are_cached_until_the_index_changes(db_url):
+    """A server builds nothing at start; each process keeps answers until the index's
+    generation changes, and a harvest is seen within the recheck interval."""
     from catalogue.web.app import create_app
+    from catalogue.web.datasets import datasets_body
+    from catalogue.web.search_cache import search_cache
 
     with catalogue.open(db_url) as cat:
         cat.harvest(str(EXAMPLES / "cf_air_temperature_v3.zarr"))
@@ -463,22 +495,19 @@ def test_one_build_for_concurrent_requests_and_background_refresh(db_url, tmp_pa
     async def scenario() -> None:
         app = create_app(Settings(db=db_url))
         async with app.router.lifespan_context(app):
-            request = Request({"type": "http", "app": app, "method": "GET", "path": "/", "headers": []})
-            first = await asyncio.gather(*(current_index(request) for _ in range(20)))
-            holder = app.state.dataset_index
-            assert holder.builds == 1 and all(i is first[0] for i in first) and len(first[0]) == 1
-            app.state.datasets_refresh_interval = 0.0
-            # unchanged catalogue: a check, no rebuild
-            assert await current_index(request) is first[0]
-            await holder.task
-            assert holder.builds == 1
+            cache = search_cache(app)
+            pool = app.state.pool
+            first = await asyncio.gather(*(cache.answer(pool, "datasets", SearchQuery(), datasets_body, recheck=0.0)
+                                           for _ in range(5)))
+            assert len({id(b) for b in first}) == 1 and json.loads(first[0])["total"] == 1
+            assert (cache.misses, cache.hits) == (1, 4)  # computed once, shared by the concurrent requests
+            generation = cache.generation
             await asyncio.to_thread(_harvest, db_url, EXAMPLES / "ocean_model_v3.zarr")
-            during = await asyncio.gather(*(current_index(request) for _ in range(10)))
-            assert all(i is first[0] for i in during)  # the old index serves while the new one builds
-            task = holder.task
-            assert task is not None
-            await task
-            assert holder.builds == 2 and len(await current_index(request)) == 2
+            # within the recheck interval the cached answer serves; after it, the new one
+            assert json.loads(await cache.answer(pool, "datasets", SearchQuery(), datasets_body,
+                                                 recheck=3600))["total"] == 1
+            after = json.loads(await cache.answer(pool, "datasets", SearchQuery(), datasets_body, recheck=0.0))
+            assert after["total"] == 2 and cache.generation != generation
 
     asyncio.run(scenario())
 
@@ -525,7 +554,7 @@ def test_http_search_response(web_server, known):
     assert "%3A%2F%2F" in hit["links"]["node"]
     ssh = next(v for v in hit["variables"] if v["name"] == "ssh")
     assert ssh["codecs"] == ["sharding_indexed", "bytes", "zstd"] and ssh["shape"] == [8, 32, 32]
-    assert datetime.fromisoformat(hit["harvested"]) == known.index.get(iri).harvested
+    assert datetime.fromisoformat(hit["harvested"]) == known.get(iri).harvested
     assert set(page["facets"]) == set(FACETS)
     assert page["facets"]["zarr_format"] == [{"value": "3", "count": 1}]
 
@@ -535,7 +564,7 @@ def test_http_filters_paging_and_facets_match_the_index(web_server, known):
             "&harvested_since=2000-01-01")
     status, page = get(web_server.base, path)
     assert status == 200
-    direct = known.index.search(SearchQuery(dtype=["float32", "int16"], codec=["zstd"], valid=True, limit=3,
+    direct = known.search(SearchQuery(dtype=["float32", "int16"], codec=["zstd"], valid=True, limit=3,
                                             offset=1, sort="-harvested",
                                             harvested_since=datetime(2000, 1, 1, tzinfo=UTC)))
     assert page["total"] == direct.total and [h["iri"] for h in page["hits"]] == [d.iri for d in direct.hits]
@@ -608,19 +637,20 @@ def test_http_sees_a_new_harvest_without_restart(db_url):
         assert page["total"] == 2
 
 
-def test_empty_catalogue(sqlite_url):
-    with catalogue.open(sqlite_url) as cat:
-        index = build_index(cat)
-    result = index.search(SearchQuery(q="anything", dtype=["float32"], harvested_since=datetime(2020, 1, 1)))
-    assert (result.total, result.hits) == (0, [])
-    assert result.facets["dtype"] == [("float32", 0)] and result.facets["codec"] == []
+def test_empty_catalogue(db_url):
+    with catalogue.open(db_url) as cat:
+        result = cat.search(SearchQuery(q="anything", dtype=["float32"], harvested_since=datetime(2020, 1, 1)))
+        assert (result.total, result.hits) == (0, [])
+        assert result.facets["dtype"] == [("float32", 0)] and result.facets["codec"] == []
+        assert cat.search(SearchQuery()).total == 0 and cat.totals().datasets == 0
 
 
-def test_dependent_arrays_are_variables(sqlite_url, tmp_path):
+def test_dependent_arrays_are_variables(db_url, tmp_path):
     root = stores.build_dependent_arrays(tmp_path)
-    with catalogue.open(sqlite_url) as cat:
+    with catalogue.open(db_url) as cat:
         iri = cat.harvest(str(root)).graph
-        index = build_index(cat)
-    paths = {v.path for v in index.get(iri).variables}
+        found = cat.search(SearchQuery()).hits[0].summary()
+    assert found.iri == iri
+    paths = {v.path for v in found.variables}
     assert {"multiscale", "multiscale/s1", "multiscale/s2", "labels", "labels/coarse"} <= paths
-    assert index.get(iri).arrays == len(paths)
+    assert found.arrays == len(paths)

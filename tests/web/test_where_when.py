@@ -6,10 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from catalogue.discovery.index import DatasetIndex, DatasetSummary, SearchQuery
+import catalogue
+from catalogue.discovery.query import SearchQuery
+from catalogue.discovery.summary import DatasetSummary
 from catalogue.model.extents import Box, Extent, Period
 from catalogue.web.http.errors import HTTPError
 from catalogue.web.http.where_when import parse_bbox, parse_datetime
+from tests.support.search_graphs import summary, write_datasets
 
 
 def test_bbox_parses_four_or_six_numbers():
@@ -55,57 +58,73 @@ def test_bad_datetime_is_a_400_naming_the_parameter(text):
 
 def _dataset(iri: str, box: Box | None, period: Period | None) -> DatasetSummary:
     extent = Extent(bbox=box, period=period) if box or period else None
-    return DatasetSummary(iri=iri, title=iri, summary=None, keywords=[], zarr_format=3, harvested=None,
-                          valid=None, groups=1, arrays=0, variables=[], rules=[], extent=extent)
+    return summary(f"urn:x:{iri}", iri, extent=extent)
 
 
 @pytest.fixture
-def index() -> DatasetIndex:
-    return DatasetIndex([
-        _dataset("europe", Box(-10, 35, 30, 70), Period("2020-01-01", "2020-12-31")),
-        _dataset("pacific", Box(160, -20, -160, 20), Period("2019-06-01T00:00:00Z", "2019-06-30T18:00:00Z")),
-        _dataset("global", Box(-180, -90, 180, 90), Period("1850-01-01", "2100-12-30", "360_day")),
-        _dataset("nowhere", None, None),
-    ])
+def cat(db_url):
+    with catalogue.open(db_url) as found:
+        write_datasets(found, [
+            _dataset("europe", Box(-10, 35, 30, 70), Period("2020-01-01", "2020-12-31")),
+            _dataset("pacific", Box(160, -20, -160, 20), Period("2019-06-01T00:00:00Z", "2019-06-30T18:00:00Z")),
+            _dataset("global", Box(-180, -90, 180, 90), Period("1850-01-01", "2100-12-30", "360_day")),
+            _dataset("nowhere", None, None),
+        ])
+        yield found
 
 
-def _hits(index: DatasetIndex, **kw) -> list[str]:
-    return sorted(d.iri for d in index.search(SearchQuery(limit=100, **kw)).hits)
+def _hits(cat: catalogue.Catalogue, **kw) -> list[str]:
+    return sorted(h.iri.removeprefix("urn:x:") for h in cat.search(SearchQuery(limit=100, **kw)).hits)
 
 
-def test_bbox_filter_intersects_across_the_antimeridian(index):
-    assert _hits(index, bbox=Box(0, 40, 10, 50)) == ["europe", "global"]
-    assert _hits(index, bbox=Box(175, 0, 179, 5)) == ["global", "pacific"]
-    assert _hits(index, bbox=Box(-179, 0, -175, 5)) == ["global", "pacific"]
-    assert _hits(index, bbox=Box(170, -5, -170, 5)) == ["global", "pacific"]  # both cross
-    assert _hits(index, bbox=Box(-100, -80, -90, -70)) == ["global"]
+def test_extents_read_back_from_the_graphs(cat):
+    stored = {h.iri: h.summary().extent for h in cat.search(SearchQuery(limit=10)).hits}
+    assert stored["urn:x:pacific"] == Extent(bbox=Box(160, -20, -160, 20),
+                                             period=Period("2019-06-01T00:00:00Z", "2019-06-30T18:00:00Z"))
+    assert stored["urn:x:global"].period.calendar == "360_day" and stored["urn:x:nowhere"] is None
 
 
-def test_datetime_filter_overlaps_with_open_ends(index):
+def test_bbox_filter_intersects_across_the_antimeridian(cat):
+    assert _hits(cat, bbox=Box(0, 40, 10, 50)) == ["europe", "global"]
+    assert _hits(cat, bbox=Box(175, 0, 179, 5)) == ["global", "pacific"]
+    assert _hits(cat, bbox=Box(-179, 0, -175, 5)) == ["global", "pacific"]
+    assert _hits(cat, bbox=Box(170, -5, -170, 5)) == ["global", "pacific"]  # both cross
+    assert _hits(cat, bbox=Box(-100, -80, -90, -70)) == ["global"]
+    # touching edges intersect, exactly (the box index's float32 rounding never decides)
+    assert _hits(cat, bbox=Box(30, 70, 31, 71)) == ["europe", "global"]
+    assert _hits(cat, bbox=Box(30.000001, 70.000001, 31, 71)) == ["global"]
+    assert _hits(cat, bbox=Box(-160, 20, -150, 30)) == ["global", "pacific"]
+    assert _hits(cat, bbox=Box(-159.99999, 20.00001, -150, 30)) == ["global"]
+
+
+def test_datetime_filter_overlaps_with_open_ends(cat):
     def at(y, m, d):
         return datetime(y, m, d, tzinfo=UTC)
-    assert _hits(index, datetime=(at(2020, 6, 1), at(2020, 6, 2))) == ["europe", "global"]
-    assert _hits(index, datetime=(None, at(1900, 1, 1))) == ["global"]
-    assert _hits(index, datetime=(at(2019, 6, 30), None)) == ["europe", "global", "pacific"]
-    assert _hits(index, datetime=(at(2019, 7, 1), at(2019, 12, 31))) == ["global"]
+    assert _hits(cat, datetime=(at(2020, 6, 1), at(2020, 6, 2))) == ["europe", "global"]
+    assert _hits(cat, datetime=(None, at(1900, 1, 1))) == ["global"]
+    assert _hits(cat, datetime=(at(2019, 6, 30), None)) == ["europe", "global", "pacific"]
+    assert _hits(cat, datetime=(at(2019, 7, 1), at(2019, 12, 31))) == ["global"]
     # a date's whole day is covered: europe ends 2020-12-31, which includes its evening
-    assert _hits(index, datetime=(datetime(2020, 12, 31, 22, tzinfo=UTC), None)) == ["europe", "global"]
+    assert _hits(cat, datetime=(datetime(2020, 12, 31, 22, tzinfo=UTC), None)) == ["europe", "global"]
+    # microseconds count: pacific ends 18:00:00.000000 exactly
+    assert _hits(cat, datetime=(datetime(2019, 6, 30, 18, tzinfo=UTC), datetime(2019, 6, 30, 19, tzinfo=UTC))) == [
+        "global", "pacific"]
+    assert _hits(cat, datetime=(datetime(2019, 6, 30, 18, 0, 0, 1, tzinfo=UTC), at(2019, 7, 1))) == ["global"]
+    assert _hits(cat, datetime=(None, None)) == ["europe", "global", "pacific"]
 
 
-def test_sort_by_start_puts_undated_last(index):
-    order = [d.iri for d in index.search(SearchQuery(sort="start", limit=10)).hits]
+def test_sort_by_start_puts_undated_last(cat):
+    order = [h.iri.removeprefix("urn:x:") for h in cat.search(SearchQuery(sort="start", limit=10)).hits]
     assert order == ["global", "pacific", "europe", "nowhere"]
-    order = [d.iri for d in index.search(SearchQuery(sort="-start", limit=10)).hits]
+    order = [h.iri.removeprefix("urn:x:") for h in cat.search(SearchQuery(sort="-start", limit=10)).hits]
     assert order == ["europe", "pacific", "global", "nowhere"]
 
 
 def test_the_index_reads_root_extents_from_the_graph(tmp_path, db_url):
     """Extents in the graph (harvested, or written as the harvest writes them) reach the
-    search index, on both databases."""
+    search index in the transaction that writes them, on both databases."""
     from rdflib import Graph, URIRef
 
-    import catalogue
-    from catalogue.discovery.build import build_index
     from catalogue.rdf.extents import extent_statements, extent_triples
     from tests.support.paths import EXAMPLES
 
@@ -118,24 +137,30 @@ def test_the_index_reads_root_extents_from_the_graph(tmp_path, db_url):
             for triple in list(extent_statements(graph)):  # what the harvest found, replaced
                 cat.store.remove(triple, graph)
             cat.store.addN((s, p, o, root) for s, p, o in extent_triples(root, extent))
-        index = build_index(cat)
-    assert index.get(graphs[0]).extent == extent
-    assert index.get(graphs[1]).extent.period == Period("2022-01-01", "2022-03-01")  # as harvested
-    assert index.get(graphs[2]).extent is None  # the ocean model says nothing of where or when
-    assert _hits(index, bbox=Box(-175, 0, -172, 1)) == sorted(graphs[:2])  # the sea surface grid is global
-    assert _hits(index, bbox=Box(0, 0, 1, 1)) == [graphs[1]]
-    assert _hits(index, datetime=(datetime(2002, 1, 1, tzinfo=UTC), datetime(2021, 1, 1, tzinfo=UTC))) == []
+        found = {h.iri: h.summary() for h in cat.search(SearchQuery(limit=10)).hits}
+
+        def hits(**kw) -> list[str]:
+            return sorted(h.iri for h in cat.search(SearchQuery(limit=100, **kw)).hits)
+
+        assert found[graphs[0]].extent == extent
+        assert found[graphs[1]].extent.period == Period("2022-01-01", "2022-03-01")  # as harvested
+        assert found[graphs[2]].extent is None  # the ocean model says nothing of where or when
+        assert hits(bbox=Box(-175, 0, -172, 1)) == sorted(graphs[:2])  # the sea surface grid is global
+        assert hits(bbox=Box(0, 0, 1, 1)) == [graphs[1]]
+        assert hits(datetime=(datetime(2002, 1, 1, tzinfo=UTC), datetime(2021, 1, 1, tzinfo=UTC))) == []
 
 
-def test_alternatives_match_any_and_rank_by_the_best():
+def test_alternatives_match_any_and_rank_by_the_best(db_url):
     """STAC free text: ``q=a,b`` keeps datasets matching every word of a or of b."""
-    def named(iri: str, title: str, keywords: list[str]) -> DatasetSummary:
-        return DatasetSummary(iri=iri, title=title, summary=None, keywords=keywords, zarr_format=3, harvested=None,
-                              valid=None, groups=1, arrays=0, variables=[], rules=[])
-    index = DatasetIndex([named("a", "Earth observation mosaic", []), named("b", "Sea ice", ["EO"]),
-                          named("c", "Ocean model", []), named("d", "Earth rotation", [])])
-    hits = index.search(SearchQuery(any_of=["EO", "Earth observation"], limit=10)).hits
-    assert [d.iri for d in hits] == ["a", "b"]  # a matches in its title (8+8), b in a keyword (4)
-    assert index.search(SearchQuery(any_of=["earth"], limit=10)).total == 2
-    assert index.search(SearchQuery(any_of=["earth", "ocean", "nothing"], limit=10)).total == 3
-    assert index.search(SearchQuery(q="earth observation", limit=10)).total == 1  # /datasets: all words
+    with catalogue.open(db_url) as cat:
+        write_datasets(cat, [summary("u:a", "Earth observation mosaic"), summary("u:b", "Sea ice", keywords=["EO"]),
+                             summary("u:c", "Ocean model"), summary("u:d", "Earth rotation")])
+
+        def search(**kw):
+            return cat.search(SearchQuery(limit=10, **kw))
+
+        # a matches in its title (8+8), b in a keyword (4)
+        assert [h.iri for h in search(any_of=["EO", "Earth observation"]).hits] == ["u:a", "u:b"]
+        assert search(any_of=["earth"]).total == 2
+        assert search(any_of=["earth", "ocean", "nothing"]).total == 3
+        assert search(q="earth observation").total == 1  # /datasets: all words

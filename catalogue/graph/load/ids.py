@@ -18,6 +18,8 @@ from rdflib.term import Node
 from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
 
+from catalogue.errors import UsageError
+
 from ..dialect.base import NewTermRow, StoredTermRow
 from ..dialect.sqlite import next_term_id
 from ..schema import datatypes
@@ -180,7 +182,9 @@ def add_quads(
         _resolve_slots(session, conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE))
     ids = cast(list[int], slot_ids)
     rows = {(ids[g], ids[s], ids[p], ids[o]) for g, s, p, o in local_rows}
-    graph_ids = {row[0] for row in rows} - session.tx_graphs
+    written = {row[0] for row in rows}
+    session.tx_touched |= written
+    graph_ids = written - session.tx_graphs
     if graph_ids:
         session.dialect.insert_graphs(conn, list(graph_ids))
         remember_graphs(session, graph_ids)
@@ -279,6 +283,9 @@ def _insert_terms(
     rows: list[NewTermRow] = []
     for term_hash in hashes:
         kind, value, datatype, lang = contents[term_hash]
+        if not session.dialect.can_hold(value) or (lang is not None and not session.dialect.can_hold(lang)):
+            raise UsageError(f"the database cannot store this term (PostgreSQL text holds no NUL "
+                             f"character): {value[:60]!r}")
         if datatype is None:
             rows.append((term_hash, kind, value, None, lang, None))
         else:

@@ -532,7 +532,9 @@ class Writer:
             keep[0] = True
             np.any(rows[1:] != rows[:-1], axis=1, out=keep[1:])
             rows = rows[keep]
-        graphs = [g for g in np.unique(rows[:, 0]).tolist() if g not in self._graphs]
+        written = np.unique(rows[:, 0]).tolist()
+        self.session.tx_touched.update(written)  # derived indexes: catalogue.graph.derived
+        graphs = [g for g in written if g not in self._graphs]
         if self.sqlite:
             if graphs:
                 self._sqlite_insert("INSERT INTO graphs (id)", 1, graphs, "ON CONFLICT DO NOTHING")

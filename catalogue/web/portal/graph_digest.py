@@ -12,7 +12,7 @@ Each graph is digested once (its nodes, titles, findings, counts; the tree's
 shape) and kept in a small cache keyed by the graph and its generating harvest
 run, so a re-harvest is seen on the next request while repeated page views
 cost a few sub-millisecond queries; the graph's triple count (a COUNT over the
-graph) is checked again at most once per dataset-index refresh interval, so a
+graph) is checked again at most once per :data:`REFRESH_INTERVAL`, so a
 load into an existing graph is seen within that time. Small graphs (up
 to :data:`FULL_LOAD_LIMIT` triples, every ordinary dataset) are read whole in
 one scan and every node's documents rebuilt at once; larger hierarchies are
@@ -37,7 +37,6 @@ from rdflib.namespace import DCTERMS
 from rdflib.term import Node as RDFNode
 
 from catalogue.api import Catalogue
-from catalogue.discovery.refresh import REFRESH_INTERVAL
 from catalogue.errors import CatalogueError
 from catalogue.model.extents import Extent, Multiscales
 from catalogue.rdf.extents import read_extent, read_multiscales
@@ -45,6 +44,8 @@ from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.rebuild import decode_literal, rebuild_documents
 from catalogue.rdf.vocabulary import ZARR
 
+#: Seconds between checks of a digested graph's triple count (a load into an existing graph).
+REFRESH_INTERVAL = 2.0
 #: Graphs up to this many triples are read whole in one scan (about 30 µs a triple, decoding
 #: and rebuilding included: some 150 ms once for the largest, a few ms for a typical dataset).
 FULL_LOAD_LIMIT = 5_000
@@ -174,8 +175,7 @@ def graph_digest(cat: Catalogue, graph_iri: str, recheck: float | None = None) -
     A new harvest run is seen at once (the run is part of the key); other
     changes (a ``catalogue load`` into the graph) when the graph's triple
     count, a COUNT over the whole graph, is checked again: at most once every
-    ``recheck`` seconds (default: the dataset index's
-    :data:`~catalogue.discovery.refresh.REFRESH_INTERVAL`).
+    ``recheck`` seconds (default :data:`REFRESH_INTERVAL`).
     """
     gid = URIRef(graph_iri)
     sql_graph = Graph(store=cat.store, identifier=gid)

@@ -10,7 +10,7 @@ the same searches; a bad value is an :class:`~catalogue.web.http.errors.HTTPErro
 
 from __future__ import annotations
 
-from catalogue.discovery.index import SearchQuery
+from catalogue.discovery.query import SearchQuery
 
 from ..http.errors import HTTPError
 from ..http.params import checked_iri

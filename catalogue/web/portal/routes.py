@@ -14,20 +14,32 @@ body or a stack trace.
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, Response
 
-from catalogue.discovery.index import INLINE_LIMIT, QueryError
-from catalogue.discovery.refresh import current_index, refresh_interval
+from catalogue.api import Catalogue
+from catalogue.discovery.query import QueryError, SearchQuery, SearchResult
+from catalogue.discovery.stats import Totals
 
 from ..http.errors import HTTPError
 from ..http.params import parse_query_string
+from ..search_cache import search_cache, search_recheck
 from .node_page import node_page
 from .params import iri_param, parse_search
 from .render import STATIC, error_page, guard, mount_base, render
 from .search_page import search_view
 
 router = APIRouter(include_in_schema=False)
+
+#: Seconds a digested graph is trusted before its triple count is checked again.
+GRAPH_RECHECK = 2.0
+
+
+def _search(cat: Catalogue, query: SearchQuery) -> tuple[SearchResult, Totals]:
+    """The search's result and the catalogue's counts (from the index: no scan)."""
+    try:
+        return cat.search(query), cat.totals()
+    except QueryError as exc:
+        raise HTTPError(400, str(exc)) from None
 
 
 def _params(request: Request) -> dict[str, list[str]]:
@@ -43,7 +55,7 @@ async def browse(request: Request) -> Response:
         params = _params(request)
         iri = iri_param(params.get("iri"))
         base = mount_base(request)
-        recheck = refresh_interval(request.app)
+        recheck = GRAPH_RECHECK
         page = await request.app.state.pool.run(lambda cat: node_page(cat, iri, base=base, recheck=recheck))
         return await render(request, "node.html", page=page, page_title=page.title)
 
@@ -57,15 +69,10 @@ async def search(request: Request) -> Response:
     async def build() -> Response:
         params = _params(request)
         query = parse_search(params)
-        index = await current_index(request)
-        try:
-            if len(index) <= INLINE_LIMIT:  # tens of microseconds: not worth a thread
-                result = index.search(query)
-            else:
-                result = await run_in_threadpool(index.search, query)
-        except QueryError as exc:
-            raise HTTPError(400, str(exc)) from None
-        view = search_view(query, result, base=mount_base(request), catalogue_size=len(index))
+        result, totals = await search_cache(request.app).answer(
+            request.app.state.pool, "portal", query, _search, recheck=search_recheck(request.app),
+            size=lambda answer: 2_000 * (1 + len(answer[0].hits)))
+        view = search_view(query, result, base=mount_base(request), totals=totals)
         title = f"“{query.q}” · search" if query.q else "Search"
         return await render(request, "search.html", view=view, query=query, page_title=title,
                             active_nav="search")

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
 
-from catalogue.discovery.index import DatasetSummary, SearchQuery, SearchResult, Variable
+from catalogue.discovery.query import SearchQuery, SearchResult
+from catalogue.discovery.stats import Totals
+from catalogue.discovery.summary import DatasetSummary, Variable
 from catalogue.model.extents import Box, coordinate_text
 
 from ..search_params import MAX_OFFSET
@@ -77,6 +79,8 @@ class PageLink:
 class SearchView:
     total: int
     catalogue_size: int
+    #: Groups, arrays and triples of the catalogue (kept by the index: no scan).
+    totals: Totals
     hits: list[HitView]
     facets: list[FacetView]
     active: list[ActiveFilter]
@@ -146,7 +150,7 @@ def _toggled(state: dict[str, Any], name: str, value: str) -> dict[str, Any]:
     return new
 
 
-def search_view(query: SearchQuery, result: SearchResult, *, base: str, catalogue_size: int) -> SearchView:
+def search_view(query: SearchQuery, result: SearchResult, *, base: str, totals: Totals) -> SearchView:
     """Links and labels of the search page: facet toggles, active filters, paging."""
     state = _state(query)
     facets = []
@@ -178,7 +182,7 @@ def search_view(query: SearchQuery, result: SearchResult, *, base: str, catalogu
         active.append(ActiveFilter(label=f"When: {interval_label(*query.datetime)}",
                                    href=_href(base, dict(state, datetime=[], offset=0))))
     hits = []
-    for d in result.hits:
+    for d in (hit.summary() for hit in result.hits):
         ranked = sorted(d.variables, key=lambda v: (-len(v.dimensions or []), v.path))
         hits.append(HitView(
             dataset=d, href=f"{base}/browse?" + urllib.parse.urlencode({"iri": d.iri}),
@@ -207,7 +211,7 @@ def search_view(query: SearchQuery, result: SearchResult, *, base: str, catalogu
         hidden.append(("limit", str(state["limit"])))
     cleared = dict(_state(SearchQuery()), q=state["q"], sort=state["sort"], limit=state["limit"])
     return SearchView(
-        total=total, catalogue_size=catalogue_size, hits=hits, facets=facets, active=active,
+        total=total, catalogue_size=totals.datasets, totals=totals, hits=hits, facets=facets, active=active,
         pages=pages if count > 1 else [],
         previous=_href(base, dict(state, offset=max(0, offset - limit))) if offset > 0 else "",
         next=_href(base, dict(state, offset=offset + limit))

@@ -2,9 +2,9 @@
 
 ``/stac`` (landing page), ``/stac/conformance``, ``/stac/collections`` (every dataset,
 or a collection search: ``q``, ``bbox``, ``datetime``, ``sortby``, ``limit``, ``offset``)
-and ``/stac/collections/{collection_id}``. The search runs on the in-memory index that
-``/datasets`` uses (no database work); the page's collections are then built by one
-library call on a pooled connection. Written by hand rather than with stac-fastapi:
+and ``/stac/collections/{collection_id}``. The search runs on the search index that
+``/datasets`` uses, and the page's collections are built from their graphs, in one
+library call each on a pooled connection. Written by hand rather than with stac-fastapi:
 that builds an application of its own around item search (``/search``, items routes),
 which the catalogue has no items for, with its own parameter parsing and error bodies,
 while these four routes share the catalogue's (``where_when``, one-line JSON errors,
@@ -20,7 +20,6 @@ from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import JSONResponse
 
 from catalogue.api import Catalogue
-from catalogue.discovery.refresh import current_index
 from catalogue.rdf.stac import StacLinks
 
 from ..http.links import public_base
@@ -61,11 +60,13 @@ async def collections(
     """Every dataset as a STAC Collection; filtered, sorted and paged when asked."""
     check_query_string(request.scope.get("query_string", b""))
     query = collection_query(q=q, bbox=bbox, datetime=datetime, limit=limit, offset=offset, sortby=sortby)
-    result = (await current_index(request)).search(query)
     links = _links(request)
-    datasets = [hit.iri for hit in result.hits]
-    found: list[dict[str, Any]] = await request.app.state.pool.run(
-        lambda cat: cat.stac_collections(datasets, links))
+
+    def work(cat: Catalogue) -> tuple[int, list[dict[str, Any]]]:
+        result = cat.search(query)
+        return result.total, cat.stac_collections([hit.iri for hit in result.hits], links)
+
+    total, found = await request.app.state.pool.run(work)
     params = {name: value for name, value in (("q", q), ("bbox", bbox), ("datetime", datetime),
                                                ("sortby", sortby)) if value is not None}
     params["limit"] = str(limit)
@@ -75,9 +76,9 @@ async def collections(
         "links": [
             {"rel": "self", "href": _url(links.collections, page), "type": "application/json"},
             {"rel": "root", "href": links.root, "type": "application/json"},
-            *page_links(links.collections, params, offset=offset, limit=limit, total=result.total),
+            *page_links(links.collections, params, offset=offset, limit=limit, total=total),
         ],
-        "numberMatched": result.total,
+        "numberMatched": total,
         "numberReturned": len(found),
     })
 

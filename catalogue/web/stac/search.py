@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from catalogue.discovery.index import SearchQuery
+from catalogue.discovery.query import SearchQuery
 
 from ..http.errors import HTTPError
 from ..http.where_when import parse_bbox, parse_datetime

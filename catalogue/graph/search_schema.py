@@ -1,0 +1,69 @@
+"""The database-specific half of the dataset search index: free text and boxes.
+
+:mod:`.schema` describes the search index's ordinary tables; the two indexes below
+differ by database, so the SQLAlchemy schema module cannot describe them (Alembic's
+comparison leaves them out: :func:`.spatial.include_name`).  What goes into them, and
+the searches over them, are :mod:`catalogue.discovery`'s.
+
+``search_text``: one document per dataset, four weighted fields (title, keywords,
+variables, summary) of *already normalised* tokens (:mod:`catalogue.discovery.normalise`
+folds, splits and stems them in Python, once, for both databases, so that both find the
+same datasets):
+
+* SQLite: an FTS5 table ``search_text(title, keywords, variables, summary)``, rowid =
+  the dataset's graph id, with the ``ascii`` tokenizer (which takes the tokens as given:
+  they are runs of letters and digits separated by spaces) and ``detail=column`` (what
+  search needs: which field holds a token, not where in it), with prefix indexes for
+  search-as-you-type;
+* PostgreSQL: ``search_text(gid bigint primary key, doc tsvector)`` with a GIN index;
+  each token is a lexeme whose weight is its field (A title, B keywords, C variables, D
+  summary), written in ``tsvector``'s input syntax so that no text-search parser splits
+  it differently.
+
+``search_boxes``: the CRS84 boxes of the datasets' extents, keyed ``graph id * 2 +
+part`` (a box across the antimeridian is two):
+
+* SQLite: an R*Tree ``search_boxes(key, minx, maxx, miny, maxy)``;
+* PostgreSQL: ``search_boxes(key bigint primary key, env box)`` with a GiST index.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sqlalchemy.engine import Connection
+
+__all__ = ["BOX_PARTS", "SEARCH_TABLES", "create_search_indexes", "drop_search_indexes"]
+
+#: Rows a dataset may have in ``search_boxes``: keys are ``graph id * BOX_PARTS + part``.
+BOX_PARTS: Final = 2
+
+#: The tables of the two indexes, with SQLite's shadow tables of FTS5 and R*Tree.
+SEARCH_TABLES: Final = frozenset({
+    "search_text", "search_text_data", "search_text_idx", "search_text_content",
+    "search_text_docsize", "search_text_config",
+    "search_boxes", "search_boxes_node", "search_boxes_parent", "search_boxes_rowid",
+})
+
+_SQLITE: Final = (
+    "CREATE VIRTUAL TABLE search_text USING fts5(title, keywords, variables, summary, "
+    "tokenize = 'ascii', detail = column, prefix = '2 3 4')",
+    "CREATE VIRTUAL TABLE search_boxes USING rtree(key, minx, maxx, miny, maxy)",
+)
+_POSTGRES: Final = (
+    "CREATE TABLE search_text (gid BIGINT PRIMARY KEY, doc TSVECTOR NOT NULL)",
+    "CREATE INDEX ix_search_text_doc ON search_text USING gin (doc)",
+    "CREATE TABLE search_boxes (key BIGINT PRIMARY KEY, env BOX NOT NULL)",
+    "CREATE INDEX ix_search_boxes_env ON search_boxes USING gist (env)",
+)
+
+
+def create_search_indexes(conn: Connection) -> None:
+    """Create the (empty) free-text and box indexes on ``conn``'s database."""
+    for statement in _SQLITE if conn.dialect.name == "sqlite" else _POSTGRES:
+        conn.exec_driver_sql(statement)
+
+
+def drop_search_indexes(conn: Connection) -> None:
+    conn.exec_driver_sql("DROP TABLE IF EXISTS search_text")
+    conn.exec_driver_sql("DROP TABLE IF EXISTS search_boxes")

@@ -1,0 +1,83 @@
+"""Several sources harvested at once, in worker processes (``catalogue harvest --jobs N``).
+
+Harvesting is mostly CPU work in Python (parsing, validation, conversion to RDF), so
+sources are spread over processes, not threads. Each worker opens its own catalogue
+connection once (``open_records``, a picklable factory the library passes in) and
+harvests one source at a time with :func:`~catalogue.harvest.run.harvest_source`,
+exactly as a single ``catalogue harvest`` would: each source takes its own lock
+(:mod:`catalogue.graph.lock`), so the same source is never harvested twice at once,
+while different sources are read, validated and converted side by side and take turns
+only for their write transactions. Reports come back to the parent as each source
+ends (``on_result``), in completion order; the :class:`~catalogue.harvest.batch.BatchReport`
+lists them in the order of the sources.
+
+Workers are started with ``spawn``: nothing (connections, threads, locks) is inherited
+from the parent. An interrupt (Ctrl-C) reaches the workers too; their runs are recorded
+as interrupted and the parent stops waiting.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from catalogue.errors import CatalogueError
+from catalogue.harvest.records import RunRecords
+from catalogue.harvest.run import HarvestReport, harvest_source
+from catalogue.harvest.sources import Source
+
+__all__ = ["harvest_in_workers"]
+
+#: The worker's catalogue connection (one per worker process, opened by its initializer).
+_RECORDS: RunRecords | None = None
+
+
+def _start_worker(open_records: Callable[[], RunRecords]) -> None:
+    global _RECORDS
+    _RECORDS = open_records()
+
+
+def _harvest_one(source: Source, options: dict[str, Any]) -> HarvestReport | CatalogueError:
+    """One source in a worker: its report, or the catalogue error that stopped it (returned,
+    not raised, so that it crosses with its attributes)."""
+    assert _RECORDS is not None
+    try:
+        report = harvest_source(_RECORDS, source.url, name=source.name, **{**options, **source.load_options()})
+    except CatalogueError as exc:
+        return exc
+    report.extents = None  # read by nothing after the write: not worth sending back
+    return report
+
+
+def harvest_in_workers(
+    open_records: Callable[[], RunRecords],
+    entries: list[Source],
+    jobs: int,
+    options: dict[str, Any],
+    on_done: Callable[[int, HarvestReport | CatalogueError], None],
+) -> None:
+    """Harvest ``entries`` with ``jobs`` worker processes; ``on_done(position, outcome)``
+    hears of each source (its position in ``entries``) as it ends, in the parent."""
+    context = multiprocessing.get_context("spawn")
+    workers = max(1, min(jobs, len(entries)))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
+                             initargs=(open_records,)) as pool:
+        running: dict[Future[HarvestReport | CatalogueError], int] = {}
+        queued = list(enumerate(entries))
+        queued.reverse()
+        try:
+            while queued or running:
+                # Keep each worker busy with one source, and no more: a source waiting in
+                # the pool's queue would show as started before it is.
+                while queued and len(running) < workers:
+                    position, source = queued.pop()
+                    running[pool.submit(_harvest_one, source, options)] = position
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    position = running.pop(future)
+                    on_done(position, future.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise

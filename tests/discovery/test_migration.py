@@ -1,0 +1,61 @@
+"""Existing catalogues get the search index and the per-source status from their upgrade.
+
+A catalogue is harvested at the head revision, taken back to ``0005_spatial_postgis``
+(before the search index and the status table existed: both are dropped) and upgraded
+again: the migrations rebuild the index from the graphs and replay the runs' PROV
+records, and the answers are those the catalogue gave before.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from sqlalchemy import inspect
+
+import catalogue
+from catalogue.discovery.query import SearchQuery
+from catalogue.graph.database import (
+    current_revision,
+    downgrade,
+    head_revision,
+    make_engine,
+    upgrade,
+)
+from tests.support import stores
+from tests.support.paths import EXAMPLES
+
+
+def test_upgrade_builds_the_index_and_the_source_status(db_url, tmp_path: pathlib.Path):
+    sources = [str(p) for p in sorted(EXAMPLES.glob("*.zarr"))]
+    broken = str(stores.build_missing_key(tmp_path))
+    with catalogue.open(db_url) as cat:
+        for source in sources:
+            cat.harvest(source)
+        cat.harvest(sources[0])  # a second, unchanged run
+        cat.harvest_sources([str(tmp_path / "nowhere.zarr")])  # a failed source
+        cat.harvest(broken)
+        before = cat.search(SearchQuery(q="sea", limit=50))
+        everything = cat.search(SearchQuery(limit=50))
+        totals = cat.totals()
+        statuses = [s.as_json() for s in cat.harvest_status()]
+    assert len(statuses) == 5 and statuses[0]["outcome"] == "failed" and statuses[0]["failing_since"]
+    engine = make_engine(db_url)
+    try:
+        downgrade(engine, "0005_spatial_postgis")
+        assert not {"search_datasets", "harvest_sources", "search_text"} & set(inspect(engine).get_table_names())
+        upgrade(engine)
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+    with catalogue.open(db_url) as cat:
+        after = cat.search(SearchQuery(q="sea", limit=50))
+        assert [h.json for h in after.hits] == [h.json for h in before.hits] and after.facets == before.facets
+        again = cat.search(SearchQuery(limit=50))
+        assert [h.json for h in again.hits] == [h.json for h in everything.hits]
+        assert cat.totals().datasets == totals.datasets == 4
+        assert (cat.totals().groups, cat.totals().arrays, cat.totals().triples) == (
+            totals.groups, totals.arrays, totals.triples)
+        replayed = [s.as_json() for s in cat.harvest_status()]
+        # the replay reads the PROV records, whose times are kept to the millisecond
+        assert [(s["source"], s["outcome"], s["runs"], s["failures"], s["graph"], s["error"]) for s in replayed] == [
+            (s["source"], s["outcome"], s["runs"], s["failures"], s["graph"], s["error"]) for s in statuses]
