@@ -132,14 +132,19 @@ _TOTALS = text(
 )
 
 
-def _delete_rows(conn: Connection, gids: list[int]) -> None:
-    for table in ("search_datasets", "search_facets"):
-        conn.execute(text(f"DELETE FROM {table} WHERE gid IN :ids").bindparams(_ids()), {"ids": gids})
+def _delete_rows(conn: Connection, gids: list[int]) -> tuple[list[Any], list[Any]]:
+    """Delete the rows of ``gids``; return the deleted datasets' (groups, arrays, triples)
+    and facet (facet, value) rows, whose counts the totals lose."""
+    gone = conn.execute(text("DELETE FROM search_datasets WHERE gid IN :ids RETURNING groups, arrays, triples")
+                        .bindparams(_ids()), {"ids": gids}).all()
+    facets = conn.execute(text("DELETE FROM search_facets WHERE gid IN :ids RETURNING facet, value")
+                          .bindparams(_ids()), {"ids": gids}).all()
     key = "rowid" if conn.dialect.name == "sqlite" else "gid"
     conn.execute(text(f"DELETE FROM search_text WHERE {key} IN :ids").bindparams(_ids()), {"ids": gids})
     # Key equality (an R*Tree finds rows by key equality only).
     keys = [g * BOX_PARTS + part for g in gids for part in range(BOX_PARTS)]
     conn.execute(text("DELETE FROM search_boxes WHERE key IN :ids").bindparams(_ids()), {"ids": keys})
+    return gone, facets
 
 
 def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
@@ -201,8 +206,7 @@ def index_graphs(conn: Connection, graphs: Iterable[int]) -> set[int]:
     gids = set(graphs)
     if not gids:
         return set()
-    harvests = _term_id(conn, HARVESTS_GRAPH)
-    if harvests is not None and harvests in gids:
+    if _term_id(conn, HARVESTS_GRAPH) in gids:
         gids |= _stale_run_ends(conn)
     records = summaries(conn, gids)
     done = sorted(g for g, r in records.items() if not r.failed)
@@ -212,15 +216,11 @@ def index_graphs(conn: Connection, graphs: Iterable[int]) -> set[int]:
     old_facets = Counter[tuple[int, str]]()
     for start in range(0, len(done), 500):
         chunk = done[start:start + 500]
-        for groups, arrays, triples in conn.execute(
-                text("SELECT groups, arrays, triples FROM search_datasets WHERE gid IN :ids")
-                .bindparams(_ids()), {"ids": chunk}):
+        gone, facets = _delete_rows(conn, chunk)
+        for groups, arrays, triples in gone:
             old_totals.update({"datasets": 1, "groups": groups, "arrays": arrays, "triples": triples})
-        for facet, value in conn.execute(
-                text("SELECT facet, value FROM search_facets WHERE gid IN :ids").bindparams(_ids()),
-                {"ids": chunk}):
+        for facet, value in facets:
             old_facets[(int(facet), value)] += 1
-        _delete_rows(conn, chunk)
     new = [records[g] for g in done if records[g].summary is not None]
     new_totals = Counter[str]()
     new_facets = Counter[tuple[int, str]]()
@@ -237,7 +237,8 @@ def index_graphs(conn: Connection, graphs: Iterable[int]) -> set[int]:
     changes = [{"facet": f, "value": v, "n": n} for (f, v), n in sorted(delta.items()) if n]
     if changes:
         conn.execute(_COUNT_FACET, changes)
-        conn.execute(text("DELETE FROM search_facet_counts WHERE datasets <= 0"))
+        if any(c["n"] < 0 for c in changes):
+            conn.execute(text("DELETE FROM search_facet_counts WHERE datasets <= 0"))
     conn.execute(_TOTALS, {k: new_totals[k] - old_totals[k] for k in ("datasets", "groups", "arrays", "triples")})
     return set(done)
 

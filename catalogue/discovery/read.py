@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 import logging
 import re
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from sqlalchemy import bindparam, text
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from catalogue.graph.terms import IRI, LITERAL, term_hash
 from catalogue.model.codecs import codec_name, inner_codec_names, normalise_codec_name
@@ -173,21 +174,33 @@ def _text(term: Term | None) -> str | None:
     return None if term is None else term.value
 
 
-def _predicate_ids(conn: Connection) -> dict[int, str]:
-    """Term id -> name of the predicates the index reads (those that are stored)."""
-    wanted = {term_hash(IRI, iri, None, None): name for name, iri in PREDICATES.items()}
-    wanted[term_hash(IRI, _ENDED, None, None)] = "ended"
+#: IRIs looked up by :func:`_lookups`, by name.
+_LOOKED_UP: Final = {**PREDICATES, "ended": _ENDED, "harvests": str(HARVESTS_GRAPH)}
+_HASHES: Final = {term_hash(IRI, iri, None, None): (name, iri) for name, iri in _LOOKED_UP.items()}
+
+
+def _lookups(conn: Connection) -> dict[str, int]:
+    """Name -> term id of the predicates the index reads, the provenance graph and
+    ``prov:endedAtTime``, those that are stored (one statement)."""
     stmt = text("SELECT id, hash, value FROM terms WHERE hash IN :h").bindparams(bindparam("h", expanding=True))
-    out: dict[int, str] = {}
-    for term_id, h, value in conn.execute(stmt, {"h": list(wanted)}):
-        name = wanted[int(h)]
-        if PREDICATES.get(name, _ENDED) == value:
-            out[int(term_id)] = name
+    out: dict[str, int] = {}
+    for term_id, h, value in conn.execute(stmt, {"h": list(_HASHES)}):
+        name, iri = _HASHES[int(h)]
+        if value == iri:
+            out[name] = int(term_id)
     return out
 
 
-def _datatypes(conn: Connection) -> dict[int, str]:
-    return {int(i): iri for i, iri in conn.execute(text("SELECT id, iri FROM datatypes"))}
+#: Datatype IRIs by id, per database: a datatype row is never deleted or changed, so
+#: an id once seen means the same IRI for ever (the store caches them the same way).
+_DATATYPES: weakref.WeakKeyDictionary[Engine, dict[int, str]] = weakref.WeakKeyDictionary()
+
+
+def _datatypes(conn: Connection, wanted: Iterable[int]) -> dict[int, str]:
+    known = _DATATYPES.setdefault(conn.engine, {})
+    if any(i not in known for i in wanted):
+        known.update({int(i): iri for i, iri in conn.execute(text("SELECT id, iri FROM datatypes"))})
+    return known
 
 
 def _term_id(conn: Connection, iri: str) -> int | None:
@@ -205,14 +218,12 @@ def summaries(conn: Connection, gids: Iterable[int]) -> dict[int, GraphRecord]:
     out: dict[int, GraphRecord] = {}
     if not ids:
         return out
-    predicates = _predicate_ids(conn)
-    datatypes = _datatypes(conn)
-    harvests = _term_id(conn, HARVESTS_GRAPH)
-    ended_id = next((i for i, n in predicates.items() if n == "ended"), None)
-    read = {i: n for i, n in predicates.items() if n != "ended"}
+    found = _lookups(conn)
+    harvests, ended_id = found.get("harvests"), found.get("ended")
+    read = {i: n for n, i in found.items() if n in PREDICATES}
     for start in range(0, len(ids), BATCH):
         batch = ids[start:start + BATCH]
-        graphs = _read_batch(conn, batch, read, datatypes)
+        graphs = _read_batch(conn, batch, read)
         counts = _triple_counts(conn, batch)
         runs = {gid: g.one("generated_by", gid) for gid, g in graphs.items() if g.name is not None}
         ended = _run_ends(conn, harvests, ended_id, [r.id for r in runs.values() if r is not None])
@@ -234,8 +245,7 @@ def summaries(conn: Connection, gids: Iterable[int]) -> dict[int, GraphRecord]:
     return out
 
 
-def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str],
-                datatypes: dict[int, str]) -> dict[int, _Graph]:
+def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str]) -> dict[int, _Graph]:
     graphs: dict[int, _Graph] = {}
     names = text("SELECT id, kind, value FROM terms WHERE id IN :g").bindparams(bindparam("g", expanding=True))
     for gid, kind, value in conn.execute(names, {"g": gids}):
@@ -249,7 +259,9 @@ def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str],
         "FROM quads q JOIN terms s ON s.id = q.s JOIN terms o ON o.id = q.o "
         "WHERE q.g IN :g AND q.p IN :p"
     ).bindparams(bindparam("g", expanding=True), bindparam("p", expanding=True))
-    for g, s, s_kind, s_value, p, o, o_kind, o_value, o_dt in conn.execute(stmt, {"g": gids, "p": list(predicates)}):
+    rows = conn.execute(stmt, {"g": gids, "p": list(predicates)}).all()
+    datatypes = _datatypes(conn, {row[8] for row in rows if row[8] is not None})
+    for g, s, s_kind, s_value, p, o, o_kind, o_value, o_dt in rows:
         graph = graphs.get(int(g))
         if graph is None or graph.name is None:
             continue

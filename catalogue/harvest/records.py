@@ -43,11 +43,15 @@ class RunRecords:
         as ``interrupted`` first (one whose holder cannot be checked, or is alive because
         its lock was lost with its connection, is left as it is).
         """
+        # Read before the write lock is taken (the caller holds the source's harvest lock,
+        # so no other run of the source can start or end meanwhile).
+        gone = [earlier for earlier, holder in self.unended(run.source)
+                if holder is not None and holder_alive(self.store.engine, holder) is False]
+        self.store.rollback()
         with self.store.write_transaction():
             self.store.exempt_from_index(HARVESTS_GRAPH)  # run records change no search row
-            for earlier, holder in self.unended(run.source):
-                if holder is not None and holder_alive(self.store.engine, holder) is False:
-                    self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
+            for earlier in gone:
+                self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.start_triples())
             note_start(self.store.connection, run)
 

@@ -215,6 +215,9 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
     # harvests of other sources wait for the lock), against the previous version as it is
     # now; used under the lock only if that version is still the one there.
     prepared = prepare_write(store, graph_id, hierarchy, new_fingerprints) if not hierarchy.failed else None
+    # The run's own triples (provenance link, extents and pyramids, the validation report)
+    # depend on nothing stored when no node failed: made before the lock too.
+    extra = _extra(graph_id, run, hierarchy, extents, validation, set(hierarchy.nodes)) if prepared else None
     # Everything the write depends on is read inside the write transaction: it is then
     # current, and stays so until the commit.
     with store.write_transaction():
@@ -238,11 +241,9 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
             run.outcome = "partial"
         elif not kept_paths:
             run.state = state  # every node read: a later run may compare against this state
-        extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
-        extra += hierarchy_extent_triples(hierarchy, extents)
-        if validation is not None:
-            report.validation = validation
-            extra += report_triples(validation, hierarchy, catalogued)
+        report.validation = validation
+        if prepared is None or extra is None:
+            extra = _extra(graph_id, run, hierarchy, extents, validation, catalogued)
         # Incremental when the previous version can be diffed node by node; a harvest with
         # failed nodes (whose previous versions are spliced in) replaces the graph whole.
         converted = prepared.triples if prepared is not None else None
@@ -264,6 +265,16 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
         else:
             report.groups += 1
     return report
+
+
+def _extra(graph_id: URIRef, run: Run, hierarchy: Any, extents: HierarchyExtents, validation: Report | None,
+           catalogued: set[str]) -> list[Triple]:
+    """The triples of this run: provenance link, extents and pyramids, validation report."""
+    extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
+    extra += hierarchy_extent_triples(hierarchy, extents)
+    if validation is not None:
+        extra += report_triples(validation, hierarchy, catalogued)
+    return extra
 
 
 def _unchanged(records: RunRecords, source: str, graph: str, run: Run, state: str) -> HarvestReport:

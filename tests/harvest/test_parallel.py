@@ -1,0 +1,101 @@
+"""Harvests in parallel: ``--jobs N`` worker processes, and several harvest commands on one
+catalogue at once, lose nothing; the per-source status and the search index agree with them.
+
+Stores are bench/web_data.py's synthetic hierarchies (v2 and v3, some invalid) and a
+missing one. Two ``catalogue harvest --jobs`` processes share overlapping sources files
+at the same time (``--wait``: a source the other is harvesting is waited for, not
+skipped), on SQLite and PostgreSQL; afterwards every store is a dataset exactly once,
+its graph equals a harvest on its own, the index equals a rebuild and each source's
+status is its latest run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+
+import pytest
+
+import catalogue
+from bench.web_data import write_hierarchy
+from catalogue.discovery.query import SearchQuery
+from catalogue.harvest.run import source_url
+from tests.discovery.test_index_state import rebuilt, snapshot
+
+CATALOGUE = str(pathlib.Path(sys.executable).with_name("catalogue"))
+
+
+def _stores(folder: pathlib.Path, n: int) -> list[pathlib.Path]:
+    rng = random.Random(11)
+    return [write_hierarchy(folder, i, rng) for i in range(n)]
+
+
+def _config(path: pathlib.Path, sources: list[str]) -> pathlib.Path:
+    path.write_text("".join(f'[[source]]\nurl = "{s}"\nname = "{pathlib.Path(s).name}"\n' for s in sources))
+    return path
+
+
+@pytest.mark.slow
+def test_two_commands_with_jobs_lose_nothing(db_url, tmp_path):
+    roots = [str(r) for r in _stores(tmp_path / "stores", 12)]
+    missing = str(tmp_path / "stores" / "missing.zarr")
+    first = _config(tmp_path / "a.toml", [*roots[:8], missing])
+    second = _config(tmp_path / "b.toml", roots[4:])
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    procs = [subprocess.Popen([CATALOGUE, "harvest", "--config", str(config), "--jobs", "3", "--wait", "--json",
+                               "--db", db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for config in (first, second)]
+    outputs = [proc.communicate(timeout=600) for proc in procs]
+    assert [p.returncode for p in procs] == [2, 0], outputs  # the missing store: a usage error (exit 2)
+    reports = [json.loads(out) for out, _err in outputs]
+    assert [r["failed_sources"] for r in reports] == [1, 0]
+    # in the order of the sources file (a failed source's line names it as it was written)
+    assert [s["source"] for s in reports[0]["sources"]] == [*roots[:8], missing]
+    with catalogue.open(db_url) as cat:
+        found = cat.search(SearchQuery(limit=50))
+        assert sorted(h.iri for h in found.hits) == sorted(source_url(r) for r in roots)
+        assert cat.totals().datasets == 12 and cat.stats().queued == 0
+        # the index the writers kept is the one a rebuild gives
+        cat.store.rollback()
+        assert snapshot(cat.store.connection) == rebuilt(cat)
+        status = {s.source: s for s in cat.harvest_status()}
+        assert len(status) == 13
+        assert status[source_url(missing)].outcome == "failed" and status[source_url(missing)].failing_since
+        assert next(iter(status.values())).source == source_url(missing)  # failing first
+        for root in roots:
+            s = status[source_url(root)]
+            assert s.outcome in ("succeeded", "unchanged") and s.failures == 0 and s.error is None
+            assert s.runs == (2 if root in roots[4:8] else 1) and s.graph == source_url(root)
+        runs = cat.harvests(limit=None)
+        assert len(runs) == 8 + 1 + 8 and all(r["outcome"] != "running" for r in runs)
+    # every graph equals that store harvested on its own
+    alone = f"sqlite:///{tmp_path / 'alone.db'}"
+    with catalogue.open(alone) as single:
+        for root in roots[4:8]:
+            single.harvest(root)
+        expected = {h.iri: h.json for h in single.search(SearchQuery(limit=50)).hits}
+    with catalogue.open(db_url) as cat:
+        both = {h.iri: h.json for h in cat.search(SearchQuery(limit=50)).hits if h.iri in expected}
+
+    def without_time(hit: bytes) -> dict:
+        return {k: v for k, v in json.loads(hit).items() if k != "harvested"}
+    assert {k: without_time(v) for k, v in both.items()} == {k: without_time(v) for k, v in expected.items()}
+
+
+def test_jobs_from_the_library_report_in_source_order(sqlite_url, tmp_path):
+    roots = [str(r) for r in _stores(tmp_path, 4)]
+    seen: list[str] = []
+    with catalogue.open(sqlite_url) as cat:
+        batch = cat.harvest_sources([*roots, str(tmp_path / "nowhere.zarr")], jobs=2,
+                                    on_result=lambda r: seen.append(r.source.url))
+        assert [r.source.url for r in batch.results] == [*roots, str(tmp_path / "nowhere.zarr")]
+        assert sorted(seen) == sorted(r.source.url for r in batch.results)
+        assert batch.exit_code == 2 and batch.results[-1].error is not None  # a usage error crossed back
+        assert "no such file" in batch.results[-1].error_line()
+        assert all(r.report is not None and r.report.ok for r in batch.results[:-1])
+        assert cat.totals().datasets == 4
+        assert "harvested 4 of 5 sources (1 failed)" in batch.summary()
