@@ -243,11 +243,11 @@ def index_graphs(conn: Connection, graphs: Iterable[int]) -> set[int]:
     return set(done)
 
 
-def index_hook(conn: Connection, graphs: set[int]) -> set[int]:
+def index_hook(conn: Connection, graphs: set[int], *, shared: bool = False) -> set[int]:
     """The store's index hook (:class:`catalogue.graph.derived.IndexHook`): the graphs of
-    the transaction and, while it holds the write lock anyway, up to
+    the transaction and, while it holds the write lock alone anyway, up to
     :data:`QUEUE_PER_COMMIT` queued ones."""
-    queued = queued_graphs(conn, QUEUE_PER_COMMIT)
+    queued = [] if shared else queued_graphs(conn, QUEUE_PER_COMMIT)
     done = index_graphs(conn, graphs | set(queued))
     dequeue(conn, [g for g in queued if g in done])
     return done & graphs

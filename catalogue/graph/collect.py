@@ -16,11 +16,11 @@ from sqlalchemy import delete, exists, select, union
 from sqlalchemy.engine import Connection
 
 from .dialect.base import IN_CHUNK, chunks
-from .schema import datatypes, graphs, quads, terms
+from .schema import datatypes, graphs, quads, term_gc_queue, terms
 from .spatial import drop_orphans, drop_terms
 from .wkt import WKT_LITERAL
 
-__all__ = ["collect_all", "collect_terms", "graph_term_ids"]
+__all__ = ["collect_all", "collect_terms", "graph_term_ids", "queue_terms"]
 
 
 def graph_term_ids(conn: Connection, gid: int) -> set[int]:
@@ -63,6 +63,16 @@ def collect_terms(conn: Connection, candidates: set[int]) -> int:
         if wkt is not None:
             drop_terms(conn, [term_id for term_id, dt in gone if dt == wkt])
     return deleted
+
+
+def queue_terms(conn: Connection, candidates: set[int]) -> None:
+    """Leave ``candidates`` for a later collection (a writer sharing the write lock may
+    not delete terms: ``SQLStore.write_transaction``)."""
+    from sqlalchemy.dialects.postgresql import insert
+
+    rows = [{"term": t} for t in sorted(candidates)]
+    for chunk in chunks(rows, 5_000):
+        conn.execute(insert(term_gc_queue).on_conflict_do_nothing(), chunk)
 
 
 def collect_all(conn: Connection) -> int:

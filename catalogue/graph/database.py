@@ -278,6 +278,12 @@ def _configure_sqlite(engine: Engine) -> None:
             conn.exec_driver_sql("BEGIN")
 
 
+def is_deadlock(exc: BaseException) -> bool:
+    """Whether PostgreSQL broke a deadlock by failing this statement (SQLSTATE 40P01): the
+    transaction was rolled back and may simply be tried again."""
+    return getattr(getattr(exc, "orig", None), "sqlstate", None) == "40P01"
+
+
 def begin_write_transaction(conn: Connection) -> None:
     """Begin a transaction on ``conn`` that holds the write lock from the start.
 

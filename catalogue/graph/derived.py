@@ -36,9 +36,11 @@ __all__ = ["IndexHook", "dequeue", "queue_graphs", "queued_graphs"]
 class IndexHook(Protocol):
     """Brings a derived index up to date with ``graphs`` (term ids of graphs written in
     the transaction of ``conn``, which holds the write lock and has not committed);
-    returns those it indexed.  The others are queued."""
+    returns those it indexed.  The others are queued.  ``shared``: the transaction
+    shares the write lock with writers of other graphs (``SQLStore.write_transaction``),
+    so it must touch no other graph's rows (it may not, say, work off the queue)."""
 
-    def __call__(self, conn: Connection, graphs: set[int]) -> set[int]: ...
+    def __call__(self, conn: Connection, graphs: set[int], *, shared: bool) -> set[int]: ...
 
 
 def queue_graphs(conn: Connection, gids: Iterable[int]) -> None:

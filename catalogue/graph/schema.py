@@ -46,7 +46,11 @@ generation, one row) and ``reindex_queue`` (graphs changed by a writer that coul
 index them).  Its free-text and box indexes are database-specific DDL
 (:mod:`.search_schema`); what goes into the rows is :mod:`catalogue.discovery`'s.
 
-``harvest_sources`` (revision ``0007_harvest_sources``): one row per harvest source, its
+``term_gc_queue`` (revision ``0007_parallel_harvests``): term ids that writers sharing
+the write lock (harvests side by side on PostgreSQL) could not collect themselves; the
+next writer holding it alone collects them (``SQLStore.collect_queued``).
+
+``harvest_sources`` (revision ``0007_parallel_harvests``): one row per harvest source, its
 latest run's outcome, times and error and how long it has been failing, kept by the
 harvest in the transactions that record its runs (``catalogue harvests --sources``).
 
@@ -88,6 +92,7 @@ __all__ = [
     "search_facet_counts",
     "search_facets",
     "search_totals",
+    "term_gc_queue",
     "terms",
 ]
 
@@ -249,4 +254,10 @@ harvest_sources = Table(
     Column("failing_since", BigInteger, nullable=True),
     Column("failures", Integer, nullable=False),
     Index("ix_harvest_sources_failing", "failing_since"),
+)
+
+term_gc_queue = Table(
+    "term_gc_queue",
+    metadata,
+    Column("term", TermId, primary_key=True, autoincrement=False),
 )

@@ -78,6 +78,7 @@ class Session:
         "tx_exempt",
         "tx_graphs",
         "tx_next_id",
+        "tx_shared",
         "tx_terms",
         "tx_touched",
         "tx_touched_names",
@@ -108,6 +109,9 @@ class Session:
         self.tx_terms: dict[Node, int] = {}
         self.tx_graphs: set[int] = set()
         self.tx_write_locked = False
+        # PostgreSQL: the write lock is shared with writers of other graphs (see
+        # SQLStore.write_transaction): terms are then collected later, not in it.
+        self.tx_shared = False
         self.tx_next_id: int | None = None  # SQLite: next free term id
         self.tx_wrote_ids = False  # terms or datatypes were inserted
         # Graphs whose quads this transaction added or removed (ids, and the names of
@@ -137,6 +141,7 @@ class Session:
         self.tx_terms.clear()
         self.tx_graphs.clear()
         self.tx_write_locked = False
+        self.tx_shared = False
         self.tx_next_id = None
         self.tx_wrote_ids = False
         self.tx_touched.clear()

@@ -58,7 +58,7 @@ from sqlalchemy import Delete, Engine, and_, delete, func, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 
-from .collect import collect_all, collect_terms, graph_term_ids
+from .collect import collect_all, collect_terms, graph_term_ids, queue_terms
 from .database import (
     begin_write_transaction,
     busy_error,
@@ -74,7 +74,7 @@ from .dialect.base import chunks
 from .dialect.sqlite import TAKE_WRITE_LOCK
 from .load import ids
 from .match import SPO, bound_conditions, match_statement, row_decoder, term_id_of
-from .schema import graphs, metadata, namespaces, quads, terms
+from .schema import graphs, metadata, namespaces, quads, term_gc_queue, terms
 from .search_schema import drop_search_indexes
 from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
 from .sparql import hooks
@@ -326,7 +326,7 @@ class SQLStore(Store):
             return
         done: set[int] = set()
         for hook in self.index_hooks:
-            done |= hook(conn, touched - done)
+            done |= hook(conn, touched - done, shared=session.tx_shared)
         queue_graphs(conn, touched - done)
 
     def exempt_from_index(self, graph: Any) -> None:
@@ -347,7 +347,7 @@ class SQLStore(Store):
             self._s.forget_ids()
         self._s.end_transaction()
 
-    def _begin_write(self) -> Connection:
+    def _begin_write(self, *, shared: bool = False, graph: Node | None = None) -> Connection:
         """Connection for a write, holding the write lock from before anything is written.
 
         One writer at a time on both databases, as SQLite has it anyway: concurrent
@@ -375,7 +375,8 @@ class SQLStore(Store):
             return conn
         try:
             if self._s.dialect.name == "postgresql":
-                self._s.dialect.lock_writers(conn)
+                self._s.dialect.lock_writers(conn, shared=shared, graph=None if graph is None else str(graph))
+                self._s.tx_shared = shared
             elif not conn.in_transaction():
                 begin_write_transaction(conn)
             else:
@@ -405,7 +406,7 @@ class SQLStore(Store):
         begin_write_transaction(conn)
 
     @contextlib.contextmanager
-    def write_transaction(self) -> Iterator[Connection]:
+    def write_transaction(self, *, shared: bool = False, graph: Node | None = None) -> Iterator[Connection]:
         """A transaction holding the write lock from its first statement; commits at the end.
 
         Everything read inside it is current and stays so until it ends, which is what
@@ -413,12 +414,22 @@ class SQLStore(Store):
         needs.  A read-only transaction open before is ended first.  Inside a
         transaction that already writes, the block joins it and leaves the commit to
         its owner.  An exception rolls the whole transaction back.
+
+        ``shared`` (PostgreSQL; SQLite has one writer at a time whatever is asked): the
+        transaction shares the write lock with other such transactions, each writing
+        its own graphs, while writers that need it alone (loads, updates, garbage
+        collection) wait for all of them.  It then holds ``graph``'s lock alone (the
+        graph it rewrites; what it reads of it stays current), writes only its graphs
+        and graphs that take appends from many writers (the harvest records), and
+        leaves the terms it orphans in ``term_gc_queue`` (:meth:`collect_queued`):
+        deleting a term could pull it from under another writer's uncommitted quads.
+        This is how harvests of different sources write side by side.
         """
         if self._s.tx_write_locked:
             yield self._connection()
             return
         self.rollback()
-        conn = self._begin_write()
+        conn = self._begin_write(shared=shared, graph=graph)
         try:
             yield conn
             self.commit()
@@ -922,6 +933,9 @@ class SQLStore(Store):
         (:func:`.collect.collect_terms`, under the write lock)."""
         if not candidates:
             return 0
+        if self._s.tx_shared:  # another writer's uncommitted quads may use them: later
+            queue_terms(conn, candidates)
+            return 0
         deleted = collect_terms(conn, candidates)
         # Terms this transaction had written may be gone now.
         self._s.tx_terms.clear()
@@ -934,7 +948,46 @@ class SQLStore(Store):
         its own transaction and commit afterwards.  ``replace_graph`` and
         ``remove_graph`` already collect the terms they orphan.
         """
-        deleted = collect_all(self._begin_write())
+        conn = self._begin_write()
+        deleted = collect_all(conn)
+        conn.execute(delete(term_gc_queue))
+        self._s.tx_terms.clear()
+        return deleted
+
+    def collect_queued(self, *, wait: bool = False) -> int:
+        """Collect the terms that writers sharing the write lock left in
+        ``term_gc_queue`` (:meth:`write_transaction`), in a transaction of its own that
+        holds the lock alone; return how many were deleted.  Without ``wait`` nothing is
+        done while another writer holds the lock (the next one to find it free will)."""
+        self.rollback()
+        conn = self._connection()
+        if conn.execute(select(term_gc_queue.c.term).limit(1)).first() is None:
+            self.rollback()
+            return 0
+        self.rollback()
+        if self._s.dialect.name == "postgresql" and not wait:
+            conn.begin()
+            if not self._s.dialect.try_lock_writers(conn):
+                self.rollback()
+                return 0
+            self._s.tx_write_locked = True
+            try:
+                deleted = self._collect_queue(conn)
+                self.commit()
+            except BaseException:
+                self.rollback()
+                raise
+            return deleted
+        with self.write_transaction() as conn:
+            return self._collect_queue(conn)
+
+    def _collect_queue(self, conn: Connection) -> int:
+        deleted = 0
+        while batch := [int(t) for t in conn.execute(
+                select(term_gc_queue.c.term).order_by(term_gc_queue.c.term).limit(10_000)).scalars()]:
+            deleted += collect_terms(conn, set(batch))
+            for chunk in chunks(batch, 500):
+                conn.execute(delete(term_gc_queue).where(term_gc_queue.c.term.in_(chunk)))
         self._s.tx_terms.clear()
         return deleted
 

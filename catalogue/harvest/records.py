@@ -48,7 +48,8 @@ class RunRecords:
         gone = [earlier for earlier, holder in self.unended(run.source)
                 if holder is not None and holder_alive(self.store.engine, holder) is False]
         self.store.rollback()
-        with self.store.write_transaction():
+        # Shared with other harvests' writes: run records are appends of new subjects.
+        with self.store.write_transaction(shared=True):
             self.store.exempt_from_index(HARVESTS_GRAPH)  # run records change no search row
             for earlier in gone:
                 self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
@@ -58,7 +59,7 @@ class RunRecords:
     def record(self, run: Run) -> None:
         """Record the end of a run that changed no hierarchy graph, in a transaction of its own."""
         run.ended = provenance_now()
-        with self.store.write_transaction():
+        with self.store.write_transaction(shared=True):
             self.store.exempt_from_index(HARVESTS_GRAPH)  # no dataset's current run: no search row
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.end_triples())
             note_end(self.store.connection, run)

@@ -11,14 +11,17 @@ write transaction (:mod:`catalogue.harvest.writer`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import pathlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rdflib import PROV, RDF, Graph, Literal, URIRef
+from sqlalchemy.exc import DBAPIError
 
 from catalogue.errors import Busy, CatalogueError, DocumentError
+from catalogue.graph.database import is_deadlock
 from catalogue.graph.lock import HarvestLocked, HarvestLockLost, harvest_lock
 from catalogue.harvest import SourceReader
 from catalogue.harvest.reader import canonical_fingerprint
@@ -42,6 +45,11 @@ from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
 
 __all__ = ["HarvestReport", "harvest_source", "node_fingerprint", "source_url"]
+
+log = logging.getLogger(__name__)
+
+#: Times a harvest's write transaction is tried when PostgreSQL breaks a deadlock with it.
+DEADLOCK_ATTEMPTS = 4
 
 
 
@@ -219,46 +227,66 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
     # depend on nothing stored when no node failed: made before the lock too.
     extra = _extra(graph_id, run, hierarchy, extents, validation, set(hierarchy.nodes)) if prepared else None
     # Everything the write depends on is read inside the write transaction: it is then
-    # current, and stays so until the commit.
-    with store.write_transaction():
-        old_fingerprints = fingerprints(store, graph_id)
-        if prepared is not None and prepared.old_fingerprints != old_fingerprints:
-            prepared = None  # the graph changed meanwhile: converted again, under the lock
-        kept_triples, kept_paths = previous_versions(store, graph_id, hierarchy)
-        report.kept = sorted(kept_paths)
-        catalogued = set(hierarchy.nodes) | kept_paths
-        if not hierarchy.nodes and not kept_triples:
-            run.outcome = "failed"
+    # current, and stays so until the commit. On PostgreSQL the transaction shares the
+    # write lock with other harvests (each holding its own graph's lock alone), so
+    # harvests of different sources write side by side; two of them waiting for each
+    # other's new terms is a deadlock PostgreSQL breaks by failing one, which is then
+    # written again (everything it needs was made before).
+
+    def write() -> bool:
+        """The write transaction; False when nothing could be written."""
+        nonlocal prepared, extra
+        with store.write_transaction(shared=True, graph=graph_id):
+            old_fingerprints = fingerprints(store, graph_id)
+            if prepared is not None and prepared.old_fingerprints != old_fingerprints:
+                prepared = None  # the graph changed meanwhile: converted again, under the lock
+            kept_triples, kept_paths = previous_versions(store, graph_id, hierarchy)
+            report.kept = sorted(kept_paths)
+            catalogued = set(hierarchy.nodes) | kept_paths
+            if not hierarchy.nodes and not kept_triples:
+                run.outcome = "failed"
+                run.ended = provenance_now()
+                records.record_in_transaction(run)
+                return False  # nothing readable, nothing to keep: the catalogue stays as it was
+            kept_iris = {hierarchy.iri(p) for p in kept_paths}
+            run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
+            run.changed = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri, fp) != fp)
+            run.unchanged = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri) == fp)
+            run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
+            if hierarchy.failed:
+                run.outcome = "partial"
+            elif not kept_paths:
+                run.state = state  # every node read: a later run may compare against this state
+            report.validation = validation
+            if prepared is None or extra is None:
+                extra = _extra(graph_id, run, hierarchy, extents, validation, catalogued)
+            # Incremental when the previous version can be diffed node by node; a harvest with
+            # failed nodes (whose previous versions are spliced in) replaces the graph whole.
+            converted = prepared.triples if prepared is not None else None
+            if old_fingerprints and not hierarchy.failed and not kept_paths:
+                report.triples = write_changes(store, graph_id, hierarchy, old_fingerprints, new_fingerprints, extra,
+                                               converted=converted)
+            else:
+                report.triples = replace_graph(store, graph_id, hierarchy, catalogued, kept_triples, kept_paths,
+                                               new_fingerprints, extra, converted=converted)
             run.ended = provenance_now()
             records.record_in_transaction(run)
-            return report  # nothing readable, nothing to keep: the catalogue stays as it was
-        kept_iris = {hierarchy.iri(p) for p in kept_paths}
-        run.added = sum(1 for iri in new_fingerprints if iri not in old_fingerprints)
-        run.changed = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri, fp) != fp)
-        run.unchanged = sum(1 for iri, fp in new_fingerprints.items() if old_fingerprints.get(iri) == fp)
-        run.removed = sum(1 for iri in old_fingerprints if iri not in new_fingerprints and iri not in kept_iris)
-        if hierarchy.failed:
-            run.outcome = "partial"
-        elif not kept_paths:
-            run.state = state  # every node read: a later run may compare against this state
-        report.validation = validation
-        if prepared is None or extra is None:
-            extra = _extra(graph_id, run, hierarchy, extents, validation, catalogued)
-        # Incremental when the previous version can be diffed node by node; a harvest with
-        # failed nodes (whose previous versions are spliced in) replaces the graph whole.
-        converted = prepared.triples if prepared is not None else None
-        if old_fingerprints and not hierarchy.failed and not kept_paths:
-            report.triples = write_changes(store, graph_id, hierarchy, old_fingerprints, new_fingerprints, extra,
-                                           converted=converted)
-        else:
-            report.triples = replace_graph(store, graph_id, hierarchy, catalogued, kept_triples, kept_paths,
-                                           new_fingerprints, extra, converted=converted)
-        run.ended = provenance_now()
-        records.record_in_transaction(run)
-        if not still_held():
-            raise HarvestLockLost(f"the harvest lock of {run.source} was lost with its database "
-                                  "connection before the harvest could write; nothing was written, "
-                                  "harvest again")
+            if not still_held():
+                raise HarvestLockLost(f"the harvest lock of {run.source} was lost with its database "
+                                      "connection before the harvest could write; nothing was written, "
+                                      "harvest again")
+        return True
+
+    for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+        try:
+            if not write():
+                return report
+            break
+        except DBAPIError as exc:
+            if not is_deadlock(exc) or attempt == DEADLOCK_ATTEMPTS:
+                raise
+            log.info("harvest of %s: deadlock with another writer, writing again (%d)", run.source, attempt)
+    store.collect_queued()  # the terms the new version orphaned, if no other writer is busy
     for node in hierarchy.nodes.values():
         if node.kind == "array":
             report.arrays += 1

@@ -61,9 +61,14 @@ class Dialect(Protocol):
         database whose terms the store numbers itself (SQLite)."""
         ...
 
-    def lock_writers(self, conn: Connection) -> None:
-        """PostgreSQL: take the writers' lock of this transaction (SQLite's own write
-        lock is taken by the store, see ``SQLStore._begin_write``)."""
+    def lock_writers(self, conn: Connection, *, shared: bool = False, graph: str | None = None) -> None:
+        """PostgreSQL: take the writers' lock of this transaction, alone or (``shared``)
+        with other writers of other graphs, and then ``graph``'s own lock (SQLite's own
+        write lock is taken by the store, see ``SQLStore._begin_write``)."""
+        ...
+
+    def try_lock_writers(self, conn: Connection) -> bool:
+        """PostgreSQL: take the writers' lock alone if no one holds it (never waits)."""
         ...
 
     def analyze(self, conn: Connection) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
@@ -30,9 +31,21 @@ _INSERT_GRAPHS = "INSERT INTO graphs (id) SELECT unnest(%s::bigint[]) ON CONFLIC
 _SELECT_TERMS = (
     "SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash = ANY(%s::bigint[])"
 )
-# Advisory lock held by every writing transaction (see SQLStore._begin_write).
+# Advisory lock held by every writing transaction (see SQLStore._begin_write): alone,
+# or shared by transactions that each write graphs of their own (harvests side by side),
+# which then also hold their graph's lock alone.
 _WRITE_LOCK: Final = 0x63617462  # "catb"
 _TAKE_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
+_SHARE_WRITE_LOCK = text("SELECT pg_advisory_xact_lock_shared(:key)")
+_TRY_WRITE_LOCK = text("SELECT pg_try_advisory_xact_lock(:key)")
+
+
+def graph_lock_key(graph: str) -> int:
+    """A 63-bit advisory lock key for one graph (distinct from the harvest locks' keys,
+    which hash ``harvest|<source>``, and from the fixed keys, with overwhelming
+    probability)."""
+    digest = hashlib.blake2b(f"graph|{graph}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 def _int_array(values: Iterable[int | None]) -> str:
@@ -74,8 +87,13 @@ class PostgresDialect:
         )
         return {term_hash: term_id for term_hash, term_id in conn.exec_driver_sql(_INSERT_TERMS, params)}
 
-    def lock_writers(self, conn: Connection) -> None:
-        conn.execute(_TAKE_WRITE_LOCK, {"key": _WRITE_LOCK})
+    def lock_writers(self, conn: Connection, *, shared: bool = False, graph: str | None = None) -> None:
+        conn.execute(_SHARE_WRITE_LOCK if shared else _TAKE_WRITE_LOCK, {"key": _WRITE_LOCK})
+        if graph is not None:
+            conn.execute(_TAKE_WRITE_LOCK, {"key": graph_lock_key(graph)})
+
+    def try_lock_writers(self, conn: Connection) -> bool:
+        return bool(conn.execute(_TRY_WRITE_LOCK, {"key": _WRITE_LOCK}).scalar())
 
     def analyze(self, conn: Connection) -> None:
         conn.exec_driver_sql("ANALYZE datatypes, terms, quads, graphs, namespaces")

@@ -70,8 +70,11 @@ class SQLiteDialect:
         # holds the write lock); the caller reads all of them back by hash.
         return {}
 
-    def lock_writers(self, conn: Connection) -> None:
-        pass  # the database's own write lock, taken by the store
+    def lock_writers(self, conn: Connection, *, shared: bool = False, graph: str | None = None) -> None:
+        pass  # the database's own write lock, taken by the store: one writer at a time
+
+    def try_lock_writers(self, conn: Connection) -> bool:
+        return True  # the caller holds the database's write lock already
 
     def analyze(self, conn: Connection) -> None:
         conn.exec_driver_sql("ANALYZE")

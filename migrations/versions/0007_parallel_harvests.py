@@ -1,13 +1,16 @@
-"""Per-source harvest status, filled from the PROV records of the runs already recorded.
+"""Harvests in parallel: per-source status, filled from the PROV records, and the queue
+of terms whose collection concurrent harvests defer.
 
-Revision ID: 0007_harvest_sources
+Revision ID: 0007_parallel_harvests
 Revises: 0006_search_index
 Create Date: 2026-11-26 00:00:01
 
 Creates ``harvest_sources`` (:mod:`catalogue.graph.schema`; kept by
 :mod:`catalogue.harvest.status` from here on) and replays every recorded run of the
 provenance graph into it, oldest first, read with one SQL statement over the runs'
-properties (no SPARQL, no rdflib terms).
+properties (no SPARQL, no rdflib terms); and ``term_gc_queue``, the terms that harvests
+writing side by side on PostgreSQL left for the next exclusive writer to collect
+(:meth:`catalogue.graph.store.SQLStore.collect_queued`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import sqlalchemy as sa
 from alembic import op
 from rdflib import URIRef
 
-revision: str = "0007_harvest_sources"
+revision: str = "0007_parallel_harvests"
 down_revision: str | Sequence[str] | None = "0006_search_index"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
@@ -58,6 +61,8 @@ def upgrade() -> None:
         sa.Column("failures", sa.Integer, nullable=False),
     )
     op.create_index("ix_harvest_sources_failing", "harvest_sources", ["failing_since"])
+    op.create_table("term_gc_queue", sa.Column("term", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+                                               primary_key=True, autoincrement=False))
     from catalogue.harvest.status import replay
     from catalogue.rdf.provenance import HARVESTS_GRAPH, Run
 
@@ -87,4 +92,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("term_gc_queue")
     op.drop_table("harvest_sources")
