@@ -189,6 +189,11 @@ async def datasets(
         description="relevance (title > keywords > variables > summary; title order without q), title, "
                     "harvested (oldest first), -harvested (newest first), start (earliest time span first) "
                     "or -start (latest first); datasets without the date come last.")] = "relevance",
+    sortby: Annotated[str | None, Query(
+        description="The same orders in the STAC sort extension's syntax: title, datetime (the time span's "
+                    "start; start_datetime too), harvested, each with + (or no sign) ascending or - "
+                    "descending (not -title). Instead of sort.", max_length=200,
+        examples=["-datetime", "+harvested"])] = None,
 ) -> Response:
     """Datasets (harvested hierarchies) matching a free-text query and filters, with facet counts.
 
@@ -199,7 +204,7 @@ async def datasets(
     query = search_query(
         q=q, dtype=dtype, dimension=dimension, standard_name=standard_name, units=units, zarr_format=zarr_format,
         codec=codec, valid=valid, harvested_since=harvested_since, bbox=bbox, datetime=datetime, limit=limit,
-        offset=offset, sort=sort,
+        offset=offset, sort=sort if "sort" in request.query_params else None, sortby=sortby,
     )
     body = await search_cache(request.app).answer(request.app.state.pool, "datasets", query, datasets_body,
                                                   recheck=search_recheck(request.app))

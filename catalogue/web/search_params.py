@@ -54,7 +54,7 @@ def search_query(
     units: Sequence[str] = (), zarr_format: Sequence[int | str] = (), codec: Sequence[str] = (),
     valid: str | None = None, harvested_since: str | None = None, bbox: str | None = None,
     datetime: str | None = None, limit: int | str | None = None, offset: int | str | None = None,
-    sort: str | None = None,
+    sort: str | None = None, sortby: str | None = None,
 ) -> SearchQuery:
     """The :class:`SearchQuery` of ``/datasets`` and the portal's search page, checked.
 
@@ -80,6 +80,10 @@ def search_query(
         raise HTTPError(400, "harvested_since must be an ISO 8601 date or date-time") from None
     box = parse_bbox(bbox) if bbox is not None else None
     interval = parse_datetime(datetime) if datetime is not None else None
+    if sortby is not None and sortby.strip():
+        if sort is not None:
+            raise HTTPError(400, "give sort or sortby, not both")
+        sort = parse_sortby(sortby)
     sort = "relevance" if sort is None else sort
     if sort not in SORTS:
         raise HTTPError(400, f"sort must be one of {', '.join(SORTS)}")
@@ -91,6 +95,28 @@ def search_query(
         limit=_whole("limit", limit, DEFAULT_LIMIT, MAX_LIMIT, 1), offset=_whole("offset", offset, 0, MAX_OFFSET, 0),
         sort=sort,
     )
+
+
+#: ``sortby`` field -> the sort for ascending, descending (None: not offered).
+SORTBY = {"title": ("title", None), "datetime": ("start", "-start"), "start_datetime": ("start", "-start"),
+          "harvested": ("harvested", "-harvested")}
+
+
+def parse_sortby(text: str) -> str:
+    """One field in the STAC sort extension's syntax (``+`` or no sign ascending, ``-``
+    descending; a ``+`` decoded from a URL as a space counts as ``+``) as a ``sort``."""
+    fields = [f.strip() for f in text.split(",") if f.strip()]
+    if len(fields) != 1:
+        raise HTTPError(400, "sortby takes one field")
+    field = fields[0]
+    descending = field.startswith("-")
+    orders = SORTBY.get(field.lstrip("+-").strip())
+    chosen = None if orders is None else orders[1 if descending else 0]
+    if chosen is None:
+        offered = ", ".join(f"{s}{name}" for name, (up, down) in SORTBY.items()
+                            for s, o in (("", up), ("-", down)) if o)
+        raise HTTPError(400, f"sortby {field[:50]!r} is not sortable; sortable: {offered}")
+    return chosen
 
 
 def parse_since(text: str) -> datetime:

@@ -559,6 +559,14 @@ def test_http_search_response(web_server, known):
     assert page["facets"]["zarr_format"] == [{"value": "3", "count": 1}]
 
 
+def test_http_sortby_is_sort_in_the_stac_syntax(web_server, known):
+    for sortby, sort in (("-datetime", "-start"), ("+datetime", "start"), ("start_datetime", "start"),
+                         ("title", "title"), ("-harvested", "-harvested"), (" harvested", "harvested")):
+        status, page = get(web_server.base, "/datasets?" + urllib.parse.urlencode({"sortby": sortby, "limit": 50}))
+        assert status == 200 and page["sort"] == sort
+        assert [h["iri"] for h in page["hits"]] == known.hits(sort=sort)[:50]
+
+
 def test_http_filters_paging_and_facets_match_the_index(web_server, known):
     path = ("/datasets?dtype=float32&dtype=int16&codec=zstd&valid=true&limit=3&offset=1&sort=-harvested"
             "&harvested_since=2000-01-01")
@@ -578,7 +586,8 @@ def test_http_filters_paging_and_facets_match_the_index(web_server, known):
     "q=" + "a" * 501, "q=%FF", "q=caf%C3", "dtype=%C3%28", "harvested_since=yesterday",
     "harvested_since=2024-13-01", "zarr_format=4", "zarr_format=x", "valid=maybe", "limit=abc",
     "dtype=" + "x" * 201, "&".join(["codec=c"] * 51), "q=" + "+".join(f"w{i}" for i in range(33)),
-    "q=%00%01", "units=%0A",
+    "q=%00%01", "units=%0A", "sortby=-title", "sortby=size", "sortby=title,-datetime", "sort=title&sortby=title",
+    "sortby=" + "x" * 201,
 ])
 def test_http_hostile_parameters_are_400(web_server, query):
     status, body = get(web_server.base, "/datasets?" + query)
@@ -605,7 +614,7 @@ def test_openapi_documents_datasets(web_server):
     operation = doc["paths"]["/datasets"]["get"]
     params = {p["name"]: p for p in operation["parameters"]}
     assert set(params) == {"q", "dtype", "dimension", "standard_name", "units", "zarr_format", "codec", "valid",
-                           "harvested_since", "bbox", "datetime", "limit", "offset", "sort"}
+                           "harvested_since", "bbox", "datetime", "limit", "offset", "sort", "sortby"}
     assert all(p["in"] == "query" and p.get("description") for p in params.values())
     assert "antimeridian" in params["bbox"]["description"] and "'..'" in params["datetime"]["description"]
     assert set(params["sort"]["schema"]["enum"]) >= {"start", "-start"}

@@ -292,11 +292,6 @@ def _insert_terms(
             num = comparable_value(value, datatype) if kind == LITERAL else None
             rows.append((term_hash, kind, value, dt_ids[datatype], lang, num))
     session.tx_wrote_ids = True
-    if session.dialect.name == "postgresql":
-        # In one order for every writer: two writers side by side (harvests sharing the
-        # write lock) that insert some of the same new terms then wait for each other
-        # instead of deadlocking.
-        rows.sort()
     # Terms missing from the answer were stored meanwhile (PostgreSQL: by another
     # transaction); the caller reads them back by hash.
     inserted = session.dialect.insert_terms(
