@@ -19,7 +19,6 @@ from catalogue.discovery.indexer import ReindexReport, index_hook, reindex
 from catalogue.discovery.query import SearchQuery, SearchResult, generation, search
 from catalogue.discovery.stats import CatalogueStats, Totals, catalogue_stats, totals
 from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
-from catalogue.extents.extract import guarded_extents
 from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.store import SQLStore
 from catalogue.harvest import SourceReader
@@ -404,6 +403,8 @@ class Catalogue:
         full = validate_hierarchy(hierarchy, profile=profile, source=iri)
         # The extents' findings from the metadata (conventions, ACDD, STAC items); those
         # about coordinate values need the store: the harvest's stored report has them.
+        from catalogue.extents.extract import guarded_extents
+
         full.findings = sorted([*full.findings, *guarded_extents(hierarchy, None).findings],
                                key=lambda f: f.sort_key())
         prefix = iri[len(hierarchy.url):].lstrip("/") if iri.startswith(hierarchy.url) else None

@@ -118,7 +118,13 @@ _INSERT_DATASET = text(
     ":iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, :start_time, :end_time, :west, "
     ":south, :east, :north, :groups, :arrays, :triples, :hit, :collection_id)"
 )
-_INSERT_FACET = text("INSERT INTO search_facets (facet, value, gid) VALUES (:facet, :value, :gid)")
+_INSERT_DATASET_PG = text(
+    "INSERT INTO search_datasets (gid, iri, title_key, title, zarr_format, valid, harvested, run, run_ended, "
+    "start_time, end_time, west, south, east, north, groups, arrays, triples, hit, collection_id, doc, env, env2, "
+    "facets) VALUES (:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, "
+    ":start_time, :end_time, :west, :south, :east, :north, :groups, :arrays, :triples, :hit, :collection_id, "
+    "CAST(:doc AS tsvector), CAST(:env AS box), CAST(:env2 AS box), CAST(:facets AS text[]))"
+)
 _COUNT_FACET = text(
     "INSERT INTO search_facet_counts (facet, value, datasets) VALUES (:facet, :value, :n) "
     "ON CONFLICT (facet, value) DO UPDATE SET datasets = search_facet_counts.datasets + excluded.datasets"
@@ -139,33 +145,55 @@ def _delete_rows(conn: Connection, gids: list[int]) -> tuple[list[Any], list[Any
                         .bindparams(_ids()), {"ids": gids}).all()
     facets = conn.execute(text("DELETE FROM search_facets WHERE gid IN :ids RETURNING facet, value")
                           .bindparams(_ids()), {"ids": gids}).all()
-    key = "rowid" if conn.dialect.name == "sqlite" else "gid"
-    conn.execute(text(f"DELETE FROM search_text WHERE {key} IN :ids").bindparams(_ids()), {"ids": gids})
-    # Key equality (an R*Tree finds rows by key equality only).
-    keys = [g * BOX_PARTS + part for g in gids for part in range(BOX_PARTS)]
-    conn.execute(text("DELETE FROM search_boxes WHERE key IN :ids").bindparams(_ids()), {"ids": keys})
+    if conn.dialect.name == "sqlite":  # PostgreSQL keeps text and boxes in search_datasets' row
+        conn.execute(text("DELETE FROM search_text WHERE rowid IN :ids").bindparams(_ids()), {"ids": gids})
+        # Key equality (an R*Tree finds rows by key equality only).
+        keys = [g * BOX_PARTS + part for g in gids for part in range(BOX_PARTS)]
+        conn.execute(text("DELETE FROM search_boxes WHERE key IN :ids").bindparams(_ids()), {"ids": keys})
     return gone, facets
+
+
+def facet_tags(summary: DatasetSummary) -> list[str]:
+    """The dataset's facet values as PostgreSQL's ``facets`` array holds them:
+    ``"<facet number>:<value>"``."""
+    return sorted(f"{FACETS.index(name)}:{value}" for name, values in summary.facet_values().items()
+                  for value in values)
 
 
 def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
     if not records:
         return
     sqlite = conn.dialect.name == "sqlite"
-    conn.execute(_INSERT_DATASET, [_dataset_row(r) for r in records])
-    facets = [{"facet": FACETS.index(name), "value": value, "gid": r.gid}
+    rows = [_dataset_row(r) for r in records]
+    if sqlite:
+        conn.execute(_INSERT_DATASET, rows)
+    else:  # the text, boxes and facets are columns of the row (graph/search_schema.py)
+        for row, r in zip(rows, records, strict=True):
+            d = r.summary
+            assert d is not None
+            parts = d.extent.bbox.parts() if d.extent is not None and d.extent.bbox is not None else ()
+            row["doc"] = text_document(_fields(d))
+            row["facets"] = facet_tags(d)
+            for name, part in zip(("env", "env2"), (*parts, None, None), strict=False):
+                row[name] = f"(({part[0]},{part[1]}),({part[2]},{part[3]}))" if part else None
+        conn.execute(_INSERT_DATASET_PG, rows)
+    facets = [(FACETS.index(name), value, r.gid)
               for r in records for name, values in r.summary.facet_values().items()  # type: ignore[union-attr]
               for value in sorted(values)]
-    if facets:
-        conn.execute(_INSERT_FACET, facets)
+    if facets and sqlite:  # the driver's own executemany: no per-row parameter processing
+        conn.exec_driver_sql("INSERT INTO search_facets (facet, value, gid) VALUES (?, ?, ?)", facets)
+    elif facets:
+        columns = list(zip(*facets, strict=True))
+        conn.exec_driver_sql("INSERT INTO search_facets (facet, value, gid) SELECT * FROM "
+                             "unnest(%s::smallint[], %s::text[], %s::bigint[])",
+                             (list(columns[0]), list(columns[1]), list(columns[2])))
+    if not sqlite:
+        return
     texts = [(r.gid, _fields(r.summary)) for r in records]  # type: ignore[arg-type]
-    if sqlite:
-        conn.execute(text("INSERT INTO search_text (rowid, title, keywords, variables, summary) "
-                          "VALUES (:gid, :a, :b, :c, :d)"),
-                     [{"gid": gid, "a": " ".join(f[0]), "b": " ".join(f[1]), "c": " ".join(f[2]),
-                       "d": " ".join(f[3])} for gid, f in texts])
-    else:
-        conn.execute(text("INSERT INTO search_text (gid, doc) VALUES (:gid, CAST(:doc AS tsvector))"),
-                     [{"gid": gid, "doc": text_document(f)} for gid, f in texts])
+    conn.execute(text("INSERT INTO search_text (rowid, title, keywords, variables, summary) "
+                      "VALUES (:gid, :a, :b, :c, :d)"),
+                 [{"gid": gid, "a": " ".join(f[0]), "b": " ".join(f[1]), "c": " ".join(f[2]),
+                   "d": " ".join(f[3])} for gid, f in texts])
     boxes = []
     for r in records:
         extent = r.summary.extent  # type: ignore[union-attr]
@@ -173,12 +201,8 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
             for part, (x0, y0, x1, y1) in enumerate(extent.bbox.parts()):
                 boxes.append({"key": r.gid * BOX_PARTS + part, "x0": x0, "y0": y0, "x1": x1, "y1": y1})
     if boxes:
-        if sqlite:
-            conn.execute(text("INSERT INTO search_boxes (key, minx, maxx, miny, maxy) "
-                              "VALUES (:key, :x0, :x1, :y0, :y1)"), boxes)
-        else:
-            conn.execute(text("INSERT INTO search_boxes (key, env) "
-                              "VALUES (:key, box(point(:x0, :y0), point(:x1, :y1)))"), boxes)
+        conn.execute(text("INSERT INTO search_boxes (key, minx, maxx, miny, maxy) "
+                          "VALUES (:key, :x0, :x1, :y0, :y1)"), boxes)
 
 
 def _stale_run_ends(conn: Connection) -> set[int]:
@@ -328,7 +352,10 @@ def _batch(conn: Connection, ids: list[int], report: ReindexReport,
 
 def _empty(conn: Connection) -> None:
     """Every search table emptied (a rebuild from scratch follows in the transaction)."""
-    for table in ("search_datasets", "search_facets", "search_facet_counts", "search_text", "search_boxes"):
+    tables = ["search_datasets", "search_facets", "search_facet_counts"]
+    if conn.dialect.name == "sqlite":
+        tables += ["search_text", "search_boxes"]
+    for table in tables:
         conn.execute(text(f"DELETE FROM {table}"))
     conn.execute(text(
         "INSERT INTO search_totals (id, datasets, groups, arrays, triples, generation) VALUES (1, 0, 0, 0, 0, 1) "

@@ -19,6 +19,7 @@ from typing import Any
 _WORD = re.compile(r"[^\W_]+")
 
 
+@functools.lru_cache(maxsize=50_000)
 def fold(text: str) -> str:
     """Case- and accent-insensitive form: NFKD, combining marks dropped, case folded."""
     decomposed = unicodedata.normalize("NFKD", text)

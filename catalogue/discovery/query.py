@@ -170,13 +170,13 @@ class _Sql:
         return "(" + " | ".join(options) + ")"
 
     def matches(self, terms: list[str]) -> str:
-        """The set of dataset ids matching every term, as a subquery."""
+        """Whether dataset ``d`` matches every term (a condition)."""
         last = len(terms) - 1
         if self.sqlite:
             fts = " AND ".join(self._fts_term(t, n == last) for n, t in enumerate(terms))
-            return f"SELECT rowid FROM search_text WHERE search_text MATCH {self.param(fts)}"
+            return f"d.gid IN (SELECT rowid FROM search_text WHERE search_text MATCH {self.param(fts)})"
         tsq = " & ".join(self._ts_term(t, n == last) for n, t in enumerate(terms))
-        return f"SELECT gid FROM search_text WHERE doc @@ CAST({self.param(tsq)} AS tsquery)"
+        return f"d.doc @@ CAST({self.param(tsq)} AS tsquery)"
 
     def in_field(self, token: str, prefix: bool, n: int) -> str:
         """Whether dataset ``d`` has ``token`` in field ``n`` (a condition)."""
@@ -184,7 +184,7 @@ class _Sql:
             fts = "{" + _COLUMNS[n] + "} : " + self._fts_term(token, prefix)
             return f"d.gid IN (SELECT rowid FROM search_text WHERE search_text MATCH {self.param(fts)})"
         tsq = self._ts_term(token, prefix, _TSWEIGHTS[n])
-        return f"t.doc @@ CAST({self.param(tsq)} AS tsquery)"
+        return f"d.doc @@ CAST({self.param(tsq)} AS tsquery)"
 
     def score(self, terms: list[str]) -> str:
         """The relevance of dataset ``d`` for the terms (it matches all of them)."""
@@ -205,12 +205,14 @@ def _box_condition(sql: _Sql, box: Box) -> str:
             candidates.append(f"SELECT key / {BOX_PARTS} FROM search_boxes WHERE maxx >= {p[0]} AND minx <= {p[2]} "
                               f"AND maxy >= {p[1]} AND miny <= {p[3]}")
         else:
-            candidates.append(f"SELECT key / {BOX_PARTS} FROM search_boxes WHERE env && "
-                              f"box(point({p[0]}, {p[1]}), point({p[2]}, {p[3]}))")
+            query = f"box(point({p[0]}, {p[1]}), point({p[2]}, {p[3]}))"
+            candidates += [f"d.env && {query}", f"d.env2 && {query}"]
         exact.append(f"(d.south <= {p[3]} AND {p[1]} <= d.north AND ("
                      f"(d.west <= d.east AND d.west <= {p[2]} AND {p[0]} <= d.east) OR "
                      f"(d.west > d.east AND (d.west <= {p[2]} OR {p[0]} <= d.east))))")
-    return f"d.gid IN ({' UNION '.join(candidates)}) AND ({' OR '.join(exact)})"
+    if sql.sqlite:
+        return f"d.gid IN ({' UNION '.join(candidates)}) AND ({' OR '.join(exact)})"
+    return f"({' OR '.join(candidates)}) AND ({' OR '.join(exact)})"
 
 
 def _base(sql: _Sql, query: SearchQuery, alternatives: list[list[str]]) -> list[str]:
@@ -218,7 +220,7 @@ def _base(sql: _Sql, query: SearchQuery, alternatives: list[list[str]]) -> list[
     where: list[str] = []
     texts = [terms for terms in alternatives if terms]
     if texts:
-        where.append("d.gid IN (" + " UNION ".join(sql.matches(terms) for terms in texts) + ")")
+        where.append("(" + " OR ".join(sql.matches(terms) for terms in texts) + ")")
     if query.harvested_since is not None:
         where.append(f"d.harvested >= {sql.param(micros(query.harvested_since))}")
     if query.bbox is not None:
@@ -235,6 +237,8 @@ def _base(sql: _Sql, query: SearchQuery, alternatives: list[list[str]]) -> list[
 
 
 def _facet_condition(sql: _Sql, name: str, values: list[str]) -> str:
+    if not sql.sqlite:  # the row's facets array, by its GIN index
+        return f"d.facets && CAST({sql.param([f'{FACETS.index(name)}:{v}' for v in values])} AS text[])"
     listed = ", ".join(sql.param(v) for v in values)
     return (f"d.gid IN (SELECT gid FROM search_facets WHERE facet = {sql.param(FACETS.index(name))} "
             f"AND value IN ({listed}))")
@@ -257,7 +261,8 @@ def generation(conn: Connection) -> int:
 
 
 def search(conn: Connection, query: SearchQuery) -> SearchResult:
-    """Filter, rank, page and count facets (see the module docstring)."""
+    """Filter, rank, page and count facets (see the module docstring): two statements, the
+    counts (:func:`_counts`) and the page (:func:`_page`)."""
     if query.sort not in SORTS:
         raise QueryError(f"sort must be one of {', '.join(SORTS)}")
     alternatives = query.alternatives()
@@ -268,13 +273,15 @@ def search(conn: Connection, query: SearchQuery) -> SearchResult:
     base = _base(sql, query, alternatives)
     selected = query.selected()
     facet_where = {name: _facet_condition(sql, name, values) for name, values in selected.items() if values}
+    if not base and not facet_where:  # the whole catalogue: the kept counts, no scan
+        total = int(conn.execute(text("SELECT datasets FROM search_totals WHERE id = 1")).scalar() or 0)
+        counts = _kept_counts(conn)
+    else:
+        total, counts = _counts(conn, sql, base, facet_where)
     where = base + list(facet_where.values())
     clause = " WHERE " + " AND ".join(where) if where else ""
-
-    total = int(conn.execute(text(f"SELECT count(*) FROM search_datasets d{clause}"), sql.params).scalar_one())
     hits = _page(conn, sql, query, alternatives, clause) if total and query.limit > 0 else []
-    facets = _facets(conn, sql, base, facet_where, selected, total)
-    return SearchResult(total=total, hits=hits, facets=facets)
+    return SearchResult(total=total, hits=hits, facets=_listed(counts, selected))
 
 
 def _page(conn: Connection, sql: _Sql, query: SearchQuery, alternatives: list[list[str]], clause: str) -> list[Hit]:
@@ -290,44 +297,75 @@ def _page(conn: Connection, sql: _Sql, query: SearchQuery, alternatives: list[li
         if len(texts) == 1:
             score = sql.score(texts[0])
         else:
-            scores = [f"CASE WHEN d.gid IN ({sql.matches(terms)}) THEN {sql.score(terms)} ELSE -1 END"
-                      for terms in texts]
+            scores = [f"CASE WHEN {sql.matches(terms)} THEN {sql.score(terms)} ELSE -1 END" for terms in texts]
             score = ("max(" if sql.sqlite else "GREATEST(") + ", ".join(scores) + ")"
-        join = "" if sql.sqlite else " JOIN search_text t ON t.gid = d.gid"
-        statement = (f"SELECT d.iri, d.hit, {score} AS score FROM search_datasets d{join}{clause} "
+        statement = (f"SELECT d.iri, d.hit, {score} AS score FROM search_datasets d{clause} "
                      f"ORDER BY score DESC, {_ORDER['title']} LIMIT {limit} OFFSET {offset}")
     return [Hit(iri=row[0], json=row[1].encode("utf-8")) for row in conn.execute(text(statement), sql.params)]
 
 
-def _facets(conn: Connection, sql: _Sql, base: list[str], facet_where: dict[str, str],
-            selected: dict[str, list[str]], total: int) -> dict[str, list[tuple[str, int]]]:
-    """Disjunctive facet counts: each facet under the base and every other facet filter."""
+def _kept_counts(conn: Connection) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {name: {} for name in FACETS}
-    everything = not base and not facet_where
-    # Facets not filtered are counted over the hits; a filtered one without its own filter.
-    plans: list[tuple[list[str], list[str]]] = []
-    unfiltered = [name for name in FACETS if name not in facet_where]
-    if unfiltered:
-        plans.append((unfiltered, base + list(facet_where.values())))
-    for name in facet_where:
-        plans.append(([name], base + [c for other, c in facet_where.items() if other != name]))
-    for names, where in plans:
-        if not where:  # the whole catalogue: the kept counts
-            rows = conn.execute(text(
-                "SELECT facet, value, datasets FROM search_facet_counts WHERE facet IN "
-                f"({', '.join(str(FACETS.index(n)) for n in names)})"))
-        elif total == 0 and not everything and names == unfiltered:
-            continue  # no hits: every count is 0
+    for facet, value, n in conn.execute(text("SELECT facet, value, datasets FROM search_facet_counts")):
+        counts[FACETS[int(facet)]][value] = int(n)
+    return counts
+
+
+def _counts(conn: Connection, sql: _Sql, base: list[str],
+            facet_where: dict[str, str]) -> tuple[int, dict[str, dict[str, int]]]:
+    """The total and the disjunctive facet counts, in one statement.
+
+    The datasets matching the base conditions (text, box, dates, harvest time) are found
+    once (a materialised common table expression), each with one flag per facet filter.
+    The total counts those with every flag; each facet is counted over those with every
+    flag but its own (disjunctive), the unfiltered ones together over the hits: facet
+    values by the (dataset, facet) index on SQLite, by unnesting the row's ``facets``
+    array on PostgreSQL. The cost follows the matching datasets, not the catalogue.
+    """
+    filtered = list(facet_where)
+    flags = ", ".join(f"{cond} AS m{n}" for n, cond in enumerate(facet_where.values()))
+    columns = "d.gid AS gid" + ("" if sql.sqlite else ", d.facets AS facets") + (f", {flags}" if flags else "")
+    where = f" WHERE {' AND '.join(base)}" if base else ""
+
+    def having(skip: int | None = None) -> str:
+        kept = [f"m{n}" for n in range(len(filtered)) if n != skip]
+        return " AND ".join(kept) if kept else "1 = 1"
+
+    unfiltered = [FACETS.index(name) for name in FACETS if name not in facet_where]
+    groups = [(0, unfiltered, having())] if unfiltered else []
+    groups += [(n + 1, [FACETS.index(name)], having(n)) for n, name in enumerate(filtered)]
+    if sql.sqlite:
+        parts = " UNION ALL ".join(f"SELECT {k} AS k, gid FROM base WHERE {cond}" for k, _f, cond in groups)
+        wanted = " OR ".join(f"(h.k = {k} AND f.facet IN ({', '.join(map(str, fs))}))" for k, fs, _c in groups)
+        # CROSS JOIN: SQLite's way of saying "the matching datasets first", each probing
+        # the (gid, facet) index (left to itself it may scan every row of those facets).
+        counting = (f"SELECT h.k, f.facet, f.value, count(*) FROM ({parts}) h CROSS JOIN search_facets f "
+                    f"WHERE f.gid = h.gid AND ({wanted}) GROUP BY h.k, f.facet, f.value")
+        total = f"SELECT -1, NULL, NULL, count(*) FROM base WHERE {having()}"
+    else:
+        parts = " UNION ALL ".join(f"SELECT {k} AS k, unnest(facets) AS tag FROM base WHERE {cond}"
+                                   for k, _f, cond in groups)
+        wanted = " OR ".join(f"(x.k = {k} AND left(x.tag, 2) IN ({', '.join(repr(f'{i}:') for i in fs)}))"
+                             for k, fs, _c in groups)
+        counting = (f"SELECT x.k, CAST(left(x.tag, 1) AS integer), substr(x.tag, 3), count(*) FROM ({parts}) x "
+                    f"WHERE {wanted} GROUP BY x.k, x.tag")
+        total = f"SELECT -1, NULL::integer, NULL::text, count(*) FROM base WHERE {having()}"
+    statement = f"WITH base AS MATERIALIZED (SELECT {columns} FROM search_datasets d{where}) {total}"
+    if groups:
+        statement += f" UNION ALL {counting}"
+    counts: dict[str, dict[str, int]] = {name: {} for name in FACETS}
+    found = 0
+    for k, facet, value, n in conn.execute(text(statement), sql.params):
+        if int(k) < 0:
+            found = int(n)
         else:
-            # Driven by the matching datasets, each joined to its facet rows (by the
-            # (gid, facet) index): the cost follows the hits, not the catalogue.
-            rows = conn.execute(text(
-                f"SELECT f.facet, f.value, count(*) FROM (SELECT d.gid FROM search_datasets d "
-                f"WHERE {' AND '.join(where)}) h JOIN search_facets f ON f.gid = h.gid AND f.facet IN "
-                f"({', '.join(str(FACETS.index(n)) for n in names)}) GROUP BY f.facet, f.value"),
-                sql.params)
-        for facet, value, n in rows:
             counts[FACETS[int(facet)]][value] = int(n)
+    return found, counts
+
+
+def _listed(counts: dict[str, dict[str, int]], selected: dict[str, list[str]]) -> dict[str, list[tuple[str, int]]]:
+    """Each facet's values with a count, and the selected ones, by count then value, at
+    most :data:`FACET_VALUES` (and the selected ones)."""
     out: dict[str, list[tuple[str, int]]] = {}
     for name in FACETS:
         chosen = set(selected[name])

@@ -25,7 +25,7 @@ import re
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
@@ -85,9 +85,9 @@ BATCH: Final = 200
 MAX_LIST: Final = 10_000
 
 
-@dataclass(frozen=True)
-class Term:
-    """A stored term as the index needs it: id, kind, lexical form, datatype IRI."""
+class Term(NamedTuple):
+    """A stored term as the index needs it: id, kind, lexical form, datatype IRI (a tuple:
+    a rebuild makes millions of them)."""
 
     id: int
     kind: int
@@ -261,15 +261,14 @@ def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str]) -
     ).bindparams(bindparam("g", expanding=True), bindparam("p", expanding=True))
     rows = conn.execute(stmt, {"g": gids, "p": list(predicates)}).all()
     datatypes = _datatypes(conn, {row[8] for row in rows if row[8] is not None})
-    for g, s, s_kind, s_value, p, o, o_kind, o_value, o_dt in rows:
-        graph = graphs.get(int(g))
+    for g, subject, s_kind, s_value, p, o, o_kind, o_value, o_dt in rows:
+        graph = graphs.get(g)
         if graph is None or graph.name is None:
             continue
-        name = predicates[int(p)]
-        subject = int(s)
-        obj = Term(int(o), int(o_kind), o_value, datatypes.get(o_dt) if o_dt is not None else None)
+        name = predicates[p]
+        obj = Term(o, o_kind, o_value, datatypes.get(o_dt) if o_dt is not None else None)
         if subject not in graph.subjects:
-            graph.subjects[subject] = Term(subject, int(s_kind), s_value)
+            graph.subjects[subject] = Term(subject, s_kind, s_value)
         if name in _MULTI:
             graph.multi.setdefault(name, {}).setdefault(subject, []).append(obj)
         else:

@@ -124,8 +124,16 @@ def include_name(name: str | None, type_: str, _parents: object) -> bool:
     DDL differs by database (an R*Tree virtual table, a ``box`` column), which the
     SQLAlchemy schema module cannot describe; its own tests check it.  The same holds
     for the search index's free-text and box tables (:mod:`.search_schema`)."""
-    from .search_schema import SEARCH_TABLES  # the search index's are alike
+    from .search_schema import (  # the search index's are alike
+        SEARCH_COLUMNS,
+        SEARCH_INDEXES,
+        SEARCH_TABLES,
+    )
 
+    if type_ == "column" and name in SEARCH_COLUMNS:
+        return (_parents or {}).get("table_name") != "search_datasets"  # type: ignore[attr-defined]
+    if type_ == "index" and name in SEARCH_INDEXES:
+        return False
     return not (type_ == "table" and name in SPATIAL_TABLES | POSTGIS_TABLES | SEARCH_TABLES)
 
 

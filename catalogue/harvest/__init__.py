@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from catalogue.extents.extract import DEFAULT_VALUE_BYTES, guarded_extents
+from catalogue.extents.values import DEFAULT_VALUE_BYTES
 from catalogue.harvest.change import source_state
 from catalogue.harvest.reader import Progress, canonical_fingerprint, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
@@ -117,6 +117,10 @@ class SourceReader:
         arrays from the same store within ``coordinate_bytes``. Guarded: an exception in
         the extraction is one ``extent.failed`` finding (traceback logged at WARNING), so
         the hierarchy is still catalogued or validated, without extents."""
+        # Imported here: pyproj, shapely and cftime are a third of a second that a server,
+        # which harvests nothing, need not spend starting.
+        from catalogue.extents.extract import guarded_extents
+
         return guarded_extents(hierarchy, self.store, value_bytes=self.coordinate_bytes)
 
 

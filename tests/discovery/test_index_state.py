@@ -40,9 +40,9 @@ TABLES = {
     "search_totals": "SELECT datasets, groups, arrays, triples FROM search_totals",
 }
 TEXT = {"sqlite": "SELECT rowid, title, keywords, variables, summary FROM search_text ORDER BY rowid",
-        "postgresql": "SELECT gid, doc::text FROM search_text ORDER BY gid"}
+        "postgresql": "SELECT gid, doc::text, facets FROM search_datasets ORDER BY gid"}
 BOXES = {"sqlite": "SELECT key, minx, maxx, miny, maxy FROM search_boxes ORDER BY key",
-         "postgresql": "SELECT key, env::text FROM search_boxes ORDER BY key"}
+         "postgresql": "SELECT gid, env::text, env2::text FROM search_datasets ORDER BY gid"}
 
 
 def snapshot(conn: Any) -> dict[str, list[tuple]]:

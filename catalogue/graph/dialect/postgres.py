@@ -96,7 +96,8 @@ class PostgresDialect:
         return bool(conn.execute(_TRY_WRITE_LOCK, {"key": _WRITE_LOCK}).scalar())
 
     def analyze(self, conn: Connection) -> None:
-        conn.exec_driver_sql("ANALYZE datatypes, terms, quads, graphs, namespaces")
+        conn.exec_driver_sql("ANALYZE datatypes, terms, quads, graphs, namespaces, search_datasets, search_facets, "
+                             "search_facet_counts")
 
     def can_hold(self, text: str) -> bool:
         return "\x00" not in text  # PostgreSQL text cannot hold NUL

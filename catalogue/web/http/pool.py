@@ -56,10 +56,8 @@ class _Lane:
         self.gate = asyncio.Semaphore(size)
 
     def open(self) -> None:
-        for _ in range(self.size):
-            cat = Catalogue(self.db)
-            self.every.append(cat)
-            self.idle.put(cat)
+        """Connections are opened when first needed (a server starts at once, and one that
+        is never asked for streams never opens their connections)."""
 
     def close(self) -> None:
         for cat in self.every:
@@ -71,7 +69,16 @@ class _Lane:
             await asyncio.wait_for(self.gate.acquire(), queue_timeout)
         except TimeoutError:
             raise Overloaded("the server is busy; try again shortly") from None
-        return self.idle.get_nowait()  # the semaphore guarantees one is idle
+        try:
+            return self.idle.get_nowait()
+        except queue.Empty:  # fewer than ``size`` opened so far: the semaphore admits one more
+            try:
+                cat = await run_in_threadpool(Catalogue, self.db)
+            except BaseException:
+                self.gate.release()
+                raise
+            self.every.append(cat)
+            return cat
 
     async def release(self, cat: Catalogue) -> None:
         """Give the connection back, its transaction ended on a worker thread, even when cancelled."""
