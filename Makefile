@@ -35,6 +35,9 @@ demo: install
 	@echo "== Datasets and their arrays (SPARQL) =="
 	@$(BIN)/catalogue query @examples/datasets.rq
 	@echo
+	@echo "== The catalogue (catalogue stats) =="
+	@$(BIN)/catalogue stats
+	@echo
 	@echo "== Where and when: <$(DEMO_GRAPH)> =="
 	@$(BIN)/catalogue extent "$(DEMO_GRAPH)"
 	@echo

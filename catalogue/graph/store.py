@@ -924,6 +924,14 @@ class SQLStore(Store):
             return iter(())
         return self._graph_triples((None, None, None), params, with_contexts=False)
 
+    def has_graph(self, graph_id: Node) -> bool:
+        """Whether the named graph exists (one indexed lookup, whatever the number of graphs)."""
+        gid = self._lookup_term_id(graph_id)
+        if gid is None:
+            return False
+        conn = self._connection()
+        return conn.execute(select(graphs.c.id).where(graphs.c.id == gid)).first() is not None
+
     def graph_ids(self) -> list[Node]:
         """Names of all graphs in the store, sorted."""
         return sorted(self.graph_name_ids().values(), key=str)

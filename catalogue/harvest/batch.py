@@ -128,7 +128,10 @@ def harvest_sources(
     if jobs > 1 and len(entries) > 1:
         if open_records is None:
             raise UsageError("harvesting with several jobs needs a way to open the catalogue in each worker")
-        return _in_workers(open_records, entries, jobs, strict, on_result, overall, options)
+        batch = _in_workers(open_records, entries, jobs, strict, on_result, overall, options)
+        # The terms the workers' new versions orphaned, now that no harvest shares the lock.
+        records.store.collect_queued(wait=True)
+        return batch
     batch = BatchReport(strict=strict)
     for number, source in enumerate(entries, 1):
         bar = progress(source, number, len(entries)) if progress is not None else None

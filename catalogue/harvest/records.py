@@ -17,7 +17,7 @@ from rdflib.term import Node as RDFNode
 
 from catalogue.graph.lock import holder_alive
 from catalogue.graph.store import SQLStore
-from catalogue.harvest.status import SourceStatus, note_end, note_start, statuses
+from catalogue.harvest.status import SourceStatus, note_end, note_start, running, statuses
 from catalogue.rdf.provenance import HARVESTS_GRAPH, Run
 from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.vocabulary import ZARR
@@ -83,13 +83,11 @@ class RunRecords:
             self.store.rollback()
 
     def unended(self, source: str) -> list[tuple[URIRef, str | None]]:
-        """Runs of ``source`` that recorded a start and no outcome, with their lock holders."""
-        found = self.query(
-            f"SELECT ?run ?holder WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ ?run a zarr:HarvestRun ; prov:used ?source "
-            f"OPTIONAL {{ ?run zarr:lockHolder ?holder }} FILTER NOT EXISTS {{ ?run zarr:outcome ?o }} }} }}",
-            initBindings={"source": URIRef(source)},
-        )
-        return [(URIRef(str(row.run)), str(row.holder) if row.holder is not None else None) for row in found]
+        """The run of ``source`` that recorded a start and no end, with its lock holder: the
+        latest run, when its status is still ``running`` (one indexed row of
+        ``harvest_sources``, :mod:`.status`, whatever the number of runs recorded; a run
+        before it was closed by the run after it, or is listed as ``interrupted``)."""
+        return [(URIRef(run), holder) for run, holder in running(self.store.connection, source)]
 
     def current_state(self, graph_id: URIRef) -> str | None:
         """The source state recorded by the run that generated the graph's current version."""

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from catalogue.rdf.provenance import Run
 
-__all__ = ["SourceStatus", "note_end", "note_start", "replay", "statuses"]
+__all__ = ["SourceStatus", "note_end", "note_start", "replay", "running", "statuses"]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 #: Outcomes that mean the source failed (the others: it was harvested, perhaps partly).
@@ -73,6 +73,13 @@ def note_end(conn: Connection, run: Run) -> None:
     conn.execute(_END, {"source": run.source, "run": str(run.iri), "outcome": run.outcome,
                         "ended": _micros(run.ended), "error": run.errors[0][:2000] if run.errors else None,
                         "graph": run.graph, "failed": int(run.outcome in FAILED)})
+
+
+def running(conn: Connection, source: str) -> list[tuple[str, str | None]]:
+    """``(run IRI, lock holder)`` of the source's latest run if it has not ended."""
+    rows = conn.execute(text("SELECT run, holder FROM harvest_sources WHERE source = :s AND outcome = 'running' "
+                             "AND run IS NOT NULL"), {"s": source})
+    return [(run, holder) for run, holder in rows]
 
 
 @dataclass

@@ -28,7 +28,7 @@ __all__ = ["Prepared", "fingerprints", "kept_memberships", "prepare_write", "pre
 
 def fingerprints(store: SQLStore, graph_id: URIRef) -> dict[str, str]:
     """Node IRI -> fingerprint of the graph's current version (empty if not catalogued)."""
-    if graph_id not in set(store.graph_ids()):
+    if not store.has_graph(graph_id):
         return {}
     old = Graph(store=store, identifier=graph_id)
     return {str(s): str(o) for s, o in old.subject_objects(ZARR.fingerprint)}
@@ -62,7 +62,7 @@ def prepare_write(store: SQLStore, graph_id: URIRef, h: Hierarchy, new_fp: dict[
 
 def previous_versions(store: SQLStore, graph_id: URIRef, h: Hierarchy) -> tuple[list[Triple], set[str]]:
     """The catalogued triples of the nodes that failed now, and the paths of those that had any."""
-    if not h.failed or graph_id not in set(store.graph_ids()):
+    if not h.failed or not store.has_graph(graph_id):
         return [], set()
     old = Graph(store=store, identifier=graph_id)
     triples: list[Triple] = []

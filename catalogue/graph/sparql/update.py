@@ -106,6 +106,7 @@ def _create_graph(ctx: QueryContext, operation: CompValue) -> None:
     """CREATE GRAPH: register an empty named graph; an error if it exists (unless SILENT)."""
     store = ctx.dataset.store
     name = URIRef(operation.graphiri)
-    if name in set(store.graph_ids()):
+    has_graph = getattr(store, "has_graph", None)  # the catalogue's store: one lookup
+    if has_graph(name) if has_graph is not None else name in set(store.graph_ids()):
         raise ValueError(f"graph <{name}> already exists")
     store.add_graph(Graph(store=store, identifier=name))
