@@ -18,6 +18,7 @@ and ``search_boxes`` (its box, two across the antimeridian); see
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import Counter
@@ -30,7 +31,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
 from catalogue.graph.derived import dequeue, queued_graphs
-from catalogue.graph.search_schema import BOX_PARTS
+from catalogue.graph.search_schema import BOX_PARTS, NO_TIME
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.stac import collection_id
 
@@ -108,21 +109,22 @@ def _dataset_row(record: GraphRecord) -> dict[str, Any]:
         "west": box.west if box else None, "south": box.south if box else None,
         "east": box.east if box else None, "north": box.north if box else None,
         "groups": d.groups, "arrays": d.arrays, "triples": record.triples,
+        "tags": json.dumps(facet_tags(d), ensure_ascii=False, separators=(",", ":")),
         "hit": d.hit_bytes().decode("utf-8"), "collection_id": collection_id(d.iri),
     }
 
 
 _INSERT_DATASET = text(
     "INSERT INTO search_datasets (gid, iri, title_key, title, zarr_format, valid, harvested, run, run_ended, "
-    "start_time, end_time, west, south, east, north, groups, arrays, triples, hit, collection_id) VALUES (:gid, "
-    ":iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, :start_time, :end_time, :west, "
-    ":south, :east, :north, :groups, :arrays, :triples, :hit, :collection_id)"
+    "start_time, end_time, west, south, east, north, groups, arrays, triples, tags, hit, collection_id) VALUES "
+    "(:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, :start_time, :end_time, "
+    ":west, :south, :east, :north, :groups, :arrays, :triples, :tags, :hit, :collection_id)"
 )
 _INSERT_DATASET_PG = text(
     "INSERT INTO search_datasets (gid, iri, title_key, title, zarr_format, valid, harvested, run, run_ended, "
-    "start_time, end_time, west, south, east, north, groups, arrays, triples, hit, collection_id, doc, env, env2, "
-    "facets) VALUES (:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, "
-    ":start_time, :end_time, :west, :south, :east, :north, :groups, :arrays, :triples, :hit, :collection_id, "
+    "start_time, end_time, west, south, east, north, groups, arrays, triples, tags, hit, collection_id, doc, env, "
+    "env2, facets) VALUES (:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, "
+    ":start_time, :end_time, :west, :south, :east, :north, :groups, :arrays, :triples, :tags, :hit, :collection_id, "
     "CAST(:doc AS tsvector), CAST(:env AS box), CAST(:env2 AS box), CAST(:facets AS text[]))"
 )
 _COUNT_FACET = text(
@@ -198,11 +200,13 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
     for r in records:
         extent = r.summary.extent  # type: ignore[union-attr]
         if extent is not None and extent.bbox is not None:
+            span = extent.period.instants() if extent.period is not None else None
+            t0, t1 = (micros(span[0]) / 1e6, micros(span[1]) / 1e6) if span else (-NO_TIME, NO_TIME)
             for part, (x0, y0, x1, y1) in enumerate(extent.bbox.parts()):
-                boxes.append({"key": r.gid * BOX_PARTS + part, "x0": x0, "y0": y0, "x1": x1, "y1": y1})
+                boxes.append((r.gid * BOX_PARTS + part, x0, x1, y0, y1, t0, t1))
     if boxes:
-        conn.execute(text("INSERT INTO search_boxes (key, minx, maxx, miny, maxy) "
-                          "VALUES (:key, :x0, :x1, :y0, :y1)"), boxes)
+        conn.exec_driver_sql("INSERT INTO search_boxes (key, minx, maxx, miny, maxy, mint, maxt) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)", boxes)
 
 
 def _stale_run_ends(conn: Connection) -> set[int]:

@@ -184,6 +184,10 @@ search_datasets = Table(
     Column("groups", Integer, nullable=False),
     Column("arrays", Integer, nullable=False),
     Column("triples", BigInteger, nullable=False),
+    # Its facet values, a JSON array of "<facet number>:<value>": read whole when a
+    # search counts facets over many datasets (before ``hit``, which SQLite may keep on
+    # overflow pages that a row read then skips).
+    Column("tags", Text, nullable=False),
     Column("hit", Text, nullable=False),
     # The dataset's STAC collection id (catalogue.rdf.stac.collection_id), looked up by it.
     Column("collection_id", Text, nullable=False),

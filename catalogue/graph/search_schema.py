@@ -22,12 +22,16 @@ same datasets):
 
 The CRS84 boxes of the datasets' extents (a box across the antimeridian is two parts):
 
-* SQLite: an R*Tree ``search_boxes(key, minx, maxx, miny, maxy)``, keyed ``graph id * 2
-  + part``;
+* SQLite: an R*Tree ``search_boxes(key, minx, maxx, miny, maxy, mint, maxt)``, keyed
+  ``graph id * 2 + part``, whose third dimension is the dataset's period in seconds since
+  1970 (``±1e18`` when it has none), so that a search by box and time asks one index for
+  the datasets near in both (:data:`NO_TIME`);
 * PostgreSQL: ``env`` and ``env2`` (the second part) ``box`` columns of
   ``search_datasets``, each with a GiST index.
 
-And on PostgreSQL, the dataset's facet values as a ``facets text[]`` column (``"<facet
+On PostgreSQL the period is also a ``span int8range`` column (generated from the
+instants) with a GiST index. And on PostgreSQL, the dataset's facet values as a
+``facets text[]`` column (``"<facet
 number>:<value>"``) with a GIN index, so that a search is one table's conditions, each
 answered by an index the planner combines (bitmap AND/OR), and planned in a fraction of
 a millisecond; SQLite, whose virtual tables cannot be columns, joins ``search_facets``.
@@ -39,32 +43,44 @@ from typing import Final
 
 from sqlalchemy.engine import Connection
 
-__all__ = ["BOX_PARTS", "SEARCH_COLUMNS", "SEARCH_INDEXES", "SEARCH_TABLES", "create_search_indexes",
+__all__ = ["BOX_PARTS", "NO_TIME", "SEARCH_COLUMNS", "SEARCH_INDEXES", "SEARCH_TABLES", "create_search_indexes",
            "drop_search_indexes"]
+
+#: The time range of a box whose dataset has no period (R*Tree bounds are 32-bit floats).
+NO_TIME: Final = 1e18
 
 #: Rows a dataset may have in ``search_boxes``: keys are ``graph id * BOX_PARTS + part``.
 BOX_PARTS: Final = 2
 
 #: PostgreSQL's columns and indexes of ``search_datasets`` made here (not in schema.py).
-SEARCH_COLUMNS: Final = frozenset({"doc", "env", "env2", "facets"})
+SEARCH_COLUMNS: Final = frozenset({"doc", "env", "env2", "facets", "span"})
 SEARCH_INDEXES: Final = frozenset({"ix_search_datasets_doc", "ix_search_datasets_env", "ix_search_datasets_env2",
-                                   "ix_search_datasets_facets"})
+                                   "ix_search_datasets_facets", "ix_search_datasets_span"})
 
 #: The tables of the two indexes, with SQLite's shadow tables of FTS5 and R*Tree.
 SEARCH_TABLES: Final = frozenset({
     "search_text", "search_text_data", "search_text_idx", "search_text_content",
-    "search_text_docsize", "search_text_config",
+    "search_text_docsize", "search_text_config", "search_text_vocab",
     "search_boxes", "search_boxes_node", "search_boxes_parent", "search_boxes_rowid",
 })
 
 _SQLITE: Final = (
     "CREATE VIRTUAL TABLE search_text USING fts5(title, keywords, variables, summary, "
     "tokenize = 'ascii', detail = column, prefix = '2 3 4')",
-    "CREATE VIRTUAL TABLE search_boxes USING rtree(key, minx, maxx, miny, maxy)",
+    "CREATE VIRTUAL TABLE search_boxes USING rtree(key, minx, maxx, miny, maxy, mint, maxt)",
+    # FTS5's vocabulary, read to estimate how many datasets a text matches (no storage)
+    "CREATE VIRTUAL TABLE search_text_vocab USING fts5vocab(search_text, 'row')",
 )
 _POSTGRES: Final = (
     "ALTER TABLE search_datasets ADD COLUMN doc TSVECTOR NOT NULL DEFAULT ''::tsvector, "
-    "ADD COLUMN env BOX, ADD COLUMN env2 BOX, ADD COLUMN facets TEXT[] NOT NULL DEFAULT '{}'",
+    "ADD COLUMN env BOX, ADD COLUMN env2 BOX, ADD COLUMN facets TEXT[] NOT NULL DEFAULT '{}', "
+    "ADD COLUMN span INT8RANGE GENERATED ALWAYS AS (CASE WHEN start_time IS NULL THEN NULL "
+    "ELSE int8range(start_time, end_time, '[]') END) STORED",
+    # The hit's JSON and the text go out of the row: the rows a search reads (bitmap heap
+    # scans of thousands of candidates) stay narrow, dozens to a page.
+    "ALTER TABLE search_datasets ALTER COLUMN hit SET STORAGE EXTERNAL, ALTER COLUMN doc SET STORAGE EXTERNAL, "
+    "SET (toast_tuple_target = 512)",
+    "CREATE INDEX ix_search_datasets_span ON search_datasets USING gist (span)",
     "CREATE INDEX ix_search_datasets_doc ON search_datasets USING gin (doc)",
     "CREATE INDEX ix_search_datasets_env ON search_datasets USING gist (env)",
     "CREATE INDEX ix_search_datasets_env2 ON search_datasets USING gist (env2)",
@@ -80,6 +96,7 @@ def create_search_indexes(conn: Connection) -> None:
 
 def drop_search_indexes(conn: Connection) -> None:
     if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("DROP TABLE IF EXISTS search_text_vocab")
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_text")
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_boxes")
         return

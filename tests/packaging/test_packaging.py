@@ -409,3 +409,21 @@ def test_clean_install_runs_processes_side_by_side_on_postgresql(clean_install: 
             assert proc.returncode == 0 and "Traceback" not in err, (command[1:3], err[-2000:])
         graphs = _run([script, "graphs", "--db", url], cwd=tmp_path, env=env)
         assert all(source.absolute().as_uri() in graphs.stdout for source in sources), graphs.stdout
+        # the search index (snowballstemmer is a runtime dependency), parallel harvests,
+        # per-source status and stats, from the clean install
+        config = tmp_path / "sources.toml"
+        config.write_text("".join(f'[[source]]\nurl = "{s}"\n' for s in sources))
+        _run([script, "harvest", "--config", str(config), "--jobs", "2", "--full", "--db", url], cwd=tmp_path,
+             env=env)
+        stats = json.loads(_run([script, "stats", "--json", "--db", url], cwd=tmp_path, env=env).stdout)
+        assert (stats["datasets"], stats["queued"]) == (3, 0), stats
+        status = _run([script, "harvests", "--sources", "--json", "--db", url], cwd=tmp_path, env=env)
+        assert {s["runs"] for s in json.loads(status.stdout)} == {2}
+        found = _run([script, "-v", "reindex", "--full", "--db", url], cwd=tmp_path, env=env)
+        assert "3 dataset(s)" in found.stdout
+        search = subprocess.run([str(clean_install / "bin" / "python"), "-c",
+                                 "import catalogue, sys; from catalogue.discovery.query import SearchQuery\n"
+                                 "with catalogue.open(sys.argv[1]) as cat:\n"
+                                 "    print(cat.search(SearchQuery(q='temperatures')).total)", url],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert search.returncode == 0 and search.stdout.strip() == "3", search.stderr[-2000:]

@@ -570,6 +570,12 @@ def test_search_page_lists_everything_with_facets(client, node_iris, cat):
     assert len([a for a in page.all("h3") if a.get("class") == "result-title"]) == total
     for facet in ("dtype", "dimension", "standard_name", "units", "codec", "zarr_format", "valid"):
         assert page.all("section", **{"aria-labelledby": f"facet-{facet}"}), facet
+    # the catalogue's size, as the index keeps it, against counts of the graph itself
+    counts = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
+    groups = len({str(r.n) for r in cat.query("SELECT DISTINCT ?n WHERE { ?n a zarr:Group }")})
+    arrays = len({str(r.n) for r in cat.query("SELECT DISTINCT ?n WHERE { ?n a zarr:Array }")})
+    triples = sum(n for iri, n in cat.graphs() if iri in datasets)
+    assert (f"{total:,} datasets · {groups:,} groups · {arrays:,} arrays · {triples:,} triples") in counts
 
 
 def _facet_links(page: Page) -> dict[tuple[str, str], dict[str, str]]:
