@@ -5,7 +5,7 @@ By concept: :mod:`.routes` (the routes), :mod:`.params` (their parameters),
 :mod:`.node_page` (what each page shows, with :mod:`.node_views`,
 :mod:`.arrays`, :mod:`.tree`, :mod:`.harvest`, :mod:`.snippets`),
 :mod:`.graph_digest` (a hierarchy graph read once and cached), :mod:`.values`
-(how values are written). A new facet is a value of the discovery index
+(how values are written). A new facet is a value of the search index
 (:mod:`catalogue.discovery`), a parameter of
 :func:`catalogue.web.search_params.search_query` and a title in
 :data:`.search_page.FACET_TITLES`.

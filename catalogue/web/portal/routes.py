@@ -1,7 +1,7 @@
 """The HTML portal's routes: ``/`` (search with facets), ``/browse?iri=…`` (a dataset or node), ``/static/``.
 
 Each route parses its parameters (:mod:`.params`), asks the library or the
-discovery index, and renders a template (:mod:`.render`) from the view models
+search index, and renders a template (:mod:`.render`) from the view models
 of :mod:`.node_page` and :mod:`.search_page`. Pages work without JavaScript and
 load nothing from elsewhere.
 

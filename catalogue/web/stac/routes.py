@@ -1,4 +1,4 @@
-"""The STAC API's routes: shells over the library and the discovery index.
+"""The STAC API's routes: shells over the library and its search index.
 
 ``/stac`` (landing page), ``/stac/conformance``, ``/stac/collections`` (every dataset,
 or a collection search: ``q``, ``bbox``, ``datetime``, ``sortby``, ``limit``, ``offset``)

@@ -1,4 +1,4 @@
-"""Collection search's parameters as a discovery index query, and its paging links.
+"""Collection search's parameters as a search index query, and its paging links.
 
 ``q`` is the free-text extension's: comma-separated alternatives, any of which may match
 (``q=EO,Earth Observation``), each matched as ``/datasets`` matches its ``q`` (every word,
