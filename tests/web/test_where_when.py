@@ -89,6 +89,8 @@ def test_bbox_filter_intersects_across_the_antimeridian(cat):
     assert _hits(cat, bbox=Box(175, 0, 179, 5)) == ["global", "pacific"]
     assert _hits(cat, bbox=Box(-179, 0, -175, 5)) == ["global", "pacific"]
     assert _hits(cat, bbox=Box(170, -5, -170, 5)) == ["global", "pacific"]  # both cross
+    # one box meeting both halves of a dataset's split box: the dataset is listed once
+    assert _hits(cat, bbox=Box(-180, -10, 180, 10)) == ["global", "pacific"]
     assert _hits(cat, bbox=Box(-100, -80, -90, -70)) == ["global"]
     # touching edges intersect, exactly (the box index's float32 rounding never decides)
     assert _hits(cat, bbox=Box(30, 70, 31, 71)) == ["europe", "global"]

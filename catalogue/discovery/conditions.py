@@ -1,0 +1,251 @@
+"""The pieces of a search's SQL: its conditions, how SQLite is told where to start, the
+sorts and the relevance score (see :mod:`.query` for what a search means).
+
+A condition is written once for both databases; where they differ (FTS5 and an R*Tree
+on SQLite, a ``tsvector`` and GiST boxes on PostgreSQL) the difference stays inside the
+condition, so that the statements around it are the same."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from catalogue.graph.search_schema import BOX_PARTS
+from catalogue.model.extents import Box
+
+from .indexer import micros
+from .normalise import stem
+from .summary import FACETS
+
+#: Field weights for relevance: title > keywords > variables > summary.
+WEIGHTS: Final = (8, 4, 2, 1)
+COLUMNS: Final = ("title", "keywords", "variables", "summary")
+TSWEIGHTS: Final = "ABCD"
+
+
+@dataclass
+class Condition:
+    """One condition of a search, on the row ``d`` of ``search_datasets``.
+
+    ``check`` is the condition (SQLite: an index probe per row). On SQLite a condition
+    with an index of its own may instead *drive* the search: ``driver`` is a statement
+    listing the ``gid`` it admits, ``estimate()`` how many, cheaply (:func:`plan`);
+    ``exact`` is what must still be checked of a row the driver gave (the box index's
+    candidates are tested exactly)."""
+
+    check: str
+    driver: str | None = None
+    estimate: Any = None
+    exact: str | None = None
+    size: int | None = None
+    #: A check read from the row's own data, cheaper than ``check`` for a few thousand
+    #: rows (``check`` lists a whole set once): used, last, when the driver is small.
+    row_check: str | None = None
+
+    def rows(self) -> int:
+        """The driver's estimate, asked once."""
+        if self.size is None:
+            self.size = int(self.estimate())
+        return self.size
+
+
+class Sql:
+    """Conditions and their parameters, numbered as they are added."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.sqlite = conn.dialect.name == "sqlite"
+        self.params: dict[str, Any] = {}
+
+    def param(self, value: Any) -> str:
+        name = f"p{len(self.params)}"
+        self.params[name] = value
+        return f":{name}"
+
+    def count(self, statement: str) -> int:
+        return int(self.conn.execute(text(statement), self.params).scalar() or 0)
+
+    # -- free text
+    @staticmethod
+    def _fts_term(token: str, prefix: bool) -> str:
+        options = [f'"{token}" *' if prefix else f'"{token}"']
+        root = stem(token)
+        if root != token:
+            options.append(f'"{root}"')
+        return "(" + " OR ".join(options) + ")"
+
+    @staticmethod
+    def _ts_term(token: str, prefix: bool, weight: str = "") -> str:
+        def lexeme(t: str) -> str:
+            return "'" + t.replace("\\", "\\\\").replace("'", "''") + "'"
+        options = [f"{lexeme(token)}:{'*' if prefix else ''}{weight}" if prefix or weight else lexeme(token)]
+        root = stem(token)
+        if root != token:
+            options.append(f"{lexeme(root)}:{weight}" if weight else lexeme(root))
+        return "(" + " | ".join(options) + ")"
+
+    def _fts(self, terms: list[str]) -> str:
+        last = len(terms) - 1
+        return "(" + " AND ".join(self._fts_term(t, n == last) for n, t in enumerate(terms)) + ")"
+
+    def matches(self, terms: list[str]) -> str:
+        """Whether dataset ``d`` matches every term (a condition). On SQLite the matching
+        set is listed once per statement (FTS5 answers ``MATCH ... AND rowid = ?`` by
+        reading the whole of a term's list, milliseconds per row)."""
+        if self.sqlite:
+            return f"d.gid IN (SELECT rowid FROM search_text WHERE search_text MATCH {self.param(self._fts(terms))})"
+        last = len(terms) - 1
+        tsq = " & ".join(self._ts_term(t, n == last) for n, t in enumerate(terms))
+        return f"d.doc @@ CAST({self.param(tsq)} AS tsquery)"
+
+    def text_condition(self, texts: list[list[str]]) -> Condition:
+        """Datasets matching every term of one of the alternatives."""
+        check = "(" + " OR ".join(self.matches(terms) for terms in texts) + ")"
+        if not self.sqlite:
+            return Condition(check)
+        either = self.param(" OR ".join(self._fts(terms) for terms in texts))
+        return Condition(check, driver=f"SELECT rowid AS gid FROM search_text WHERE search_text MATCH {either}",
+                          estimate=lambda: self._text_estimate(texts), row_check=self._lexeme_check(texts))
+
+    def _lexeme_check(self, texts: list[list[str]]) -> str:
+        """The text condition read from the row's indexed lexemes (FTS5's stored fields,
+        space-separated): a term is `` term `` or `` stem `` in them, the last one also
+        `` term…``; exactly what FTS5's ``ascii`` tokenizer matches."""
+        alternatives = []
+        for terms in texts:
+            conds = []
+            for n, token in enumerate(terms):
+                options = {f" {token} ", f" {stem(token)} "} | ({f" {token}"} if n == len(terms) - 1 else set())
+                conds.append("(" + " OR ".join(f"instr(t.w, {self.param(o)}) > 0" for o in sorted(options)) + ")")
+            alternatives.append("(" + " AND ".join(conds) + ")")
+        return ("EXISTS (SELECT 1 FROM (SELECT ' ' || title || ' ' || keywords || ' ' || variables || ' ' || "
+                f"summary || ' ' AS w FROM search_text WHERE rowid = d.gid) t WHERE {' OR '.join(alternatives)})")
+
+    def _text_estimate(self, texts: list[list[str]]) -> int:
+        """At most how many datasets the text matches: per alternative the least, over its
+        terms, of the datasets holding the term, its stem or (the last) a word it begins,
+        from FTS5's vocabulary (``search_text_vocab``)."""
+        total = 0
+        for terms in texts:
+            least = None
+            for n, token in enumerate(terms):
+                options = {token, stem(token)}
+                found = sum(int(self.conn.execute(text("SELECT doc FROM search_text_vocab WHERE term = :t"),
+                                                  {"t": o}).scalar() or 0) for o in options)
+                if n == len(terms) - 1:
+                    found += int(self.conn.execute(text(
+                        "SELECT sum(doc) FROM search_text_vocab WHERE term > :t AND term < :u"),
+                        {"t": token, "u": token + "\U0010ffff"}).scalar() or 0)
+                least = found if least is None else min(least, found)
+            total += least or 0
+        return total
+
+    def in_field(self, token: str, prefix: bool, n: int) -> str:
+        """Whether dataset ``d`` has ``token`` in field ``n`` (a condition)."""
+        if self.sqlite:
+            fts = "{" + COLUMNS[n] + "} : " + self._fts_term(token, prefix)
+            return f"d.gid IN (SELECT rowid FROM search_text WHERE search_text MATCH {self.param(fts)})"
+        tsq = self._ts_term(token, prefix, TSWEIGHTS[n])
+        return f"d.doc @@ CAST({self.param(tsq)} AS tsquery)"
+
+    def score(self, terms: list[str]) -> str:
+        """The relevance of dataset ``d`` for the terms (it matches all of them)."""
+        last = len(terms) - 1
+        parts = []
+        for n, token in enumerate(terms):
+            cases = " ".join(f"WHEN {self.in_field(token, n == last, f)} THEN {WEIGHTS[f]}" for f in range(3))
+            parts.append(f"(CASE {cases} ELSE {WEIGHTS[3]} END)")
+        return " + ".join(parts)
+
+
+def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | None] | None) -> Condition:
+    """Datasets whose box intersects ``box``: index candidates, then exactly. On SQLite the
+    R*Tree's third dimension is time: with a ``period`` too, its candidates are near in
+    both (the period itself is checked exactly by its own condition)."""
+    candidates, exact = [], []
+    when = ""
+    if sql.sqlite and period is not None:
+        start, end = period
+        if end is not None:
+            when += f" AND mint <= {sql.param(micros(end) / 1e6)}"
+        if start is not None:
+            when += f" AND maxt >= {sql.param(micros(start) / 1e6)}"
+    for x0, y0, x1, y1 in box.parts():
+        p = [sql.param(v) for v in (x0, y0, x1, y1)]
+        if sql.sqlite:
+            candidates.append(f"SELECT DISTINCT key / {BOX_PARTS} AS gid FROM search_boxes WHERE maxx >= {p[0]} "
+                              f"AND minx <= {p[2]} AND maxy >= {p[1]} AND miny <= {p[3]}{when}")
+        else:
+            query = f"box(point({p[0]}, {p[1]}), point({p[2]}, {p[3]}))"
+            candidates += [f"d.env && {query}", f"d.env2 && {query}"]
+        exact.append(f"(d.south <= {p[3]} AND {p[1]} <= d.north AND ("
+                     f"(d.west <= d.east AND d.west <= {p[2]} AND {p[0]} <= d.east) OR "
+                     f"(d.west > d.east AND (d.west <= {p[2]} OR {p[0]} <= d.east))))")
+    exactly = f"({' OR '.join(exact)})"
+    if not sql.sqlite:
+        return Condition(f"({' OR '.join(candidates)}) AND {exactly}")
+    driver = " UNION ".join(candidates)
+    return Condition(exactly, driver=driver, exact=exactly,
+                      estimate=lambda: sql.count(f"SELECT count(*) FROM ({driver})"))
+
+
+
+def facet_condition(sql: Sql, name: str, values: list[str]) -> Condition:
+    if not sql.sqlite:  # the row's facets array, by its GIN index
+        return Condition(f"d.facets && CAST({sql.param([f'{FACETS.index(name)}:{v}' for v in values])} AS text[])")
+    facet, listed = sql.param(FACETS.index(name)), ", ".join(sql.param(v) for v in values)
+    return Condition(
+        f"EXISTS (SELECT 1 FROM search_facets f WHERE f.facet = {facet} AND f.value IN ({listed}) "
+        f"AND f.gid = d.gid)",
+        driver=f"SELECT DISTINCT gid FROM search_facets WHERE facet = {facet} AND value IN ({listed})",
+        estimate=lambda: sql.count(f"SELECT sum(datasets) FROM search_facet_counts WHERE facet = {facet} "
+                                   f"AND value IN ({listed})"))
+
+
+#: Rows a driver may give for the text to be checked row by row rather than listed.
+ROW_CHECKS: Final = 3_000
+
+
+def plan(conditions: list[Condition]) -> tuple[str, str]:
+    """``FROM`` and ``WHERE`` clauses over ``d`` for all ``conditions``.
+
+    SQLite would otherwise build an ephemeral index of every ``IN (subquery)`` set (a
+    common word's 50,000 datasets, a facet value's 90,000) before looking at a row. So
+    the condition admitting the fewest datasets, by a cheap estimate (FTS5's vocabulary
+    for text, the R*Tree's count for a box, the kept facet counts), lists them, and the
+    others are checked row by row through their indexes (``CROSS JOIN`` keeps SQLite to
+    that order). PostgreSQL's planner combines the indexes of one table itself."""
+    drivers = [c for c in conditions if c.driver is not None]
+    if not drivers:
+        checks = [c.check for c in conditions]
+        return "search_datasets d", " AND ".join(checks) if checks else ""
+    best = min(drivers, key=lambda c: c.rows())
+    small = best.rows() <= ROW_CHECKS
+    checks = [c.check for c in conditions if c is not best and not (small and c.row_check)]
+    checks += [best.exact] if best.exact else []
+    checks += [c.row_check for c in conditions if c is not best and small and c.row_check]  # last: the dearest
+    return (f"({best.driver}) x CROSS JOIN search_datasets d",
+            " AND ".join(["d.gid = x.gid", *checks]))
+
+
+ORDER: Final = {
+    "title": "d.title_key, d.title, d.iri",
+    "harvested": "CASE WHEN d.harvested IS NULL THEN 1 ELSE 0 END, d.harvested, d.title_key, d.title, d.iri",
+    "-harvested": "CASE WHEN d.harvested IS NULL THEN 1 ELSE 0 END, d.harvested DESC, d.title_key, d.title, d.iri",
+    "start": "CASE WHEN d.start_time IS NULL THEN 1 ELSE 0 END, d.start_time, d.title_key, d.title, d.iri",
+    "-start": "CASE WHEN d.start_time IS NULL THEN 1 ELSE 0 END, d.start_time DESC, d.title_key, d.title, d.iri",
+}
+
+
+def score(sql: Sql, texts: list[list[str]]) -> str:
+    """The relevance of dataset ``d``: with alternatives, its best matching one."""
+    if len(texts) == 1:
+        return sql.score(texts[0])
+    scores = [f"CASE WHEN {sql.matches(terms)} THEN {sql.score(terms)} ELSE -1 END" for terms in texts]
+    return ("max(" if sql.sqlite else "GREATEST(") + ", ".join(scores) + ")"
+
+
