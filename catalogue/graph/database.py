@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from functools import lru_cache
@@ -264,7 +266,7 @@ def _configure_sqlite(engine: Engine) -> None:
         try:
             # The busy timeout first: turning a new file's journal into WAL takes a lock.
             cursor.execute(f"PRAGMA busy_timeout={timeout_ms}")
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _wal(cursor, timeout_ms / 1000)
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=OFF")
         finally:
@@ -276,6 +278,26 @@ def _configure_sqlite(engine: Engine) -> None:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
         else:
             conn.exec_driver_sql("BEGIN")
+
+
+def _wal(cursor: Any, timeout: float) -> None:
+    """Turn the database's journal into WAL (a no-op once it is).
+
+    Two connections turning a new file's journal into WAL at once can make one of them
+    fail at once with "database is locked": each holds a shared lock and wants the
+    other's gone, and SQLite breaks the tie without calling the busy handler. So the
+    loser waits and tries again, within the same lock timeout as any other wait."""
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) not in _SQLITE_BUSY_CODES or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.05)
 
 
 def is_deadlock(exc: BaseException) -> bool:
