@@ -58,7 +58,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.common import environment  # noqa: E402
+from bench.common import environment, stop  # noqa: E402
 from bench.sparql.generate import DCAT, DCT, PROV, RDF, RDFS, XSD, ZARR, Quads, integer, lit, typed  # noqa: E402
 from bench.web_data import COORDINATES, KEYWORDS, REGIONS, THEMES, VARIABLES  # noqa: E402
 from bench.web_load import free_port  # noqa: E402
@@ -198,11 +198,7 @@ def server(db: str, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str], f
             time.sleep(0.02)
         yield base, proc, time.perf_counter() - started
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -50,7 +50,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.common import environment  # noqa: E402
+from bench.common import environment, stop  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "web_load.json"
 DATA = REPO / "bench" / "data"
@@ -134,12 +134,7 @@ def server_process(db: pathlib.Path | str, *, workers: int = 4, extra: list[str]
             time.sleep(0.1)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log = proc.stderr.read() if proc.stderr else ""
         if fail_on_traceback and "Traceback" in log:
             raise RuntimeError(f"catalogue serve logged a traceback:\n{log[-3000:]}")

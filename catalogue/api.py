@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from rdflib import Dataset, Graph, Namespace, URIRef
 from rdflib.query import Result
@@ -80,6 +80,9 @@ def _worker_records(url: str) -> RunRecords:
     cat = Catalogue(url)
     _WORKER_CATALOGUE.append(cat)
     return cat._records
+
+
+_T = TypeVar("_T")
 
 
 class Catalogue:
@@ -210,23 +213,24 @@ class Catalogue:
         return self._records.sources(limit=limit, failing=failing)
 
     # -------------------------------------------------------------- search
+    def _read(self, read: Callable[[Any], _T]) -> _T:
+        """``read(connection)`` in a read transaction of its own, so that it sees what
+        other processes have committed and holds no snapshot afterwards."""
+        self.store.rollback()
+        try:
+            return read(self.store.connection)
+        finally:
+            self.store.rollback()
+
     def search(self, query: SearchQuery) -> SearchResult:
         """Search the datasets as ``/datasets`` does: free text, filters, facets, paging,
         sort (:mod:`catalogue.discovery.query`), answered from the search index in the
         database, as of now (what other processes committed included)."""
-        self.store.rollback()
-        try:
-            return search(self.store.connection, query)
-        finally:
-            self.store.rollback()
+        return self._read(lambda conn: search(conn, query))
 
     def search_generation(self) -> int:
         """A number that changes whenever the search index does (answers can be cached by it)."""
-        self.store.rollback()
-        try:
-            return generation(self.store.connection)
-        finally:
-            self.store.rollback()
+        return self._read(lambda conn: generation(conn))
 
     def reindex(self, graph: str | None = None, *, full: bool = False,
                 progress: Callable[[int], None] | None = None) -> ReindexReport:
@@ -259,21 +263,13 @@ class Catalogue:
 
     def totals(self) -> Totals:
         """Datasets, groups, arrays and triples as the search index keeps them (one row)."""
-        self.store.rollback()
-        try:
-            return totals(self.store.connection)
-        finally:
-            self.store.rollback()
+        return self._read(lambda conn: totals(conn))
 
     def stats(self, *, exact: bool = False) -> CatalogueStats:
         """Datasets, groups, arrays and triples (kept by the search index: no scan), the
         graphs waiting to be reindexed, and the sizes of the index and of the database;
         ``exact`` also counts every stored quad (a scan)."""
-        self.store.rollback()
-        try:
-            return catalogue_stats(self.store.connection, exact=exact)
-        finally:
-            self.store.rollback()
+        return self._read(lambda conn: catalogue_stats(conn, exact=exact))
 
     # ---------------------------------------------------------------- load
     def load(self, path: str, *, format: str | None = None, graph: str | None = None) -> LoadReport:

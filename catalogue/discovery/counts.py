@@ -72,22 +72,30 @@ def count_facets(conn: Connection, sql: Sql, base: list[Condition],
     row's ``facets`` array on PostgreSQL. The cost follows the matching datasets, not the
     catalogue.
     """
-    filtered = list(facet_where)
     flags = ", ".join(f"{cond.check} AS m{n}" for n, cond in enumerate(facet_where.values()))
     columns = "d.gid AS gid" + ("" if sql.sqlite else ", d.facets AS facets") + (f", {flags}" if flags else "")
     source, where = plan(base)
     clause = f" WHERE {where}" if where else ""
+    groups, everything = facet_groups(list(facet_where))
+    statement = (f"WITH base AS MATERIALIZED (SELECT {columns} FROM {source}{clause}) "
+                 f"{counting(sql, groups, everything)}")
+    return read_counts(conn.execute(text(statement), sql.params))
+
+
+def facet_groups(filtered: list[str]) -> tuple[list[tuple[int, list[int], str]], str]:
+    """What to count over a base whose rows carry a flag ``m<n>`` per facet filter: group
+    0 counts the facets without a filter under every flag, group ``n + 1`` the ``n``-th
+    filtered facet under every flag but its own (disjunctive facets); and the condition
+    of a hit (every flag)."""
 
     def having(skip: int | None = None) -> str:
         kept = [f"m{n}" for n in range(len(filtered)) if n != skip]
         return " AND ".join(kept) if kept else "1 = 1"
 
-    unfiltered = [FACETS.index(name) for name in FACETS if name not in facet_where]
+    unfiltered = [FACETS.index(name) for name in FACETS if name not in filtered]
     groups = [(0, unfiltered, having())] if unfiltered else []
     groups += [(n + 1, [FACETS.index(name)], having(n)) for n, name in enumerate(filtered)]
-    statement = (f"WITH base AS MATERIALIZED (SELECT {columns} FROM {source}{clause}) "
-                 f"{counting(sql, groups, having())}")
-    return read_counts(conn.execute(text(statement), sql.params))
+    return groups, having()
 
 
 def counting(sql: Sql, groups: list[tuple[int, list[int], str]], everything: str) -> str:

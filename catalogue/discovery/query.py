@@ -51,6 +51,7 @@ from .counts import (
     FACET_VALUES,
     PYTHON_FACETS,
     counting,
+    facet_groups,
     facet_only_counts,
     kept_counts,
     listed,
@@ -238,22 +239,14 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
     values = ", ".join(["d.gid", *([] if sql.sqlite else ["d.facets"]), *(f.check for f in flags)])
     conn.execute(text(f"INSERT INTO {table} ({names}) SELECT {values} FROM {source}"
                       + (f" WHERE {where}" if where else "")), sql.params)
-    filtered = list(facet_where)
     everything = " AND ".join(f"b.m{n}" for n in range(len(flags))) or "1 = 1"
-
-    def having(skip: int | None = None) -> str:
-        kept = [f"m{n}" for n in range(len(filtered)) if n != skip]
-        return " AND ".join(kept) if kept else "1 = 1"
-
-    unfiltered = [FACETS.index(name) for name in FACETS if name not in facet_where]
-    groups = [(0, unfiltered, having())] if unfiltered else []
-    groups += [(n + 1, [FACETS.index(name)], having(n)) for n, name in enumerate(filtered)]
+    groups, hit = facet_groups(list(facet_where))
     matched = int(conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()) if sql.sqlite else 0
     if matched > PYTHON_FACETS:
         total, counts = python_counts(conn, table, len(flags), groups)
     else:
         total, counts = read_counts(conn.execute(text(
-            f"WITH base AS (SELECT * FROM {table}) {counting(sql, groups, having())}")))
+            f"WITH base AS (SELECT * FROM {table}) {counting(sql, groups, hit)}")))
     if not total or not query.limit:
         return total, counts, []
     texts = [terms for terms in alternatives if terms]
