@@ -7,9 +7,10 @@ condition, so that the statements around it are the same."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -45,6 +46,8 @@ class Condition:
     #: A check read from the row's own data, cheaper than ``check`` for a few thousand
     #: rows (``check`` lists a whole set once): used, last, when the driver is small.
     row_check: str | None = None
+    #: The table ``row_check`` reads besides ``d``, joined by ``gid`` (``(table, alias)``).
+    row_join: tuple[str, str] | None = None
 
     def rows(self) -> int:
         """The driver's estimate, asked once."""
@@ -109,21 +112,23 @@ class Sql:
             return Condition(check)
         either = self.param(" OR ".join(self._fts(terms) for terms in texts))
         return Condition(check, driver=f"SELECT rowid AS gid FROM search_text WHERE search_text MATCH {either}",
-                          estimate=lambda: self._text_estimate(texts), row_check=self._lexeme_check(texts))
+                         estimate=lambda: self._text_estimate(texts), row_check=self._lexeme_check(texts),
+                         row_join=TEXT_ROWS)
 
     def _lexeme_check(self, texts: list[list[str]]) -> str:
         """The text condition read from the row's indexed lexemes (FTS5's stored fields,
-        space-separated): a term is `` term `` or `` stem `` in them, the last one also
-        `` term…``; exactly what FTS5's ``ascii`` tokenizer matches."""
+        space-separated, in its content table ``t``: :data:`TEXT_ROWS`): a term is
+        `` term `` or `` stem `` in them, the last one also `` term…``; exactly what
+        FTS5's ``ascii`` tokenizer matches."""
         alternatives = []
         for terms in texts:
             conds = []
             for n, token in enumerate(terms):
                 options = {f" {token} ", f" {stem(token)} "} | ({f" {token}"} if n == len(terms) - 1 else set())
-                conds.append("(" + " OR ".join(f"instr(t.w, {self.param(o)}) > 0" for o in sorted(options)) + ")")
+                conds.append("(" + " OR ".join(f"instr({_LEXEMES}, {self.param(o)}) > 0"
+                                               for o in sorted(options)) + ")")
             alternatives.append("(" + " AND ".join(conds) + ")")
-        return ("EXISTS (SELECT 1 FROM (SELECT ' ' || title || ' ' || keywords || ' ' || variables || ' ' || "
-                f"summary || ' ' AS w FROM search_text WHERE rowid = d.gid) t WHERE {' OR '.join(alternatives)})")
+        return "(" + " OR ".join(alternatives) + ")"
 
     def _text_estimate(self, texts: list[list[str]]) -> int:
         """At most how many datasets the text matches: per alternative the least, over its
@@ -190,46 +195,67 @@ def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | 
         return Condition(f"({' OR '.join(candidates)}) AND {exactly}")
     driver = " UNION ".join(candidates)
     return Condition(exactly, driver=driver, exact=exactly,
-                      estimate=lambda: sql.count(f"SELECT count(*) FROM ({driver})"))
-
+                     estimate=lambda: sql.count(f"SELECT count(*) FROM ({driver})"))
 
 
 def facet_condition(sql: Sql, name: str, values: list[str]) -> Condition:
     if not sql.sqlite:  # the row's facets array, by its GIN index
         return Condition(f"d.facets && CAST({sql.param([f'{FACETS.index(name)}:{v}' for v in values])} AS text[])")
-    facet, listed = sql.param(FACETS.index(name)), ", ".join(sql.param(v) for v in values)
+    number = FACETS.index(name)
+    facet, listed = sql.param(number), ", ".join(sql.param(v) for v in values)
+    # The row's tags hold each value as a JSON string, written as json.dumps writes it.
+    tagged = " OR ".join(f"instr(d.tags, {sql.param(json.dumps(f'{number}:{v}', ensure_ascii=False))}) > 0"
+                         for v in values)
     return Condition(
         f"EXISTS (SELECT 1 FROM search_facets f WHERE f.facet = {facet} AND f.value IN ({listed}) "
         f"AND f.gid = d.gid)",
         driver=f"SELECT DISTINCT gid FROM search_facets WHERE facet = {facet} AND value IN ({listed})",
         estimate=lambda: sql.count(f"SELECT sum(datasets) FROM search_facet_counts WHERE facet = {facet} "
-                                   f"AND value IN ({listed})"))
+                                   f"AND value IN ({listed})"),
+        row_check=f"({tagged})")
 
 
 #: Rows a driver may give for the text to be checked row by row rather than listed.
 ROW_CHECKS: Final = 3_000
+#: FTS5's own table of the indexed fields (``c0`` to ``c3``, keyed by ``id``, the rowid),
+#: read row by row: cheaper than asking the FTS5 table for one row.
+TEXT_ROWS: Final = ("search_text_content", "t")
+_LEXEMES: Final = "(' ' || t.c0 || ' ' || t.c1 || ' ' || t.c2 || ' ' || t.c3 || ' ')"
 
 
-def plan(conditions: list[Condition]) -> tuple[str, str]:
+class Plan(NamedTuple):
+    """How a search reads ``d``: its ``FROM`` and ``WHERE`` clauses, and whether the rows
+    are few enough (``small``) for conditions to be checked from each row's own data."""
+
+    source: str
+    where: str
+    small: bool
+
+
+def plan(conditions: list[Condition]) -> Plan:
     """``FROM`` and ``WHERE`` clauses over ``d`` for all ``conditions``.
 
     SQLite would otherwise build an ephemeral index of every ``IN (subquery)`` set (a
     common word's 50,000 datasets, a facet value's 90,000) before looking at a row. So
     the condition admitting the fewest datasets, by a cheap estimate (FTS5's vocabulary
     for text, the R*Tree's count for a box, the kept facet counts), lists them, and the
-    others are checked row by row through their indexes (``CROSS JOIN`` keeps SQLite to
-    that order). PostgreSQL's planner combines the indexes of one table itself."""
+    others are checked row by row (``CROSS JOIN`` keeps SQLite to that order): through
+    their indexes, or, when the driver gives at most :data:`ROW_CHECKS` rows, from the
+    row's own data (its facet tags, its indexed lexemes). PostgreSQL's planner combines
+    the indexes of one table itself."""
     drivers = [c for c in conditions if c.driver is not None]
     if not drivers:
-        checks = [c.check for c in conditions]
-        return "search_datasets d", " AND ".join(checks) if checks else ""
+        return Plan("search_datasets d", " AND ".join(c.check for c in conditions), False)
     best = min(drivers, key=lambda c: c.rows())
     small = best.rows() <= ROW_CHECKS
-    checks = [c.check for c in conditions if c is not best and not (small and c.row_check)]
+    by_row = [c for c in conditions if c is not best and small and c.row_check]
+    checks = [c.check for c in conditions if c is not best and c not in by_row]
     checks += [best.exact] if best.exact else []
-    checks += [c.row_check for c in conditions if c is not best and small and c.row_check]  # last: the dearest
-    return (f"({best.driver}) x CROSS JOIN search_datasets d",
-            " AND ".join(["d.gid = x.gid", *checks]))
+    joins = dict.fromkeys(c.row_join for c in by_row if c.row_join)
+    checks += [f"{alias}.id = d.gid" for _table, alias in joins]
+    checks += [c.row_check for c in sorted(by_row, key=lambda c: c.row_join is not None)]  # last: the dearest
+    source = " CROSS JOIN ".join([f"({best.driver}) x", "search_datasets d", *(f"{t} {a}" for t, a in joins)])
+    return Plan(source, " AND ".join(["d.gid = x.gid", *checks]), small)
 
 
 ORDER: Final = {

@@ -185,7 +185,8 @@ def generation(conn: Connection) -> int:
 
 
 def search(conn: Connection, query: SearchQuery) -> SearchResult:
-    """Filter, rank, page and count facets (see the module docstring). With text, a box,
+    """Filter, rank, page and count facets (see the module docstring), on ``conn`` at
+    the start of a read transaction (see :func:`_work_table`). With text, a box,
     dates or a harvest time the matches are listed once (:func:`_tabled_search`); with
     facet filters alone, or none, the counts come from the facet index or the kept counts
     and the page from :func:`_page`."""
@@ -195,6 +196,7 @@ def search(conn: Connection, query: SearchQuery) -> SearchResult:
     total_terms = len({t for terms in alternatives for t in terms})
     if total_terms > MAX_TERMS:
         raise QueryError(f"q has {total_terms} distinct terms; at most {MAX_TERMS} are allowed")
+    _work_table(conn)
     sql = Sql(conn)
     base = _base(sql, query, alternatives)
     selected = query.selected()
@@ -211,6 +213,24 @@ def search(conn: Connection, query: SearchQuery) -> SearchResult:
     return SearchResult(total=total, hits=hits, facets=listed(counts, selected))
 
 
+def _work_table(conn: Connection) -> None:
+    """Create the connection's ``search_base`` once (:func:`_tabled_search`), in a
+    transaction of its own: made in each search's read transaction, it would go with
+    that transaction's rollback, and PostgreSQL would write its catalog every time. So
+    the first search on a connection commits, which is why :func:`search` wants a
+    connection whose transaction has done nothing yet (``Catalogue.search`` gives it one)."""
+    if conn.info.get("search_base"):
+        return
+    if conn.dialect.name == "sqlite":
+        conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS search_base (gid INTEGER PRIMARY KEY, "
+                          + ", ".join(f"m{n}" for n in range(len(FACETS))) + ")"))
+    else:
+        conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS search_base (gid bigint PRIMARY KEY, facets text[], "
+                          + ", ".join(f"m{n} boolean" for n in range(len(FACETS))) + ") ON COMMIT DELETE ROWS"))
+    conn.commit()
+    conn.info["search_base"] = True
+
+
 #: Matching datasets up to which SQLite ranks them in Python (from their indexed fields)
 #: rather than with one FTS5 list per field and term.
 PYTHON_RANKING: Final = 1_000
@@ -224,19 +244,12 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
     computed in Python for up to :data:`PYTHON_RANKING` hits, from the lexemes the index
     matched (:func:`_rank`)."""
     flags = list(facet_where.values())
-    if sql.sqlite:
-        table = "temp.search_base"
-        conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS search_base (gid INTEGER PRIMARY KEY, "
-                          + ", ".join(f"m{n}" for n in range(len(FACETS))) + ")"))
-    else:
-        table = "pg_temp.search_base"
-        if conn.execute(text("SELECT to_regclass('pg_temp.search_base')")).scalar() is None:
-            conn.execute(text("CREATE TEMP TABLE search_base (gid bigint PRIMARY KEY, facets text[], "
-                              + ", ".join(f"m{n} boolean" for n in range(len(FACETS))) + ") ON COMMIT DELETE ROWS"))
+    table = "temp.search_base" if sql.sqlite else "pg_temp.search_base"
     conn.execute(text(f"DELETE FROM {table}"))
-    source, where = plan(base)
+    source, where, small = plan(base)
     names = ", ".join(["gid", *([] if sql.sqlite else ["facets"]), *(f"m{n}" for n in range(len(flags)))])
-    values = ", ".join(["d.gid", *([] if sql.sqlite else ["d.facets"]), *(f.check for f in flags)])
+    values = ", ".join(["d.gid", *([] if sql.sqlite else ["d.facets"]),
+                        *(f.row_check if small and f.row_check else f.check for f in flags)])
     conn.execute(text(f"INSERT INTO {table} ({names}) SELECT {values} FROM {source}"
                       + (f" WHERE {where}" if where else "")), sql.params)
     everything = " AND ".join(f"b.m{n}" for n in range(len(flags))) or "1 = 1"
@@ -310,7 +323,7 @@ def _rank(texts: list[list[str]], fields: tuple[str, ...]) -> int:
 def _page(conn: Connection, sql: Sql, query: SearchQuery, conditions: list[Condition]) -> list[Hit]:
     """A page of a search without text (so ranked by title unless sorted otherwise)."""
     sort = "title" if query.sort == "relevance" else query.sort
-    source, where = plan(conditions)
+    source, where, _small = plan(conditions)
     clause = f" WHERE {where}" if where else ""
     limit, offset = sql.param(max(0, query.limit)), sql.param(max(0, query.offset))
     statement = f"SELECT d.iri, d.hit FROM {source}{clause} ORDER BY {ORDER[sort]} LIMIT {limit} OFFSET {offset}"

@@ -166,3 +166,34 @@ def test_alternatives_match_any_and_rank_by_the_best(db_url):
         assert search(any_of=["earth"]).total == 2
         assert search(any_of=["earth", "ocean", "nothing"]).total == 3
         assert search(q="earth observation").total == 1  # /datasets: all words
+
+
+@pytest.mark.parametrize("row_checks", [3000, 0], ids=["from the row", "by the index"])
+def test_facet_values_of_any_text_filter_alike_from_the_row_or_the_index(db_url, row_checks, monkeypatch):
+    """A few candidates (a box) check facet values and words from each row's own data
+    (its JSON tags, its lexemes); many, through the facet and text indexes. Values with
+    quotes, backslashes, a colon and non-ASCII letters must match the same either way."""
+    import catalogue.discovery.conditions as conditions
+
+    from tests.support.search_graphs import variable
+
+    monkeypatch.setattr(conditions, "ROW_CHECKS", row_checks)
+    odd = ['µmol "m"-2', "K\\s", "a:b, c", "é"]
+    with catalogue.open(db_url) as cat:
+        write_datasets(cat, [
+            summary(f"u:{n}", f"Ocean flux {n}", extent=Extent(bbox=Box(n, 0, n + 1, 1)),
+                    variables=[variable(f"u:{n}/v", "v", units=u)])
+            for n, u in enumerate(odd)])
+
+        def hits(**kw) -> list[str]:
+            return sorted(h.iri for h in cat.search(SearchQuery(limit=10, bbox=Box(-1, -1, 10, 2), **kw)).hits)
+
+        for n, unit in enumerate(odd):
+            assert hits(units=[unit]) == [f"u:{n}"], unit
+            assert hits(q="flux", units=[unit]) == [f"u:{n}"], unit
+        assert hits(units=['"m"-2', "K", "a"]) == []  # a part of a value is not the value
+        assert hits(q="fluxes ocean", units=odd[:2]) == ["u:0", "u:1"]
+        assert hits(q="oce") == [f"u:{n}" for n in range(4)]
+        assert hits(q="ocea flux") == []  # only the last word is a prefix
+        facets = cat.search(SearchQuery(limit=0, bbox=Box(-1, -1, 10, 2), units=[odd[0]])).facets["units"]
+        assert sorted(facets) == sorted((u, 1) for u in odd)
