@@ -698,7 +698,7 @@ def db_current(db: str | None) -> None:
 @click.option("--workers", type=click.IntRange(1, 256), default=4, show_default=True,
               help="Database connections (requests doing database work at once).")
 @click.option("--processes", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Server processes (each with --workers connections and its own search index).")
+              help="Server processes (each with --workers connections and its own cache of search answers).")
 @click.option("--cors", "cors", multiple=True, metavar="ORIGIN", help="Allow this origin (repeat; * for any).")
 @click.option("--search-cache", type=click.IntRange(min=0), default=64, show_default=True, metavar="MB",
               help="Search answers kept per process until the search index changes (0: none).")

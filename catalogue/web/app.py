@@ -27,6 +27,7 @@ from . import datasets, dcat, export, nodes
 from .http import errors
 from .http.head import HeadAsGet
 from .http.limits import BodyLimit
+from .http.memory import limit_arenas
 from .http.pool import CataloguePool
 from .portal import routes as portal
 from .settings import Settings
@@ -47,6 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        limit_arenas()  # before the worker threads start
         pool = CataloguePool(settings.db, settings.workers, settings.queue_timeout, settings.stream_workers)
         pool.open()
         app.state.pool = pool
