@@ -46,8 +46,6 @@ class Condition:
     #: A check read from the row's own data, cheaper than ``check`` for a few thousand
     #: rows (``check`` lists a whole set once): used, last, when the driver is small.
     row_check: str | None = None
-    #: The table ``row_check`` reads besides ``d``, joined by ``gid`` (``(table, alias)``).
-    row_join: tuple[str, str] | None = None
 
     def rows(self) -> int:
         """The driver's estimate, asked once."""
@@ -112,20 +110,18 @@ class Sql:
             return Condition(check)
         either = self.param(" OR ".join(self._fts(terms) for terms in texts))
         return Condition(check, driver=f"SELECT rowid AS gid FROM search_text WHERE search_text MATCH {either}",
-                         estimate=lambda: self._text_estimate(texts), row_check=self._lexeme_check(texts),
-                         row_join=TEXT_ROWS)
+                         estimate=lambda: self._text_estimate(texts), row_check=self._lexeme_check(texts))
 
     def _lexeme_check(self, texts: list[list[str]]) -> str:
-        """The text condition read from the row's indexed lexemes (FTS5's stored fields,
-        space-separated, in its content table ``t``: :data:`TEXT_ROWS`): a term is
-        `` term `` or `` stem `` in them, the last one also `` term…``; exactly what
-        FTS5's ``ascii`` tokenizer matches."""
+        """The text condition read from the row's ``words`` (the indexed lexemes, each
+        between spaces): a term is `` term `` or `` stem `` in them, the last one also
+        `` term…``; exactly what FTS5's ``ascii`` tokenizer matches."""
         alternatives = []
         for terms in texts:
             conds = []
             for n, token in enumerate(terms):
                 options = {f" {token} ", f" {stem(token)} "} | ({f" {token}"} if n == len(terms) - 1 else set())
-                conds.append("(" + " OR ".join(f"instr({_LEXEMES}, {self.param(o)}) > 0"
+                conds.append("(" + " OR ".join(f"instr(d.words, {self.param(o)}) > 0"
                                                for o in sorted(options)) + ")")
             alternatives.append("(" + " AND ".join(conds) + ")")
         return "(" + " OR ".join(alternatives) + ")"
@@ -194,8 +190,11 @@ def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | 
     if not sql.sqlite:
         return Condition(f"({' OR '.join(candidates)}) AND {exactly}")
     driver = " UNION ".join(candidates)
+    # The estimate counts a dataset whose two halves both meet the box twice (5% of a
+    # catalogue's boxes, at most): a bound, not the list, which DISTINCT would sort.
+    rough = " UNION ALL ".join(c.replace("SELECT DISTINCT", "SELECT", 1) for c in candidates)
     return Condition(exactly, driver=driver, exact=exactly,
-                     estimate=lambda: sql.count(f"SELECT count(*) FROM ({driver})"))
+                     estimate=lambda: sql.count(f"SELECT count(*) FROM ({rough})"))
 
 
 def facet_condition(sql: Sql, name: str, values: list[str]) -> Condition:
@@ -217,10 +216,6 @@ def facet_condition(sql: Sql, name: str, values: list[str]) -> Condition:
 
 #: Rows a driver may give for the text to be checked row by row rather than listed.
 ROW_CHECKS: Final = 3_000
-#: FTS5's own table of the indexed fields (``c0`` to ``c3``, keyed by ``id``, the rowid),
-#: read row by row: cheaper than asking the FTS5 table for one row.
-TEXT_ROWS: Final = ("search_text_content", "t")
-_LEXEMES: Final = "(' ' || t.c0 || ' ' || t.c1 || ' ' || t.c2 || ' ' || t.c3 || ' ')"
 
 
 class Plan(NamedTuple):
@@ -251,11 +246,8 @@ def plan(conditions: list[Condition]) -> Plan:
     by_row = [c for c in conditions if c is not best and small and c.row_check]
     checks = [c.check for c in conditions if c is not best and c not in by_row]
     checks += [best.exact] if best.exact else []
-    joins = dict.fromkeys(c.row_join for c in by_row if c.row_join)
-    checks += [f"{alias}.id = d.gid" for _table, alias in joins]
-    checks += [c.row_check for c in sorted(by_row, key=lambda c: c.row_join is not None)]  # last: the dearest
-    source = " CROSS JOIN ".join([f"({best.driver}) x", "search_datasets d", *(f"{t} {a}" for t, a in joins)])
-    return Plan(source, " AND ".join(["d.gid = x.gid", *checks]), small)
+    checks += [c.row_check for c in by_row if c.row_check]  # last: the dearest
+    return Plan(f"({best.driver}) x CROSS JOIN search_datasets d", " AND ".join(["d.gid = x.gid", *checks]), small)
 
 
 ORDER: Final = {

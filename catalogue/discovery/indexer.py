@@ -116,9 +116,9 @@ def _dataset_row(record: GraphRecord) -> dict[str, Any]:
 
 _INSERT_DATASET = text(
     "INSERT INTO search_datasets (gid, iri, title_key, title, zarr_format, valid, harvested, run, run_ended, "
-    "start_time, end_time, west, south, east, north, groups, arrays, triples, tags, hit, collection_id) VALUES "
-    "(:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, :start_time, :end_time, "
-    ":west, :south, :east, :north, :groups, :arrays, :triples, :tags, :hit, :collection_id)"
+    "start_time, end_time, west, south, east, north, groups, arrays, triples, tags, hit, collection_id, words) "
+    "VALUES (:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, :start_time, "
+    ":end_time, :west, :south, :east, :north, :groups, :arrays, :triples, :tags, :hit, :collection_id, :words)"
 )
 _INSERT_DATASET_PG = text(
     "INSERT INTO search_datasets (gid, iri, title_key, title, zarr_format, valid, harvested, run, run_ended, "
@@ -167,14 +167,17 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
         return
     sqlite = conn.dialect.name == "sqlite"
     rows = [_dataset_row(r) for r in records]
-    if sqlite:
+    fields = {r.gid: _fields(r.summary) for r in records}  # type: ignore[arg-type]
+    if sqlite:  # the row's words: every field's tokens, each between spaces
+        for row in rows:
+            row["words"] = " " + " ".join(token for field in fields[row["gid"]] for token in field) + " "
         conn.execute(_INSERT_DATASET, rows)
     else:  # the text, boxes and facets are columns of the row (graph/search_schema.py)
         for row, r in zip(rows, records, strict=True):
             d = r.summary
             assert d is not None
             parts = d.extent.bbox.parts() if d.extent is not None and d.extent.bbox is not None else ()
-            row["doc"] = text_document(_fields(d))
+            row["doc"] = text_document(fields[r.gid])
             row["facets"] = facet_tags(d)
             for name, part in zip(("env", "env2"), (*parts, None, None), strict=False):
                 row[name] = f"(({part[0]},{part[1]}),({part[2]},{part[3]}))" if part else None
@@ -191,11 +194,10 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
                              (list(columns[0]), list(columns[1]), list(columns[2])))
     if not sqlite:
         return
-    texts = [(r.gid, _fields(r.summary)) for r in records]  # type: ignore[arg-type]
     conn.execute(text("INSERT INTO search_text (rowid, title, keywords, variables, summary) "
                       "VALUES (:gid, :a, :b, :c, :d)"),
                  [{"gid": gid, "a": " ".join(f[0]), "b": " ".join(f[1]), "c": " ".join(f[2]),
-                   "d": " ".join(f[3])} for gid, f in texts])
+                   "d": " ".join(f[3])} for gid, f in fields.items()])
     boxes = []
     for r in records:
         extent = r.summary.extent  # type: ignore[union-attr]
