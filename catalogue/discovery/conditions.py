@@ -190,8 +190,8 @@ def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | 
     if not sql.sqlite:
         return Condition(f"({' OR '.join(candidates)}) AND {exactly}")
     driver = " UNION ".join(candidates)
-    # The estimate counts a dataset whose two halves both meet the box twice (5% of a
-    # catalogue's boxes, at most): a bound, not the list, which DISTINCT would sort.
+    # The estimate counts twice a dataset whose two halves (only boxes across the
+    # antimeridian have two) both meet the box: a bound is enough, and DISTINCT would sort.
     rough = " UNION ALL ".join(c.replace("SELECT DISTINCT", "SELECT", 1) for c in candidates)
     return Condition(exactly, driver=driver, exact=exactly,
                      estimate=lambda: sql.count(f"SELECT count(*) FROM ({rough})"))
