@@ -122,10 +122,10 @@ _INSERT_DATASET = text(
 )
 _INSERT_DATASET_PG = text(
     "INSERT INTO search_datasets (gid, iri, title_key, title, zarr_format, valid, harvested, run, run_ended, "
-    "start_time, end_time, west, south, east, north, groups, arrays, triples, tags, hit, collection_id, doc, env, "
-    "env2, facets) VALUES (:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, "
+    "start_time, end_time, west, south, east, north, groups, arrays, triples, tags, hit, collection_id, words, doc, "
+    "env, env2, facets) VALUES (:gid, :iri, :title_key, :title, :zarr_format, :valid, :harvested, :run, :run_ended, "
     ":start_time, :end_time, :west, :south, :east, :north, :groups, :arrays, :triples, :tags, :hit, :collection_id, "
-    "CAST(:doc AS tsvector), CAST(:env AS box), CAST(:env2 AS box), CAST(:facets AS text[]))"
+    ":words, CAST(:doc AS tsvector), CAST(:env AS box), CAST(:env2 AS box), CAST(:facets AS text[]))"
 )
 _COUNT_FACET = text(
     "INSERT INTO search_facet_counts (facet, value, datasets) VALUES (:facet, :value, :n) "
@@ -155,6 +155,17 @@ def _delete_rows(conn: Connection, gids: list[int]) -> tuple[list[Any], list[Any
     return gone, facets
 
 
+def words(fields: list[list[str]]) -> str:
+    """``search_datasets.words``: each field's lexemes between spaces, the fields parted
+    by ``" | "`` (see :func:`field_words`)."""
+    return " " + " | ".join(" ".join(field) for field in fields) + " "
+
+
+def field_words(stored: str) -> list[str]:
+    """The fields of a ``words`` value, each its lexemes separated by spaces."""
+    return stored.split("|")
+
+
 def facet_tags(summary: DatasetSummary) -> list[str]:
     """The dataset's facet values as PostgreSQL's ``facets`` array holds them:
     ``"<facet number>:<value>"``."""
@@ -168,9 +179,9 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
     sqlite = conn.dialect.name == "sqlite"
     rows = [_dataset_row(r) for r in records]
     fields = {r.gid: _fields(r.summary) for r in records}  # type: ignore[arg-type]
-    if sqlite:  # the row's words: every field's tokens, each between spaces
-        for row in rows:
-            row["words"] = " " + " ".join(token for field in fields[row["gid"]] for token in field) + " "
+    for row in rows:
+        row["words"] = words(fields[row["gid"]])
+    if sqlite:
         conn.execute(_INSERT_DATASET, rows)
     else:  # the text, boxes and facets are columns of the row (graph/search_schema.py)
         for row, r in zip(rows, records, strict=True):

@@ -58,7 +58,7 @@ from .counts import (
     python_counts,
     read_counts,
 )
-from .indexer import micros
+from .indexer import field_words, micros
 from .normalise import stem, tokenize
 from .summary import FACETS, DatasetSummary
 
@@ -245,7 +245,11 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
     matched (:func:`_rank`)."""
     flags = list(facet_where.values())
     table = "temp.search_base" if sql.sqlite else "pg_temp.search_base"
-    conn.execute(text(f"DELETE FROM {table}"))
+    # Emptied first: the search's transaction ends in a rollback. On PostgreSQL a DELETE
+    # would leave each search's rows dead in the table (no autovacuum of temporary
+    # tables), and later searches would scan them; TRUNCATE gives the rows a new file that
+    # the rollback drops.
+    conn.execute(text(f"DELETE FROM {table}" if sql.sqlite else f"TRUNCATE {table}"))
     source, where, small = plan(base)
     names = ", ".join(["gid", *([] if sql.sqlite else ["facets"]), *(f"m{n}" for n in range(len(flags)))])
     values = ", ".join(["d.gid", *([] if sql.sqlite else ["d.facets"]),
@@ -275,14 +279,8 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
                                  f"WHERE d.gid = b.gid AND {everything} "
                                  f"ORDER BY score DESC, {ORDER['title']} LIMIT {limit} OFFSET {offset}"), sql.params)
         return total, counts, [Hit(iri=r[0], json=r[1].encode("utf-8")) for r in rows]
-    if sql.sqlite:
-        found = conn.execute(text(
-            f"SELECT d.gid, d.title_key, d.title, d.iri, t.title, t.keywords, t.variables, t.summary FROM {joined} "
-            f"CROSS JOIN search_text t WHERE d.gid = b.gid AND t.rowid = b.gid AND {everything}")).all()
-    else:  # each field's lexemes: those of its weight in the row's tsvector
-        fields = ", ".join(f"array_to_string(tsvector_to_array(ts_filter(d.doc, '{{{w}}}')), ' ')" for w in "abcd")
-        found = conn.execute(text(f"SELECT d.gid, d.title_key, d.title, d.iri, {fields} FROM {joined} "
-                                  f"WHERE d.gid = b.gid AND {everything}")).all()
+    found = [(*row[:4], *field_words(row[4])) for row in conn.execute(text(
+        f"SELECT d.gid, d.title_key, d.title, d.iri, d.words FROM {joined} WHERE d.gid = b.gid AND {everything}"))]
     ranked = sorted(found, key=lambda r: (-_rank(texts, r[4:]), r[1], r[2], r[3]))[offset:offset + limit]
     if not ranked:
         return total, counts, []

@@ -188,6 +188,10 @@ search_datasets = Table(
     # search counts facets over many datasets (before ``hit``, which SQLite may keep on
     # overflow pages that a row read then skips).
     Column("tags", Text, nullable=False),
+    # Its indexed lexemes, field by field (title, keywords, variables, summary), each
+    # between spaces and the fields parted by " | " (no lexeme holds "|"): checked for a
+    # query's words where the row is read anyway, and what relevance is computed from.
+    Column("words", Text, nullable=False),
     Column("hit", Text, nullable=False),
     # The dataset's STAC collection id (catalogue.rdf.stac.collection_id), looked up by it.
     Column("collection_id", Text, nullable=False),

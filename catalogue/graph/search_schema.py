@@ -14,10 +14,7 @@ same datasets):
   the dataset's graph id, with the ``ascii`` tokenizer (which takes the tokens as given:
   they are runs of letters and digits separated by spaces) and ``detail=column`` (what
   search needs: which field holds a token, not where in it), with prefix indexes for
-  search-as-you-type; and the same tokens in the row, a ``words`` column of
-  ``search_datasets`` (`` a b c ``: each token between spaces), so that a search
-  that starts from another index checks its few thousand candidates' words where it
-  reads them anyway, rather than in FTS5's tables;
+  search-as-you-type (the same tokens are in the row too: ``search_datasets.words``);
 * PostgreSQL: a ``doc tsvector`` column of ``search_datasets`` with a GIN index; each
   token is a lexeme whose weight is its field (A title, B keywords, C variables, D
   summary), written in ``tsvector``'s input syntax so that no text-search parser splits
@@ -55,9 +52,8 @@ NO_TIME: Final = 1e18
 #: Rows a dataset may have in ``search_boxes``: keys are ``graph id * BOX_PARTS + part``.
 BOX_PARTS: Final = 2
 
-#: The columns of ``search_datasets`` made here (not in schema.py): ``words`` on SQLite,
-#: the others on PostgreSQL; and PostgreSQL's indexes of them.
-SEARCH_COLUMNS: Final = frozenset({"doc", "env", "env2", "facets", "span", "words"})
+#: PostgreSQL's columns and indexes of ``search_datasets`` made here (not in schema.py).
+SEARCH_COLUMNS: Final = frozenset({"doc", "env", "env2", "facets", "span"})
 SEARCH_INDEXES: Final = frozenset({"ix_search_datasets_doc", "ix_search_datasets_env", "ix_search_datasets_env2",
                                    "ix_search_datasets_facets", "ix_search_datasets_span"})
 
@@ -69,7 +65,6 @@ SEARCH_TABLES: Final = frozenset({
 })
 
 _SQLITE: Final = (
-    "ALTER TABLE search_datasets ADD COLUMN words TEXT NOT NULL DEFAULT ''",
     "CREATE VIRTUAL TABLE search_text USING fts5(title, keywords, variables, summary, "
     "tokenize = 'ascii', detail = column, prefix = '2 3 4')",
     "CREATE VIRTUAL TABLE search_boxes USING rtree(key, minx, maxx, miny, maxy, mint, maxt)",
@@ -104,8 +99,6 @@ def drop_search_indexes(conn: Connection) -> None:
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_text_vocab")
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_text")
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_boxes")
-        if "words" in {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(search_datasets)")}:
-            conn.exec_driver_sql("ALTER TABLE search_datasets DROP COLUMN words")
         return
     for index in sorted(SEARCH_INDEXES):
         conn.exec_driver_sql(f"DROP INDEX IF EXISTS {index}")

@@ -57,6 +57,7 @@ def upgrade() -> None:
         sa.Column("arrays", sa.Integer, nullable=False),
         sa.Column("triples", sa.BigInteger, nullable=False),
         sa.Column("tags", sa.Text, nullable=False),
+        sa.Column("words", sa.Text, nullable=False),
         sa.Column("hit", sa.Text, nullable=False),
         sa.Column("collection_id", sa.Text, nullable=False),
     )

@@ -12,7 +12,7 @@ from catalogue.discovery.summary import DatasetSummary
 from catalogue.model.extents import Box, Extent, Period
 from catalogue.web.http.errors import HTTPError
 from catalogue.web.http.where_when import parse_bbox, parse_datetime
-from tests.support.search_graphs import summary, write_datasets
+from tests.support.search_graphs import summary, variable, write_datasets
 
 
 def test_bbox_parses_four_or_six_numbers():
@@ -174,8 +174,6 @@ def test_facet_values_of_any_text_filter_alike_from_the_row_or_the_index(db_url,
     (its JSON tags, its lexemes); many, through the facet and text indexes. Values with
     quotes, backslashes, a colon and non-ASCII letters must match the same either way."""
     import catalogue.discovery.conditions as conditions
-
-    from tests.support.search_graphs import variable
 
     monkeypatch.setattr(conditions, "ROW_CHECKS", row_checks)
     odd = ['µmol "m"-2', "K\\s", "a:b, c", "é"]
