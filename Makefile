@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks bench-web bench-stress serve serve-background stop clean
+.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks bench-web bench-stress bench-search bench-jobs serve serve-background stop clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -116,6 +116,17 @@ STRESS_ARGS ?=
 bench-stress: dev
 	$(BIN)/python -m bench.stress --db sqlite $(STRESS_ARGS)
 	$(BIN)/python -m bench.stress --db postgres $(STRESS_ARGS)
+
+# The search index on large catalogues (bench/search_scale.py): the scale-10 catalogue and
+# 100,000 datasets with extents, SQLite and PostgreSQL. E.g. SEARCH_ARGS="--catalogues extents --db sqlite"
+SEARCH_ARGS ?=
+bench-search: dev
+	$(BIN)/python -m bench.search_scale $(SEARCH_ARGS)
+
+# catalogue harvest --jobs 1 and 2: 1,000 stores over loopback HTTP into PostgreSQL (bench/harvest_jobs.py).
+JOBS_ARGS ?=
+bench-jobs: dev
+	$(BIN)/python -m bench.harvest_jobs $(JOBS_ARGS)
 
 clean: stop
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache catalogue.db catalogue.db-* .demo-server.log

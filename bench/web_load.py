@@ -38,6 +38,7 @@ import contextlib
 import json
 import os
 import pathlib
+import shutil
 import socket
 import statistics
 import subprocess
@@ -91,8 +92,11 @@ def build_database(n: int, seed: int = 0) -> pathlib.Path:
     db = DATA / f"web-{n}-{seed}.db"
     if not db.exists():
         partial = db.with_suffix(".part.db")
-        for leftover in DATA.glob(partial.name + "*"):
-            leftover.unlink()
+        for leftover in DATA.glob(partial.name + "*"):  # files, and the harvests' lock folder
+            if leftover.is_dir():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink()
         start = time.perf_counter()
         build_catalogue(str(partial), n, seed, folder=DATA / f"web-{n}-{seed}-stores")
         print(f"built {n} datasets in {time.perf_counter() - start:.1f} s: {db}", flush=True)
