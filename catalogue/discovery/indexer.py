@@ -291,7 +291,27 @@ def index_hook(conn: Connection, graphs: set[int], *, shared: bool = False) -> s
     queued = [] if shared else queued_graphs(conn, QUEUE_PER_COMMIT)
     done = index_graphs(conn, graphs | set(queued))
     dequeue(conn, [g for g in queued if g in done])
+    if len(done) >= ANALYZE_AFTER:
+        analyze(conn)
     return done & graphs
+
+
+#: Graphs indexed in one transaction (a bulk load, a full reindex, the upgrade that
+#: builds the index) after which the search tables' statistics are refreshed in it.
+ANALYZE_AFTER: Final = 1_000
+
+
+def analyze(conn: Connection) -> None:
+    """Refresh the planner's statistics of the search tables. After a bulk load they
+    would describe the tables as they were (empty, often) until autovacuum comes round:
+    measured on 100,000 datasets, PostgreSQL's searches took 26 ms (p50) instead of 19
+    right after ``catalogue load``."""
+    tables = ("search_datasets", "search_facets", "search_facet_counts")
+    if conn.dialect.name == "sqlite":
+        for table in tables:
+            conn.exec_driver_sql(f"ANALYZE {table}")
+    else:
+        conn.exec_driver_sql(f"ANALYZE {', '.join(tables)}")
 
 
 #: Queued graphs a writer's commit indexes along with its own.
@@ -335,6 +355,7 @@ def reindex(begin: Callable[[], Any], *, graphs: Iterable[int] | None = None, fu
                 _batch(conn, ids[start:start + REINDEX_BATCH], report, progress)
             dequeue(conn, [g for g in ids if g not in report.failed])
             conn.execute(text("DELETE FROM reindex_queue WHERE gid NOT IN (SELECT id FROM graphs)"))
+            analyze(conn)
     elif graphs is not None:
         ids = sorted(set(graphs))
         for start in range(0, len(ids), REINDEX_BATCH):

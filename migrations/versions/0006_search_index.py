@@ -110,6 +110,10 @@ def upgrade() -> None:
         missed = [{"gid": g} for g in chunk if g not in done]
         if missed:  # unreadable now: left for catalogue reindex, which says why
             conn.execute(sa.text("INSERT INTO reindex_queue (gid) VALUES (:gid)"), missed)
+    if ids:
+        from catalogue.discovery.indexer import analyze
+
+        analyze(conn)
 
 
 def downgrade() -> None:
