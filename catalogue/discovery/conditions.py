@@ -202,9 +202,13 @@ def facet_condition(sql: Sql, name: str, values: list[str]) -> Condition:
         return Condition(f"d.facets && CAST({sql.param([f'{FACETS.index(name)}:{v}' for v in values])} AS text[])")
     number = FACETS.index(name)
     facet, listed = sql.param(number), ", ".join(sql.param(v) for v in values)
-    # The row's tags hold each value as a JSON string, written as json.dumps writes it.
-    tagged = " OR ".join(f"instr(d.tags, {sql.param(json.dumps(f'{number}:{v}', ensure_ascii=False))}) > 0"
-                         for v in values)
+    # The row's tags are a compact JSON array of strings, each written as json.dumps
+    # writes it. A value is found where an element starts: after "[" (made a "," here)
+    # or a ",". Inside a string a quote is escaped, so ',"' only ever starts an element
+    # (a value 'x"3:K' holds '"3:K"', never ',"3:K"').
+    tagged = " OR ".join(
+        f"instr(',' || substr(d.tags, 2), {sql.param(',' + json.dumps(f'{number}:{v}', ensure_ascii=False))}) > 0"
+        for v in values)
     return Condition(
         f"EXISTS (SELECT 1 FROM search_facets f WHERE f.facet = {facet} AND f.value IN ({listed}) "
         f"AND f.gid = d.gid)",

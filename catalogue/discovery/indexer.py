@@ -29,7 +29,9 @@ from typing import Any, Final
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 
+from catalogue.graph.database import busy_error
 from catalogue.graph.derived import dequeue, queued_graphs
 from catalogue.graph.search_schema import BOX_PARTS, NO_TIME
 from catalogue.rdf.provenance import HARVESTS_GRAPH
@@ -310,8 +312,20 @@ def analyze(conn: Connection) -> None:
     if conn.dialect.name == "sqlite":
         for table in tables:
             conn.exec_driver_sql(f"ANALYZE {table}")
-    else:
-        conn.exec_driver_sql(f"ANALYZE {', '.join(tables)}")
+        return
+    # ANALYZE waits for a VACUUM of the same table (an anti-wraparound autovacuum is not
+    # cancelled for it): statistics are not worth failing the load they follow, so it
+    # waits briefly, in a savepoint, and is left to autovacuum if it cannot.
+    before = conn.exec_driver_sql("SELECT current_setting('lock_timeout')").scalar()
+    try:
+        with conn.begin_nested():
+            conn.exec_driver_sql("SELECT set_config('lock_timeout', '2s', true)")
+            conn.exec_driver_sql(f"ANALYZE {', '.join(tables)}")
+    except OperationalError as exc:
+        if busy_error(exc) is None:
+            raise
+    finally:
+        conn.exec_driver_sql("SELECT set_config('lock_timeout', %(v)s, true)", {"v": before})
 
 
 #: Queued graphs a writer's commit indexes along with its own.

@@ -26,9 +26,9 @@ _M_ARENA_MAX: Final = -8  # glibc's <malloc.h>
 
 def limit_arenas(count: int = ARENAS) -> bool:
     """Cap glibc's malloc arenas at ``count`` for threads started from now on; whether it
-    was done (not where ``MALLOC_ARENA_MAX`` is set, which glibc read at start, nor with
-    another C library)."""
-    if "MALLOC_ARENA_MAX" in os.environ:
+    was done (not where the operator set them, with ``MALLOC_ARENA_MAX`` or
+    ``GLIBC_TUNABLES``, which glibc read at start, nor with another C library)."""
+    if "MALLOC_ARENA_MAX" in os.environ or "glibc.malloc.arena_max" in os.environ.get("GLIBC_TUNABLES", ""):
         return False
     name = ctypes.util.find_library("c")
     if name is None:
