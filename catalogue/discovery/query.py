@@ -203,6 +203,8 @@ def search(conn: Connection, query: SearchQuery) -> SearchResult:
     facet_where = {name: facet_condition(sql, name, values) for name, values in selected.items() if values}
     if base:
         total, counts, hits = _tabled_search(conn, sql, query, alternatives, base, facet_where)
+        if not sql.sqlite:
+            conn.commit()  # empties the work table (see _tabled_search); nothing else was written
         return SearchResult(total=total, hits=hits, facets=listed(counts, selected))
     if not facet_where:  # the whole catalogue: the kept counts, no scan
         total = int(conn.execute(text("SELECT datasets FROM search_totals WHERE id = 1")).scalar() or 0)
@@ -217,8 +219,9 @@ def _work_table(conn: Connection) -> None:
     """Create the connection's ``search_base`` once (:func:`_tabled_search`), in a
     transaction of its own: made in each search's read transaction, it would go with
     that transaction's rollback, and PostgreSQL would write its catalog every time. So
-    the first search on a connection commits, which is why :func:`search` wants a
-    connection whose transaction has done nothing yet (``Catalogue.search`` gives it one)."""
+    the first search on a connection commits (and on PostgreSQL every search that lists
+    its matches does), which is why :func:`search` wants a connection whose transaction
+    has done nothing yet (``Catalogue.search`` gives it one)."""
     if conn.info.get("search_base"):
         return
     if conn.dialect.name == "sqlite":
@@ -245,11 +248,12 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
     matched (:func:`_rank`)."""
     flags = list(facet_where.values())
     table = "temp.search_base" if sql.sqlite else "pg_temp.search_base"
-    # Emptied first: the search's transaction ends in a rollback. On PostgreSQL a DELETE
-    # would leave each search's rows dead in the table (no autovacuum of temporary
-    # tables), and later searches would scan them; TRUNCATE gives the rows a new file that
-    # the rollback drops.
-    conn.execute(text(f"DELETE FROM {table}" if sql.sqlite else f"TRUNCATE {table}"))
+    # Emptied first (a search may follow another in one transaction). On PostgreSQL
+    # :func:`search` then commits, and ``ON COMMIT DELETE ROWS`` empties the table in
+    # place: rows rolled back instead would stay in it, dead (temporary tables are never
+    # vacuumed), for every later search to scan, and a TRUNCATE would give the table new
+    # files, and the catalog a new row, on every search.
+    conn.execute(text(f"DELETE FROM {table}"))
     source, where, small = plan(base)
     names = ", ".join(["gid", *([] if sql.sqlite else ["facets"]), *(f"m{n}" for n in range(len(flags)))])
     values = ", ".join(["d.gid", *([] if sql.sqlite else ["d.facets"]),
