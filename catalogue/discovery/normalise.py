@@ -4,7 +4,7 @@ Data type and codec names are normalised by the model
 (:func:`catalogue.model.datatypes.v3_vocabulary_name`,
 :func:`catalogue.model.codecs.normalise_codec_name`).
 
-See :mod:`catalogue.discovery.index` for what each means to a search.
+See :mod:`catalogue.discovery.query` for what each means to a search.
 """
 
 from __future__ import annotations

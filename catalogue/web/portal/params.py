@@ -49,7 +49,7 @@ def _one(params: dict[str, list[str]], name: str) -> str | None:
 
 
 def parse_search(params: dict[str, list[str]]) -> SearchQuery:
-    """The :class:`~catalogue.discovery.index.SearchQuery` of the page's parameters (same as ``/datasets``).
+    """The :class:`~catalogue.discovery.query.SearchQuery` of the page's parameters (same as ``/datasets``).
 
     The values are checked by ``/datasets``'s own parser
     (:func:`catalogue.web.search_params.search_query`); a bad value is a
