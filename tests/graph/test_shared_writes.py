@@ -41,15 +41,22 @@ def _writer(url: str, graph: URIRef, started: threading.Event, release: threadin
         store.close()
 
 
-def test_writers_of_different_graphs_do_not_wait(postgres_url):
-    setup = _store(postgres_url)  # the schema and the terms both use, before the clock starts
+def _first_writer_holding(url: str, terms: list[str]) -> tuple[threading.Thread, threading.Event]:
+    """``terms`` stored beforehand (so that waiting is for the locks alone), then a writer
+    of G1 that holds its transaction open until the event is set."""
+    setup = _store(url)
     with setup.write_transaction():
-        setup.addN([(URIRef("urn:s"), URIRef("urn:p"), Literal("two"), URIRef("urn:test:other"))])
+        setup.addN([(URIRef("urn:s"), URIRef("urn:p"), Literal(t), URIRef("urn:test:other")) for t in terms])
     setup.close()
-    started, release, done = threading.Event(), threading.Event(), []
-    first = threading.Thread(target=_writer, args=(postgres_url, G1, started, release, done))
+    started, release = threading.Event(), threading.Event()
+    first = threading.Thread(target=_writer, args=(url, G1, started, release, []))
     first.start()
     assert started.wait(10)
+    return first, release
+
+
+def test_writers_of_different_graphs_do_not_wait(postgres_url):
+    first, release = _first_writer_holding(postgres_url, ["two"])
     other = _store(postgres_url)
     began = time.monotonic()
     with other.write_transaction(shared=True, graph=G2):
@@ -63,15 +70,7 @@ def test_writers_of_different_graphs_do_not_wait(postgres_url):
 
 @pytest.mark.parametrize("case", ["same graph", "alone"])
 def test_the_same_graph_or_a_writer_alone_waits(postgres_url, case):
-    setup = _store(postgres_url)  # terms stored before: waiting is for the locks alone
-    with setup.write_transaction():
-        setup.addN([(URIRef("urn:s"), URIRef("urn:p"), Literal(t), URIRef("urn:test:other"))
-                    for t in (str(G1), "later")])
-    setup.close()
-    started, release, done = threading.Event(), threading.Event(), []
-    first = threading.Thread(target=_writer, args=(postgres_url, G1, started, release, done))
-    first.start()
-    assert started.wait(10)
+    first, release = _first_writer_holding(postgres_url, [str(G1), "later"])
     other = _store(postgres_url)
     threading.Timer(0.8, release.set).start()
     began = time.monotonic()
