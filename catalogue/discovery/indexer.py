@@ -305,9 +305,8 @@ ANALYZE_AFTER: Final = 1_000
 
 def analyze(conn: Connection) -> None:
     """Refresh the planner's statistics of the search tables. After a bulk load they
-    would describe the tables as they were (empty, often) until autovacuum comes round:
-    measured on 100,000 datasets, PostgreSQL's searches took 26 ms (p50) instead of 19
-    right after ``catalogue load``."""
+    would describe the tables as they were (empty, often) until autovacuum comes round,
+    and the first searches would be planned for empty tables."""
     tables = ("search_datasets", "search_facets", "search_facet_counts")
     if conn.dialect.name == "sqlite":
         for table in tables:
