@@ -120,7 +120,8 @@ class Sql:
         for terms in texts:
             conds = []
             for n, token in enumerate(terms):
-                options = {f" {token} ", f" {stem(token)} "} | ({f" {token}"} if n == len(terms) - 1 else set())
+                # the last term is a prefix: " tok" finds " tok " too
+                options = {f" {token}" if n == len(terms) - 1 else f" {token} ", f" {stem(token)} "}
                 conds.append("(" + " OR ".join(f"instr(d.words, {self.param(o)}) > 0"
                                                for o in sorted(options)) + ")")
             alternatives.append("(" + " AND ".join(conds) + ")")
