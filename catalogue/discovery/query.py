@@ -234,8 +234,8 @@ def _work_table(conn: Connection) -> None:
     conn.info["search_base"] = True
 
 
-#: Matching datasets up to which SQLite ranks them in Python (from their indexed fields)
-#: rather than with one FTS5 list per field and term.
+#: Matching datasets up to which they are ranked in Python from each row's ``words``,
+#: rather than by the database (one FTS5 list or tsquery per field and term).
 PYTHON_RANKING: Final = 1_000
 
 
@@ -244,8 +244,8 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
     """The datasets matching the base conditions are listed once, with a flag per facet
     filter, into a temporary table of the connection (``search_base``); the counts and
     the page then read it instead of evaluating the conditions again. Relevance is
-    computed in Python for up to :data:`PYTHON_RANKING` hits, from the lexemes the index
-    matched (:func:`_rank`)."""
+    computed in Python for up to :data:`PYTHON_RANKING` hits, from the rows' indexed
+    words (:func:`_rank`)."""
     flags = list(facet_where.values())
     table = "temp.search_base" if sql.sqlite else "pg_temp.search_base"
     # Emptied first (a search may follow another in one transaction). On PostgreSQL
@@ -258,12 +258,11 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
     names = ", ".join(["gid", *([] if sql.sqlite else ["facets"]), *(f"m{n}" for n in range(len(flags)))])
     values = ", ".join(["d.gid", *([] if sql.sqlite else ["d.facets"]),
                         *(f.row_check if small and f.row_check else f.check for f in flags)])
-    conn.execute(text(f"INSERT INTO {table} ({names}) SELECT {values} FROM {source}"
-                      + (f" WHERE {where}" if where else "")), sql.params)
+    matched = conn.execute(text(f"INSERT INTO {table} ({names}) SELECT {values} FROM {source}"
+                                + (f" WHERE {where}" if where else "")), sql.params).rowcount
     everything = " AND ".join(f"b.m{n}" for n in range(len(flags))) or "1 = 1"
     groups, hit = facet_groups(list(facet_where))
-    matched = int(conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()) if sql.sqlite else 0
-    if matched > PYTHON_FACETS:
+    if sql.sqlite and matched > PYTHON_FACETS:
         total, counts = python_counts(conn, table, len(flags), groups)
     else:
         total, counts = read_counts(conn.execute(text(
@@ -293,7 +292,6 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
         text("SELECT gid, iri, hit FROM search_datasets WHERE gid IN :g").bindparams(
             bindparam("g", expanding=True)), {"g": wanted})}
     return total, counts, [Hit(iri=stored[g][0], json=stored[g][1].encode("utf-8")) for g in wanted]
-
 
 
 def _rank(texts: list[list[str]], fields: tuple[str, ...]) -> int:
