@@ -96,10 +96,21 @@ def main(verbose: int) -> None:
               help="Sources harvested at once, in worker processes (one progress display, one summary).")
 @click.option("--coordinate-bytes", type=click.IntRange(min=0), default=None, metavar="BYTES",
               help="Coordinate values read per store for its extent (default 16 MiB; 0: attributes only).")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Only these paths: stores below a folder of stores, else nodes (repeatable).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Not these paths (and nothing below them; repeatable).")
+@click.option("--max-depth", type=click.IntRange(min=0), default=None,
+              help="Deepest store below a folder of stores (1: its own folders), else deepest node.")
+@click.option("--max-listings", type=click.IntRange(min=1), default=None,
+              help="Folders listed at most to find the stores below a SOURCE that is not one (default 10,000).")
+@click.option("--prune", is_flag=True, help="Remove the graphs of stores below a folder of stores that are gone.")
+@click.option("--no-discover", is_flag=True, help="Refuse a SOURCE that is not itself a Zarr store (no discovery).")
 @handle_errors
 def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_document_size: int | None,
             as_json: bool, profile: str, strict: bool, wait: bool, concurrency: int | None,
-            timeout: float | None, retries: int | None, full: bool, jobs: int, coordinate_bytes: int | None) -> None:
+            timeout: float | None, retries: int | None, full: bool, jobs: int, coordinate_bytes: int | None,
+            include: tuple[str, ...], exclude: tuple[str, ...], max_depth: int | None, max_listings: int | None,
+            prune: bool, no_discover: bool) -> None:
     """Harvest Zarr hierarchies (folders, file://, http(s)://, s3:// URLs) into the catalogue.
 
     Each source goes into its own graph, replaced atomically; a source that
@@ -107,6 +118,11 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     metadata cannot be read keeps its previously catalogued version. Every
     node is validated (findings go into the graph; errors and warnings are
     printed as warnings) and every run is recorded (catalogue harvests).
+    A SOURCE that is not itself a Zarr store (a folder, bucket prefix or HTTP
+    index of stores) is searched for the stores below it, each harvested into
+    its own graph (--include/--exclude/--max-depth then choose stores; --prune
+    removes the graphs of stores that are gone). A folder named *.zarr without
+    a root document is one store whose root is implicit.
     One harvest of a source at a time; harvests of different sources run side
     by side. A source whose listing (S3) or
     consolidated metadata is as it was last harvested costs that one request
@@ -121,7 +137,8 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     from catalogue.harvest.batch import plan_sources
     from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
-    entries = plan_sources(sources, config)
+    entries = plan_sources(sources, config, include=include, exclude=exclude, max_depth=max_depth,
+                           max_listings=max_listings, prune=prune or None, discover=False if no_discover else None)
     common = {k: v for k, v in (("concurrency", concurrency), ("timeout", timeout), ("retries", retries),
                                 ("coordinate_bytes", coordinate_bytes)) if v is not None}
     interactive = not as_json and sys.stderr.isatty()
@@ -134,7 +151,7 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
                 click.echo(f"error: {result.error_line()}", err=True)
                 return
             _print_report(result.report)
-            if len(entries) == 1 and not as_json:
+            if len(entries) == 1 and not entries[0].prune and not as_json:
                 click.echo(result.report.summary(), err=not result.report.ok)
 
     with _open(db) as cat:
@@ -144,7 +161,7 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
                                     max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES, **common)
     if as_json:
         click.echo(json.dumps(batch.as_json(), indent=2))
-    elif len(entries) > 1:
+    elif len(entries) > 1 or len(batch.results) > 1 or batch.discovered:
         click.echo(batch.summary(), err=batch.exit_code != 0)
     if batch.exit_code:
         sys.exit(batch.exit_code)

@@ -16,7 +16,8 @@ from typing import Any
 
 from catalogue.extents.values import DEFAULT_VALUE_BYTES
 from catalogue.harvest.change import source_state
-from catalogue.harvest.reader import Progress, canonical_fingerprint, read_hierarchy
+from catalogue.harvest.fingerprints import canonical_fingerprint
+from catalogue.harvest.reader import Progress, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
 from catalogue.model.extents import HierarchyExtents
 from catalogue.model.nodes import Hierarchy
@@ -36,7 +37,8 @@ class SourceReader:
     ``storage_options`` go to fsspec (s3fs credentials and endpoint, http
     client options). ``include``/``exclude``/``max_depth`` choose the nodes
     read; ``nodes`` names node paths to read where the store cannot be listed
-    (see :mod:`catalogue.harvest.reader`). ``concurrency``, ``timeout`` and
+    (see :mod:`catalogue.harvest.reader`); ``implicit_root`` reads a root without a document
+    as an implicit group (:mod:`catalogue.harvest.discover`). ``concurrency``, ``timeout`` and
     ``retries`` bound remote requests (see :func:`catalogue.storage.opening.open_store`);
     ``coordinate_bytes`` bounds the coordinate values read for the extents (:meth:`extents`).
     Opening contacts nothing; the first request says whether the source can be reached.
@@ -56,6 +58,7 @@ class SourceReader:
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
         coordinate_bytes: int = DEFAULT_VALUE_BYTES,
+        implicit_root: bool = False,
     ) -> None:
         self.store: StoreAccess = open_store(
             source,
@@ -68,6 +71,8 @@ class SourceReader:
         self.choice = {"include": list(include), "exclude": list(exclude), "max_depth": max_depth,
                        "nodes": list(nodes), "max_document_bytes": max_document_bytes,
                        "coordinate_bytes": coordinate_bytes}
+        if implicit_root:  # only then, so the states recorded before this option stay equal
+            self.choice["implicit_root"] = True
         #: Coordinate values read per hierarchy for its extents (see catalogue.extents).
         self.coordinate_bytes = coordinate_bytes
         self._prefetched: dict[str, bytes | None] = {}
@@ -104,6 +109,7 @@ class SourceReader:
             max_depth=self.choice["max_depth"],
             prefetched=prefetched,
             progress=progress,
+            implicit_root=bool(self.choice.get("implicit_root")),
         )
         expand_dependent_arrays(hierarchy)
         for node in hierarchy.nodes.values():

@@ -9,6 +9,7 @@ summary, so that a Python user gets what the command prints.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -17,8 +18,11 @@ from catalogue.errors import CatalogueError, UsageError
 from catalogue.harvest.records import RunRecords
 from catalogue.harvest.run import HarvestReport, harvest_source
 from catalogue.harvest.sources import Source, load_sources
+from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
 __all__ = ["BatchReport", "Progress", "SourceResult", "harvest_sources", "plan_sources"]
+
+log = logging.getLogger(__name__)
 
 
 class Progress(Protocol):
@@ -61,6 +65,8 @@ class BatchReport:
 
     results: list[SourceResult] = field(default_factory=list)
     strict: bool = False
+    #: What each discovering source found (:mod:`catalogue.harvest.discover`).
+    discovered: list[Any] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -88,10 +94,15 @@ class BatchReport:
         )
 
 
-def plan_sources(sources: Iterable[str | Source] = (), config: str | None = None) -> list[Source]:
+def plan_sources(sources: Iterable[str | Source] = (), config: str | None = None, **choice: Any) -> list[Source]:
     """The sources to harvest: ``sources`` (URLs or entries), then the ``[[source]]`` entries
-    of the ``config`` file; a usage error when there are none."""
-    entries = [s if isinstance(s, Source) else Source(url=s) for s in sources]
+    of the ``config`` file; a usage error when there are none. ``choice`` sets
+    :class:`Source` fields (``include``, ``exclude``, ``max_depth``, ``discover``, ``prune``,
+    ``max_listings``) of the sources given as URLs, as the command line's options do."""
+    given = {k: v for k, v in choice.items() if v not in (None, ())}
+    if given.get("prune") and given.get("discover") is False:
+        raise UsageError("--prune needs discovery (it removes the stores a discovery no longer finds)")
+    entries = [s if isinstance(s, Source) else Source(url=s, **given) for s in sources]
     entries += load_sources(config) if config else []
     if not entries:
         raise UsageError("nothing to harvest: give SOURCE arguments or --config SOURCES.TOML")
@@ -125,6 +136,56 @@ def harvest_sources(
     done, and ``on_result`` hears of each source as it ends. The report lists the sources
     in the order given.
     """
+    from catalogue.harvest.discover import expand_sources
+
+    limits = {k: options[k] for k in ("concurrency", "timeout", "retries") if options.get(k) is not None}
+    expanded = expand_sources(entries, max_document_bytes=options.get("max_document_bytes",
+                                                                      DEFAULT_MAX_DOCUMENT_BYTES), **limits)
+    entries = expanded.entries
+    failed = [SourceResult(source, error=error) for source, error in expanded.failed]
+    for result in failed:
+        if on_result is not None:
+            on_result(result)
+    batch = _harvest_entries(records, entries, strict, progress, on_result, jobs, open_records, overall, options)
+    batch.results = failed + batch.results
+    for source, found in expanded.discoveries:
+        batch.discovered.append(found)
+        if source.prune:
+            batch.results += _prune(records, source, found, options.get("wait", False), on_result)
+    return batch
+
+
+def _prune(records: RunRecords, source: Source, found: Any, wait: bool,
+           on_result: Callable[[SourceResult], None] | None) -> list[SourceResult]:
+    """Remove the graphs of the stores below ``source`` that its discovery no longer finds
+    (only after a complete discovery: a folder that could not be listed hides nothing)."""
+    from catalogue.harvest.discover import vanished
+    from catalogue.harvest.run import withdraw_source
+
+    if not found.complete:
+        log.warning("%s: not pruned, the discovery was incomplete (%s)", source.label, found.unseen[0])
+        return []
+    harvested = [s.graph for s in records.sources() if s.graph and s.outcome != "removed"]
+    out = []
+    for iri in vanished(source, found, harvested):
+        entry = Source(url=iri, name="")
+        try:
+            result = SourceResult(entry, report=withdraw_source(records, iri, wait=wait))
+        except CatalogueError as exc:
+            result = SourceResult(entry, error=exc)
+        out.append(result)
+        if on_result is not None:
+            on_result(result)
+    return out
+
+
+def _harvest_entries(records: RunRecords, entries: list[Source], strict: bool,
+                     progress: Callable[[Source, int, int], Progress | None] | None,
+                     on_result: Callable[[SourceResult], None] | None, jobs: int,
+                     open_records: Callable[[], RunRecords] | None, overall: Callable[[int], Progress | None] | None,
+                     options: dict[str, Any]) -> BatchReport:
+    if not entries:
+        return BatchReport(strict=strict)
     if jobs > 1 and len(entries) > 1:
         if open_records is None:
             raise UsageError("harvesting with several jobs needs a way to open the catalogue in each worker")

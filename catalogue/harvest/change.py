@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 
 from catalogue.errors import CatalogueError, SourceUnavailable
-from catalogue.harvest.reader import fingerprint_documents
+from catalogue.harvest.fingerprints import fingerprint_documents
 from catalogue.model.nodes import V2_ARRAY, V2_ATTRS, V2_CONSOLIDATED, V2_GROUP, V3_DOCUMENT
 from catalogue.storage.access import StoreAccess
 

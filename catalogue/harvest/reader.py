@@ -32,13 +32,10 @@ Every node gets a ``fingerprint``: a content hash of its metadata documents
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import posixpath
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Any
 
 from catalogue.errors import (
@@ -50,7 +47,10 @@ from catalogue.errors import (
     display_location,
     join_pointer,
 )
+from catalogue.harvest.discover import zarr_suffixed
 from catalogue.harvest.documents import parse_object, require_object
+from catalogue.harvest.fingerprints import canonical_fingerprint, fingerprint_documents
+from catalogue.harvest.selection import Selection, ancestors, depth, document_key, explicit_nodes
 from catalogue.model.nodes import (
     V2_ARRAY,
     V2_ATTRS,
@@ -69,83 +69,6 @@ log = logging.getLogger(__name__)
 V2_DOCUMENTS = (V2_ARRAY, V2_GROUP, V2_ATTRS)
 
 
-def _key(path: str, name: str) -> str:
-    return posixpath.join(path, name) if path else name
-
-
-def depth(path: str) -> int:
-    """How far below the root a node is: 0 for the root, 1 for its children..."""
-    return path.count("/") + 1 if path else 0
-
-
-def _ancestors(path: str) -> list[str]:
-    """The proper ancestors of a node path, root ("") first."""
-    parts = path.split("/") if path else []
-    return ["/".join(parts[:i]) for i in range(len(parts))]
-
-
-# ------------------------------------------------------------ fingerprints
-def canonical_json(value: Any) -> bytes:
-    """One byte string per JSON value: sorted keys, no spaces, UTF-8 (NaN as Zarr writes it)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode()
-
-
-def fingerprint_documents(parts: dict[str, bytes]) -> str:
-    """blake2b-128 over (document name, token) pairs in name order, hex.
-
-    A token is the document's bytes, or ``etag:<value>`` when the store gave an
-    ETag for it. Each piece is length-prefixed, so no two different inputs
-    share a byte stream.
-    """
-    digest = hashlib.blake2b(digest_size=16)
-    for name in sorted(parts):
-        for piece in (name.encode(), parts[name]):
-            digest.update(len(piece).to_bytes(8, "big"))
-            digest.update(piece)
-    return digest.hexdigest()
-
-
-def canonical_fingerprint(node: Node) -> str:
-    """The fingerprint of a node known only as parsed documents (consolidated, dependent arrays)."""
-    return fingerprint_documents({name: canonical_json(doc) for name, doc in node.documents.items()})
-
-
-# --------------------------------------------------------------- selection
-@dataclass(frozen=True)
-class Selection:
-    """Which nodes a harvest catalogues: include/exclude globs and a depth limit."""
-
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_depth: int | None = None
-
-    def skipped(self, path: str) -> bool:
-        """Not read at all: too deep, or the node or one of its ancestors is excluded."""
-        if not path:
-            return False
-        if self.max_depth is not None and depth(path) > self.max_depth:
-            return True
-        return any(fnmatchcase(p, pattern) for p in (*_ancestors(path)[1:], path) for pattern in self.exclude)
-
-    def descends(self, path: str) -> bool:
-        """Whether the children of a group at ``path`` are within the depth limit."""
-        return self.max_depth is None or depth(path) < self.max_depth
-
-    def prune(self, h: Hierarchy) -> None:
-        """Drop nodes (and failures) that neither match ``include`` nor lead to a match."""
-        if not self.include:
-            return
-        found = set(h.nodes) | set(h.failed)
-        keep = {""}
-        for path in found:
-            if any(fnmatchcase(path, pattern) for pattern in self.include):
-                keep.add(path)
-                keep.update(_ancestors(path))
-        for path in found - keep:
-            h.nodes.pop(path, None)
-            h.failed.pop(path, None)
-
-
 # -------------------------------------------------------------------- entry
 #: Called with the number of nodes read each time some are (a level of a walk, or all of
 #: a consolidated hierarchy), so a progress bar can show nodes per second.
@@ -161,19 +84,24 @@ def read_hierarchy(
     max_depth: int | None = None,
     prefetched: dict[str, bytes | None] | None = None,
     progress: Progress | None = None,
+    implicit_root: bool = False,
 ) -> Hierarchy:
     """Read every selected node's metadata below the store root (each document once).
 
     ``prefetched`` holds root documents already read (by the change check of
     :mod:`catalogue.harvest.change`), by key, None for absent ones: they are
-    not read again.
+    not read again. A root without a document is an implicit group (:attr:`Node.implicit`)
+    when its child folders hold nodes and the store's name ends in a Zarr suffix (the rule
+    of :mod:`catalogue.harvest.discover`), or whatever its name with ``implicit_root``.
     """
     if max_depth is not None and max_depth < 0:
         raise UsageError(f"max_depth must be 0 or more, not {max_depth}")
     selection = Selection(tuple(include), tuple(exclude), max_depth)
-    explicit = _explicit_nodes(nodes)
+    explicit = explicit_nodes(nodes)
     probe = _RootProbe(store, prefetched)
     root = probe.read(V3_DOCUMENT, consolidated=True)
+    if root is not None and _V3_DRAFT_FORMAT.encode() in root[:4096]:
+        _refuse_v3_draft(probe, store, json.loads(root).get("zarr_format") if _is_json(root) else None)
     if root is not None:
         if probe.has_v2_metadata():
             log.warning("%s holds both zarr.json and v2 metadata; reading it as Zarr v3", store.url)
@@ -190,22 +118,67 @@ def read_hierarchy(
         return reader.finish()
     if probe.denied is not None:
         raise probe.denied
+    _refuse_v3_draft(probe, store)
+    if implicit_root or zarr_suffixed(store.url):
+        walker = _implicit_walker(store, selection, explicit, progress)
+        if walker is not None:
+            walker.walk()
+            return walker.finish()
     raise HierarchyError(
         f"{display_location(store.url)}: no Zarr metadata found (expected zarr.json, .zgroup, .zarray or .zmetadata)"
     )
 
 
-def _explicit_nodes(nodes: Iterable[str]) -> tuple[str, ...]:
-    """Normalise the operator's node list: relative paths without empty, '.' or '..' segments."""
-    out: list[str] = []
-    for raw in nodes:
-        path = str(raw).strip("/")
-        if not path:
-            continue
-        if any(part in ("", ".", "..") for part in path.split("/")):
-            raise UsageError(f"nodes: {raw!r} is not a node path below the root (no empty, '.' or '..' parts)")
-        out.append(path)
-    return tuple(dict.fromkeys(out))
+#: The pre-release v3 layout (2020-2022 drafts, zarrita, early zarr-python 2 v3 support):
+#: a root ``zarr.json`` whose ``zarr_format`` is the protocol URL, nodes under ``meta/root``.
+_V3_DRAFT_FORMAT = "https://purl.org/zarr/spec/protocol/core/3.0"
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:
+        return False
+
+
+def _refuse_v3_draft(probe: _RootProbe, store: StoreAccess, root_format: Any = None) -> None:
+    """Raise, naming it, when the store has the pre-release v3 draft layout (it is not
+    Zarr v3 as released: the metadata keys, paths and codecs all differ): its entry point
+    ``zarr.json`` gives the protocol URL as ``zarr_format``, or ``meta/root.*.json`` exist."""
+    if root_format == _V3_DRAFT_FORMAT:
+        found: dict[str, Any] = {"zarr.json": b""}
+    else:
+        found = probe.read_many(["meta/root.group.json", "meta/root.array.json"])
+    if any(isinstance(v, bytes) for v in found.values()):
+        raise HierarchyError(
+            f"{display_location(store.url)}: this is the pre-release Zarr v3 draft layout (meta/root.*.json, "
+            f"zarr_format {_V3_DRAFT_FORMAT}), not Zarr v2 or v3 as released; convert it with a current Zarr library"
+        )
+
+
+def _implicit_walker(store: StoreAccess, selection: Selection, explicit: tuple[str, ...],
+                     progress: Progress | None) -> _Walker | None:
+    """A walker of a store whose root has no document, or None when no child folder
+    holds a node either: the format is the children's (v3 when any has ``zarr.json``)."""
+    children = [name for name in store.child_folders("") if not selection.skipped(name)]
+    keys = [document_key(name, doc) for name in children for doc in (V3_DOCUMENT, V2_GROUP, V2_ARRAY)]
+    found = dict(zip(keys, store.read_many(keys, return_errors=True), strict=True))
+    present = {key.rsplit("/", 1)[1] for key, value in found.items() if value is not None}
+    if not present:
+        return None
+    walker: _Walker
+    if V3_DOCUMENT in present:
+        walker = _V3Reader(store, selection, explicit, progress)
+        document: dict[str, Any] = {"zarr_format": 3, "node_type": "group"}
+        name = V3_DOCUMENT
+    else:
+        walker = _V2Reader(store, selection, explicit, progress)
+        document, name = {"zarr_format": 2}, V2_GROUP
+    walker.cache.update(found)
+    walker.implicit = Node(path="", kind="group", zarr_format=walker.zarr_format,  # type: ignore[arg-type]
+                           documents={name: document}, locations={name: Location(store.key_url(name))},
+                           implicit=True)
+    return walker
 
 
 class _RootProbe:
@@ -284,10 +257,12 @@ class _Walker:
         #: Child names given explicitly, by parent path (explicit nodes imply their ancestors).
         self.explicit_children: dict[str, set[str]] = {}
         for path in explicit:
-            for parent, child in zip([*_ancestors(path)], [*_ancestors(path)[1:], path], strict=True):
+            for parent, child in zip([*ancestors(path)], [*ancestors(path)[1:], path], strict=True):
                 self.explicit_children.setdefault(parent, set()).add(posixpath.basename(child))
         #: Child names a group's own consolidated metadata names (v3 sub-groups), by path.
         self.hinted_children: dict[str, set[str]] = {}
+        #: The root, when it is an implicit group (:func:`_implicit_walker`).
+        self.implicit: Node | None = None
 
     # -- reading ------------------------------------------------------------
     def read_level(self, paths: list[str]) -> dict[str, Node | DocumentError | None]:  # pragma: no cover
@@ -330,8 +305,10 @@ class _Walker:
             if self.progress is not None:
                 self.progress(sum(1 for r in results.values() if r is not None))
             descend: list[tuple[str, tuple[str, ...]]] = []
-            for path, ancestors in level:
+            for path, above in level:
                 result = results[path]
+                if not path and result is None and self.implicit is not None:
+                    result = self.implicit
                 if isinstance(result, DocumentError):
                     self.h.failed[path] = result
                 elif result is not None:
@@ -343,11 +320,11 @@ class _Walker:
                 if not self.selection.descends(path):
                     continue
                 real = self.store.real_location(path)
-                if real is not None and real in ancestors:
+                if real is not None and real in above:
                     raise HierarchyError(
                         f"{display_location(self.store.key_url(path))}: symlink loop (this folder is one of its own ancestors)"
                     )
-                descend.append((path, (*ancestors, real) if real is not None else ancestors))
+                descend.append((path, (*above, real) if real is not None else above))
             listed = self.store.child_folders_many([path for path, _ in descend]) if self.store.listable else None
             level = []
             for i, (path, chain) in enumerate(descend):
@@ -361,7 +338,7 @@ class _Walker:
                         "(list them under nodes = [...] in the sources config)"
                     )
                 for name in sorted(names):
-                    child = _key(path, name)
+                    child = document_key(path, name)
                     if child not in seen and not self.selection.skipped(child):
                         seen.add(child)
                         level.append((child, chain))
@@ -386,7 +363,7 @@ class _Walker:
             else:
                 parts = {}
                 for name, data in raw.items():
-                    etag = self.store.etag(_key(path, name))
+                    etag = self.store.etag(document_key(path, name))
                     parts[name] = f"etag:{etag}".encode() if etag else data
                 node.fingerprint = fingerprint_documents(parts)
         for path in self.explicit:
@@ -402,7 +379,7 @@ class _V3Reader(_Walker):
     zarr_format = 3
 
     def read_level(self, paths: list[str]) -> dict[str, Node | DocumentError | None]:
-        keys = [_key(p, V3_DOCUMENT) for p in paths]
+        keys = [document_key(p, V3_DOCUMENT) for p in paths]
         fetched = self._fetch(keys)
         out: dict[str, Node | DocumentError | None] = {}
         for path, key in zip(paths, keys, strict=True):
@@ -437,10 +414,10 @@ class _V3Reader(_Walker):
             relative = key.strip("/") if isinstance(key, str) else ""
             if not relative or any(part in ("", ".", "..") for part in relative.split("/")):
                 continue
-            full = _key(path, relative)
+            full = document_key(path, relative)
             self.hinted_children.setdefault(full, set())
             self.hinted_children.setdefault(posixpath.dirname(full), set()).add(posixpath.basename(full))
-            for ancestor in _ancestors(full)[depth(path) + 1:]:
+            for ancestor in ancestors(full)[depth(path) + 1:]:
                 self.hinted_children.setdefault(posixpath.dirname(ancestor), set()).add(posixpath.basename(ancestor))
 
     def _node(self, path: str, doc: dict[str, Any], loc: Location) -> Node:
@@ -497,12 +474,12 @@ class _V2Reader(_Walker):
     zarr_format = 2
 
     def read_level(self, paths: list[str]) -> dict[str, Node | DocumentError | None]:
-        keys = {p: [_key(p, name) for name in V2_DOCUMENTS] for p in paths}
+        keys = {p: [document_key(p, name) for name in V2_DOCUMENTS] for p in paths}
         fetched = self._fetch([k for ks in keys.values() for k in ks])
         out: dict[str, Node | DocumentError | None] = {}
         for path in paths:
             try:
-                out[path] = self._node_from({name: fetched[_key(path, name)] for name in V2_DOCUMENTS}, path)
+                out[path] = self._node_from({name: fetched[document_key(path, name)] for name in V2_DOCUMENTS}, path)
             except DocumentError as exc:
                 out[path] = exc
         return out
@@ -517,7 +494,7 @@ class _V2Reader(_Walker):
             if isinstance(data, DocumentError):
                 raise data
             if data is not None:
-                url = self.store.key_url(_key(path, name))
+                url = self.store.key_url(document_key(path, name))
                 if kind is not None:
                     raise DocumentError(url, "both .zarray and .zgroup present; the node is ambiguous", rule="hierarchy.ambiguous")
                 docs[name] = parse_object(data, url)
@@ -530,7 +507,7 @@ class _V2Reader(_Walker):
         if isinstance(data, DocumentError):
             raise data
         if data is not None:
-            url = self.store.key_url(_key(path, V2_ATTRS))
+            url = self.store.key_url(document_key(path, V2_ATTRS))
             docs[V2_ATTRS] = parse_object(data, url)
             locs[V2_ATTRS] = Location(url)
             raw[V2_ATTRS] = data

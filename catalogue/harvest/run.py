@@ -24,7 +24,7 @@ from catalogue.errors import Busy, CatalogueError, DocumentError
 from catalogue.graph.database import is_deadlock
 from catalogue.graph.lock import HarvestLocked, HarvestLockLost, harvest_lock
 from catalogue.harvest import SourceReader
-from catalogue.harvest.reader import canonical_fingerprint
+from catalogue.harvest.fingerprints import canonical_fingerprint
 from catalogue.harvest.records import RunRecords
 from catalogue.harvest.writer import (
     fingerprints,
@@ -106,6 +106,8 @@ class HarvestReport:
         }
 
     def summary(self) -> str:
+        if self.run is not None and self.run.outcome == "removed":
+            return f"removed {self.source}: the store is gone; graph <{self.graph}> removed ({self.run.removed} nodes)"
         if self.unchanged:
             return (f"unchanged {self.source}: {self.groups} groups, {self.arrays} arrays in graph <{self.graph}> "
                     f"(source state as last harvested; use --full to read it all the same)")
@@ -319,3 +321,27 @@ def _unchanged(records: RunRecords, source: str, graph: str, run: Run, state: st
     report.groups = sum(1 for _ in current.subjects(RDF.type, ZARR.Group))
     report.invalid_nodes = sum(1 for _ in current.subjects(ZARR.valid, Literal(False)))
     return report
+
+
+def withdraw_source(records: RunRecords, source: str, *, wait: bool = False) -> HarvestReport:
+    """Remove the graph of a store that is gone (a pruning discovery no longer finds it),
+    under the source's lock, recorded as a run whose outcome is ``removed``."""
+    url = source_url(source)
+    store = records.store
+    try:
+        with harvest_lock(store.engine, url, wait=wait) as holder:
+            run = Run(source=url, label="", host=holder.host, pid=holder.pid, holder=holder.token)
+            records.start(run)
+            graph_id = URIRef(url)
+            run.graph = url
+            with store.write_transaction(shared=True, graph=graph_id):
+                run.removed = len(fingerprints(store, graph_id))
+                store.remove_graph(Graph(store=store, identifier=graph_id))
+                run.outcome = "removed"
+                run.ended = provenance_now()
+                records.record_in_transaction(run)
+            run.recorded = True
+    except HarvestLocked as exc:
+        raise HarvestLocked(url, records.running_description(url)) from exc
+    store.collect_queued()
+    return HarvestReport(source=url, graph=url, run=run)

@@ -30,7 +30,7 @@ from typing import Any
 from catalogue.errors import UsageError
 
 _KEYS = {"url", "name", "storage_options", "include", "exclude", "max_depth", "nodes", "concurrency", "timeout", "retries",
-         "coordinate_bytes"}
+         "coordinate_bytes", "discover", "prune", "max_listings", "implicit_root"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,16 @@ class Source:
     retries: int | None = None
     #: Per-source override of --coordinate-bytes (coordinate values read for the extents).
     coordinate_bytes: int | None = None
+    #: Find the stores below the URL when it is not one itself (None: do so when it is
+    #: not; False: refuse as before). ``include``/``exclude``/``max_depth`` then choose
+    #: stores (paths relative to the URL), each harvested whole (:mod:`.discover`).
+    discover: bool | None = None
+    #: With discovery: remove the graphs of stores below the URL that are gone.
+    prune: bool = False
+    #: With discovery: folders listed at most.
+    max_listings: int | None = None
+    #: A store whose root has no document (set by discovery for ``x.zarr`` folders).
+    implicit_root: bool = False
 
     @property
     def label(self) -> str:
@@ -67,6 +77,8 @@ class Source:
         for key in ("max_depth", "concurrency", "timeout", "retries", "coordinate_bytes"):
             if getattr(self, key) is not None:
                 options[key] = getattr(self, key)
+        if self.implicit_root:
+            options["implicit_root"] = True
         return options
 
 
@@ -113,6 +125,14 @@ def _source(entry: Any, where: str) -> Source:
     name = entry.get("name", "")
     if not isinstance(name, str):
         raise UsageError(f"{where}.name: expected a string")
+    for key in ("discover", "prune", "implicit_root"):
+        if key in entry and type(entry[key]) is not bool:
+            raise UsageError(f"{where}.{key}: expected true or false")
+    listings = entry.get("max_listings")
+    if listings is not None and not (type(listings) is int and listings >= 1):
+        raise UsageError(f"{where}.max_listings: expected a number >= 1")
+    if entry.get("prune") and entry.get("discover") is False:
+        raise UsageError(f"{where}.prune: needs discovery (discover = false is set)")
     return Source(
         url=url.strip(),
         name=name,
@@ -125,6 +145,10 @@ def _source(entry: Any, where: str) -> Source:
         timeout=float(entry["timeout"]) if entry.get("timeout") is not None else None,
         retries=entry.get("retries"),
         coordinate_bytes=entry.get("coordinate_bytes"),
+        discover=entry.get("discover"),
+        prune=bool(entry.get("prune", False)),
+        max_listings=listings,
+        implicit_root=bool(entry.get("implicit_root", False)),
     )
 
 

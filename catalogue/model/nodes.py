@@ -55,6 +55,10 @@ class Node:
     #: A content hash of the node's metadata documents (blake2b-128, hex; an ETag where the
     #: store listed one), so a later harvest or provenance record can tell what changed.
     fingerprint: str = ""
+    #: A group with no document of its own: the root of a store whose children have theirs
+    #: (as some v3 writers leave it). Its ``documents`` are the least a group says
+    #: (format and node type), so every layer above treats it as a group.
+    implicit: bool = False
 
     @property
     def name(self) -> str:

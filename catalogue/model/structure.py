@@ -27,11 +27,15 @@ def _short(value: Any) -> str:
 
 
 def check_format(document: dict[str, Any], expected: int, location: str, pointer: str = "") -> None:
-    """Raise unless ``document["zarr_format"]`` is ``expected``."""
+    """Raise unless ``document["zarr_format"]`` is ``expected`` (or, leniently, its digit as a
+    string: validation reports that as ``format.string``)."""
     rule = f"v{expected}.zarr_format"
     if "zarr_format" not in document:
         raise DocumentError(location, "missing required key", pointer + "/zarr_format", rule=rule)
     value = document["zarr_format"]
+    # "2" as a string (some writers) is unambiguous: let through, and validation says so.
+    if value == str(expected):
+        return
     if type(value) is not int or value != expected:
         raise DocumentError(location, f"expected {expected}, got {_short(value)}", pointer + "/zarr_format", rule=rule)
 

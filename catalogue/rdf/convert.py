@@ -24,11 +24,19 @@ here before pyld sees the document:
 Everything derived for search (chunk shape of a v3 regular grid, v2 codec
 chain and chunk key encoding, CF/ACDD attributes) is marked as such in
 ``vocabulary`` and ignored when rebuilding.
+
+JSON-LD → RDF has two paths with the same triples (tests compare them as graphs):
+:mod:`catalogue.rdf.fast_jsonld` writes these node objects' triples directly; pyld
+(:func:`jsonld_triples`) is the reference, and converts any batch the fast path
+refuses (``Unsupported``). The environment variable ``CATALOGUE_JSONLD=pyld``
+makes every conversion use pyld, to compare or to rule the fast path out.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from math import isfinite
@@ -39,9 +47,14 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node as RDFNode
 
 from catalogue.model.nodes import Hierarchy, Node
+from catalogue.rdf import fast_jsonld
 from catalogue.rdf.contexts import CATALOGUE_CONTEXT_IRI, document_loader
 
 Triple = tuple[RDFNode, RDFNode, RDFNode]
+
+#: The environment variable that selects the JSON-LD → RDF path: "pyld" forces the reference.
+JSONLD_ENV = "CATALOGUE_JSONLD"
+log = logging.getLogger(__name__)
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_JSON = "rdf:JSON"
@@ -267,6 +280,8 @@ def node_jsonld(
     if types:
         out["@type"] = types
     out["path"] = node.path
+    if node.implicit:
+        out["implicit"] = True
     zf = meta.get("zarr_format")
     out["zarr_format"] = zf if type(zf) is int else json_literal(zf)
     if node.kind == "array":
@@ -335,9 +350,19 @@ def jsonld_triples(document: dict[str, Any]) -> list[Triple]:
     return triples
 
 
-#: Nodes converted per pyld call: one call processes the context once, so
-#: batching saves most of pyld's per-document cost; the bound keeps memory flat.
+#: Nodes converted per call: one pyld call processes the context once, so batching
+#: saves most of pyld's per-document cost; the bound keeps memory flat.
 BATCH_NODES = 256
+
+
+def nodes_triples(nodes: list[dict[str, Any]]) -> list[Triple]:
+    """The triples of compact node objects: the fast path, or pyld for a batch it refuses."""
+    if os.environ.get(JSONLD_ENV) != "pyld":
+        try:
+            return fast_jsonld.node_triples(nodes)
+        except fast_jsonld.Unsupported as refusal:
+            log.debug("JSON-LD fast path refused a batch (%s): pyld converts it", refusal)
+    return jsonld_triples({"@context": CATALOGUE_CONTEXT_IRI, "@graph": nodes})
 
 
 def _node_document(h: Hierarchy, node: Node, members: Iterable[str], index: int = 0) -> dict[str, Any]:
@@ -354,9 +379,7 @@ def _node_document(h: Hierarchy, node: Node, members: Iterable[str], index: int 
 
 def node_triples(h: Hierarchy, node: Node, members: Iterable[str] | None = None) -> list[Triple]:
     """The triples describing one node of a hierarchy."""
-    doc = _node_document(h, node, node.members if members is None else members)
-    doc["@context"] = CATALOGUE_CONTEXT_IRI
-    return jsonld_triples(doc)
+    return nodes_triples([_node_document(h, node, node.members if members is None else members)])
 
 
 def hierarchy_triples(h: Hierarchy, member_filter: set[str] | None = None, paths: set[str] | None = None) -> Iterator[Triple]:
@@ -372,7 +395,7 @@ def hierarchy_triples(h: Hierarchy, member_filter: set[str] | None = None, paths
         members = node.members if member_filter is None else [m for m in node.members if m in member_filter]
         batch.append(_node_document(h, node, members, index))
         if len(batch) >= BATCH_NODES:
-            yield from jsonld_triples({"@context": CATALOGUE_CONTEXT_IRI, "@graph": batch})
+            yield from nodes_triples(batch)
             batch = []
     if batch:
-        yield from jsonld_triples({"@context": CATALOGUE_CONTEXT_IRI, "@graph": batch})
+        yield from nodes_triples(batch)

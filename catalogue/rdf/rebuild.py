@@ -159,7 +159,7 @@ def rebuild_documents(graph: Graph, iri: str) -> dict[str, Any]:
         doc["zarr_format"] = zarr_format
     attrs_node = d.one(subject, ZARR.attributes)
     extra_node = d.one(subject, ZARR.extraFields)
-    if zarr_format == 2:
+    if zarr_format in (2, "2"):  # "2" as a string: let through by the gate, kept as written
         if kind == "array":
             _fill(d, subject, doc, [
                 ("shape", ZARR.shape, value),
@@ -226,7 +226,9 @@ def rebuild_hierarchy(graph: Graph, url: str) -> Hierarchy:
         docs = rebuild_documents(graph, iri)
         zarr_format = 3 if V3_DOCUMENT in docs else 2
         locations = {name: Location(f"{iri}/{name}") for name in docs}
-        h.nodes[path] = Node(path, node_kind(graph, iri), zarr_format, docs, locations)  # type: ignore[arg-type]
+        implicit = (subject, ZARR.implicit, Literal(True)) in graph
+        h.nodes[path] = Node(path, node_kind(graph, iri), zarr_format, docs, locations,  # type: ignore[arg-type]
+                             implicit=implicit)
         members += [(path, str(m)) for m in graph.objects(subject, ZARR.member)]
     paths = {h.iri(p): p for p in h.nodes}
     for parent, member_iri in members:

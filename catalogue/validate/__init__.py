@@ -51,6 +51,12 @@ def validate_hierarchy(h: Hierarchy, *, profile: str = DEFAULT_PROFILE, source: 
 def check_node(c: NodeChecker, profile: str) -> None:
     node = c.node
     meta = node.metadata
+    if node.implicit:
+        c.add("hierarchy.implicit-root", META, (), "no metadata document at the root; its children were catalogued "
+              "as members of an implicit group")
+    if type(meta.get("zarr_format")) is str:
+        c.add("format.string", META, ("zarr_format",),
+              f"{meta['zarr_format']!r} is a string; write the number {node.zarr_format}")
     if node.zarr_format == 3:
         (zarr_v3.check_array if node.kind == "array" else zarr_v3.check_group)(c, meta)
     elif node.kind == "array":

@@ -51,6 +51,8 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("hierarchy.orphan", ERR, "A consolidated node's parent is missing or is an array."),
     ("hierarchy.path", ERR, "A consolidated node path is empty or has '.'/'..' segments."),
     ("hierarchy.consolidated", ERR, "Consolidated metadata is malformed."),
+    ("hierarchy.implicit-root", WARN, "The store's root has no metadata document; its children do (an implicit group)."),
+    ("format.string", WARN, "zarr_format is written as a string; the specifications write a number."),
     ("v3.zarr_format", ERR, "zarr.json must have zarr_format 3."),
     ("v3.node_type", ERR, 'zarr.json must have node_type "array" or "group".'),
     ("v2.zarr_format", ERR, ".zarray and .zgroup must have zarr_format 2."),

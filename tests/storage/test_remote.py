@@ -24,7 +24,7 @@ from click.testing import CliRunner
 import catalogue
 from catalogue.errors import DocumentError, SourceUnavailable, UsageError
 from catalogue.harvest import load_hierarchy
-from catalogue.harvest.reader import canonical_fingerprint, fingerprint_documents
+from catalogue.harvest.fingerprints import canonical_fingerprint, fingerprint_documents
 from catalogue.model.nodes import Hierarchy
 from catalogue.storage.opening import open_store
 from tests.support import servers, stores

@@ -155,6 +155,9 @@ CASES = [
     Case("v2-separator", {".zarray": v2(dimension_separator="-")}, [("v2.dimension_separator", ".zarray", "/dimension_separator")]),
     Case("v2-fill-out-of-range", {".zarray": v2(dtype="|u1", fill_value=300)}, [("v2.fill_value", ".zarray", "/fill_value")]),
     Case("v2-group-extra-key", {".zgroup": {"zarr_format": 2, "foo": 1}}, [("v2.group", ".zgroup", "/foo")]),
+    Case("v2-format-as-string", {".zgroup": {"zarr_format": "2"}}, [("format.string", ".zgroup", "/zarr_format")]),
+    Case("v3-implicit-root", {"child/zarr.json": {"zarr_format": 3, "node_type": "group"}},
+         [("hierarchy.implicit-root", "zarr.json", "")]),
     Case("v2-pickle-filter", {".zarray": v2(dtype="|O", fill_value=0, filters=[{"id": "pickle", "protocol": 5}])},
          [("codec.unsafe", ".zarray", "/filters/0/id")]),
     # The verbatim building-block schema types dtype and fill_value as objects and forbids

@@ -1,0 +1,263 @@
+"""Finding the Zarr hierarchies below a folder, bucket prefix or HTTP index that is not one.
+
+Data centres keep thousands of stores under one directory or prefix. A SOURCE whose root
+holds no metadata document is searched breadth-first, one concurrent listing per level
+(:func:`catalogue.storage.listing.list_folders`): a folder holding ``zarr.json``,
+``.zgroup``, ``.zarray`` or ``.zmetadata`` is a store root, and is not descended into
+(its nodes are its own harvest's business, and its chunk folders cost nothing).
+
+**Implicit roots.** Some v3 writers leave the root of a store without a document while
+its children have theirs. A folder whose name ends in a Zarr suffix (:data:`SUFFIXES`:
+``x.zarr``) and holds no document is such a root when any folder below it holds one:
+the whole folder is one store (its nodes under their own IRIs), not a folder of stores.
+A folder without the suffix is searched on; that is the one rule, and it is
+documented (docs/harvesting.md), because the two layouts cannot otherwise be told apart.
+
+**Bounds.** ``max_depth`` (a store directly below the SOURCE is at depth 1),
+``include``/``exclude`` globs on store paths relative to the SOURCE (``fnmatch``,
+case-sensitive, ``*`` crossing slashes; an excluded folder is not listed) and
+``max_listings`` (folders listed at most). What was left unseen (the limit reached, a
+listing refused or failing) is reported, and makes the discovery incomplete: a prune
+(:mod:`catalogue.harvest.batch`) removes nothing after an incomplete discovery.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from typing import Any, Final
+from urllib.parse import unquote
+
+from catalogue.errors import CatalogueError, HierarchyError, UsageError, display_location
+from catalogue.harvest.sources import Source
+from catalogue.model.nodes import V2_ARRAY, V2_CONSOLIDATED, V2_GROUP, V3_DOCUMENT
+from catalogue.model.paths import quote_path
+from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES, StoreAccess
+from catalogue.storage.listing import Listing, list_folders
+from catalogue.storage.opening import open_store
+
+__all__ = ["DEFAULT_MAX_LISTINGS", "METADATA_NAMES", "SUFFIXES", "Discovery", "Expanded", "discover",
+           "expand_sources", "is_store_root", "vanished", "zarr_suffixed"]
+
+#: Documents whose presence makes a folder a Zarr node.
+METADATA_NAMES: Final = (V3_DOCUMENT, V2_GROUP, V2_ARRAY, V2_CONSOLIDATED)
+#: Folder name endings that mark a store (and make a folder without a document an implicit root).
+SUFFIXES: Final = (".zarr", ".zr3", ".zarr3", ".zarr2")
+#: Folders listed at most by one discovery (a bucket of 10,000 stores in a few folders
+#: costs a few listings; a tree of millions of folders is not a catalogue's to walk).
+DEFAULT_MAX_LISTINGS: Final = 10_000
+
+
+def zarr_suffixed(path: str) -> bool:
+    """Whether the last part of ``path`` ends in a Zarr suffix (``.ome.zarr`` included)."""
+    return posixpath.basename(path.rstrip("/")).lower().endswith(SUFFIXES)
+
+
+def is_store_root(listing: Listing) -> bool:
+    """Whether a folder's listing holds a Zarr metadata document."""
+    return any(name in listing.files for name in METADATA_NAMES)
+
+
+@dataclass
+class Discovery:
+    """The stores found below a SOURCE, by path relative to it (sorted)."""
+
+    url: str
+    stores: list[str] = field(default_factory=list)
+    #: Those of ``stores`` that are implicit roots (a Zarr-suffixed folder without a document).
+    implicit: set[str] = field(default_factory=set)
+    #: Folders listed.
+    listings: int = 0
+    #: What was not seen, one line each (a refused or failing listing, the listing limit).
+    unseen: list[str] = field(default_factory=list)
+    #: Found stores left out by ``include``/``exclude`` (counted, for the summary).
+    excluded: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether every folder in scope was listed: only then may vanished stores be pruned."""
+        return not self.unseen
+
+    def url_of(self, path: str) -> str:
+        """The URL of the store at ``path`` (its hierarchy IRI)."""
+        return f"{self.url}/{quote_path(path)}" if path else self.url
+
+
+@dataclass(frozen=True)
+class _Scope:
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    max_depth: int | None
+
+    def excluded(self, path: str) -> bool:
+        parts = path.split("/")
+        return any(fnmatchcase("/".join(parts[:n]), pattern)
+                   for n in range(1, len(parts) + 1) for pattern in self.exclude)
+
+    def included(self, path: str) -> bool:
+        return not self.include or any(fnmatchcase(path, pattern) for pattern in self.include)
+
+    def descends(self, path: str) -> bool:
+        """Whether the folders inside ``path`` are within the depth limit."""
+        return self.max_depth is None or (path.count("/") + 1 if path else 0) < self.max_depth
+
+
+def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+             max_depth: int | None = None, max_listings: int = DEFAULT_MAX_LISTINGS) -> Discovery:
+    """The stores below the root of ``store`` (which is not one itself), breadth-first."""
+    if max_depth is not None and max_depth < 1:
+        raise UsageError(f"max_depth must be 1 or more to find stores below a folder, not {max_depth}")
+    if max_listings < 1:
+        raise UsageError(f"max_listings must be 1 or more, not {max_listings}")
+    scope = _Scope(tuple(include), tuple(exclude), max_depth)
+    found = Discovery(url=store.url)
+    #: Zarr-suffixed folders without a document, waiting to learn whether a store is below them.
+    pending: set[str] = set()
+    stores: set[str] = set()
+    level = [""]
+    while level:
+        room = max_listings - found.listings
+        if room <= 0:
+            found.unseen.append(f"{display_location(store.url)}: stopped after {max_listings:,} listings "
+                                f"({len(level):,} folders not listed; raise --max-listings)")
+            break
+        if len(level) > room:
+            left = level[room:]
+            found.unseen.append(f"{display_location(store.url)}: stopped after {max_listings:,} listings "
+                                f"({len(left):,} folders not listed; raise --max-listings)")
+            level = level[:room]
+        listed = list_folders(store, level)
+        found.listings += len(level)
+        below: list[str] = []
+        for path, listing in zip(level, listed, strict=True):
+            if not isinstance(listing, Listing):
+                found.unseen.append(str(listing))
+                continue
+            if path and is_store_root(listing):
+                stores.add(path)
+                continue
+            if path and zarr_suffixed(path):
+                pending.add(path)
+            if not scope.descends(path):
+                continue
+            for name in listing.folders:
+                child = f"{path}/{name}" if path else name
+                if not scope.excluded(child):
+                    below.append(child)
+        level = below
+    # A store below a pending folder makes the topmost such folder an implicit root.
+    for path in sorted(stores):
+        parts = path.split("/")
+        ancestors = ["/".join(parts[:n]) for n in range(1, len(parts))]
+        top = next((a for a in ancestors if a in pending), None)
+        if top is not None:
+            stores.discard(path)
+            stores.add(top)
+            found.implicit.add(top)
+    for path in sorted(stores):
+        if scope.included(path):
+            found.stores.append(path)
+        else:
+            found.excluded += 1
+    found.implicit &= set(found.stores)
+    return found
+
+
+# ------------------------------------------------------------------ sources
+@dataclass
+class Expanded:
+    """The sources of a harvest with every folder of stores replaced by its stores."""
+
+    entries: list[Source] = field(default_factory=list)
+    #: Each discovering source with what its discovery found (for pruning and the summary).
+    discoveries: list[tuple[Source, Discovery]] = field(default_factory=list)
+    #: Sources whose discovery found nothing to harvest, with the error to report.
+    failed: list[tuple[Source, CatalogueError]] = field(default_factory=list)
+
+
+def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+                   **limits: Any) -> Expanded:
+    """Each source as it is when its root is a Zarr node (or discovery is off), else the
+    stores below it (:func:`discover`), each a source of its own with the entry's storage
+    options and limits. A Zarr-suffixed source without a document is one store with an
+    implicit root. ``limits`` are the command line's ``concurrency``/``timeout``/``retries``
+    (a source's own win). A source that cannot be opened or listed is kept as it is: its
+    harvest then reports the error as it always has."""
+    out = Expanded()
+    for source in sources:
+        if source.discover is False or source.implicit_root:
+            out.entries.append(source)
+            continue
+        options = {k: v for k, v in {**limits, **{k: getattr(source, k) for k in ("concurrency", "timeout", "retries")
+                                                  if getattr(source, k) is not None}}.items()
+                   if k in ("concurrency", "timeout", "retries") and v is not None}
+        try:
+            store = open_store(source.url, max_document_bytes=max_document_bytes,
+                               storage_options=source.storage_options or None, **options)
+            root_is_node = _root_is_node(store)
+        except CatalogueError:
+            out.entries.append(source)
+            continue
+        if root_is_node is not False:  # a store, or it cannot be told: harvested as named
+            out.entries.append(source)
+            continue
+        if zarr_suffixed(store.url):
+            out.entries.append(replace(source, implicit_root=True))
+            continue
+        try:
+            found = discover(store, include=source.include, exclude=source.exclude, max_depth=source.max_depth,
+                             max_listings=source.max_listings or DEFAULT_MAX_LISTINGS)
+        except CatalogueError as exc:
+            out.failed.append((source, exc))
+            continue
+        out.discoveries.append((source, found))
+        if not found.stores:
+            why = "; ".join(found.unseen[:3]) if found.unseen else (
+                f"{found.listings:,} folders listed" + (f", {found.excluded} stores excluded" if found.excluded else ""))
+            out.failed.append((source, HierarchyError(
+                f"{display_location(store.url)}: no Zarr metadata found, and no Zarr store below it ({why})")))
+            continue
+        for path in found.stores:
+            out.entries.append(replace(
+                source, url=found.url_of(path), name=f"{source.name}/{path}" if source.name else "",
+                include=(), exclude=(), max_depth=None, discover=False, prune=False,
+                implicit_root=path in found.implicit))
+    return out
+
+
+def _root_is_node(store: StoreAccess) -> bool | None:
+    """Whether the store root holds a metadata document; None when that cannot be told
+    (an HTTP server without folder listings answers the documents themselves)."""
+    if store.url.startswith(("http://", "https://")):
+        found = store.read_many(list(METADATA_NAMES), return_errors=True)
+        if any(isinstance(v, bytes) for v in found):
+            return True
+        if any(isinstance(v, CatalogueError) for v in found):
+            return None
+        return False
+    listing = list_folders(store, [""])[0]
+    if not isinstance(listing, Listing):
+        return None
+    return is_store_root(listing)
+
+
+def vanished(source: Source, found: Discovery, harvested: list[str]) -> list[str]:
+    """The graphs of ``harvested`` (hierarchy IRIs) below the source that its complete
+    discovery no longer finds, within its bounds: what a prune removes."""
+    if not found.complete:
+        return []
+    scope = _Scope(tuple(source.include), tuple(source.exclude), source.max_depth)
+    prefix = found.url + "/"
+    present = {found.url_of(p) for p in found.stores}
+    gone = []
+    for iri in harvested:
+        if not iri.startswith(prefix) or iri in present:
+            continue
+        path = unquote(iri[len(prefix):])
+        if scope.max_depth is not None and path.count("/") + 1 > scope.max_depth:
+            continue
+        if scope.excluded(path) or not scope.included(path):
+            continue
+        gone.append(iri)
+    return sorted(gone)

@@ -1,0 +1,112 @@
+"""What a folder holds: its files and its folders, one listing each, for finding stores.
+
+A hierarchy walk lists only folders (:meth:`StoreAccess.child_folders_many`), and never
+over HTTP. Finding the stores below a folder or a bucket prefix that is not a store
+itself (:mod:`catalogue.harvest.discover`) needs the file names too (a folder holding
+``zarr.json`` is a store root), and on HTTP it reads the index page a server gives for
+a folder URL (Apache's, nginx's ``autoindex``, Python's ``http.server``), through
+fsspec's link parsing.
+
+A listing that fails is returned as its error, in place, so that a caller knows which
+folders it could not see (and, say, never prunes what is below them).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from catalogue.errors import CatalogueError, SourceUnavailable
+from catalogue.storage.access import StoreAccess
+
+__all__ = ["Listing", "list_folders"]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The names of the files and of the folders directly in one folder, sorted."""
+
+    files: tuple[str, ...]
+    folders: tuple[str, ...]
+
+
+def list_folders(store: StoreAccess, keys: Sequence[str]) -> list[Listing | CatalogueError]:
+    """The listing of each folder ``key`` below the store root ("" is the root), in order;
+    remote listings run concurrently (bounded by the store's ``concurrency``, each with
+    its retries). A missing folder lists as empty."""
+    if not keys:
+        return []
+    if not store.remote:
+        return [_local(store, key) for key in keys]
+    fs: Any = store.fs
+    http = store.url.startswith(("http://", "https://"))
+
+    def job(key: str) -> Callable[[], Awaitable[Any]]:
+        # An HTTP folder's index is the URL with a trailing slash.
+        path = store.key_url(key) + "/" if http else store._fs_path(key)
+        return lambda: fs._ls(path, detail=True, **({} if http else {"refresh": True}))
+
+    results = store._gather([(key, job(key)) for key in keys])
+    out: list[Listing | CatalogueError] = []
+    for key, result in zip(keys, results, strict=True):
+        if isinstance(result, CatalogueError):
+            out.append(result)
+        elif isinstance(result, BaseException):
+            out.append(SourceUnavailable(store.key_url(key), f"cannot list: {result}"))
+        elif result is None:  # absent
+            out.append(Listing((), ()))
+        else:
+            out.append(_entries(store, key, result, http))
+    return out
+
+
+def _entries(store: StoreAccess, key: str, entries: list[dict[str, Any]], http: bool) -> Listing:
+    files, folders = set(), set()
+    parent = (store.key_url(key) if http else store._fs_path(key)).rstrip("/") + "/"
+    for entry in entries:
+        raw = str(entry.get("name", ""))
+        if http:
+            # Index pages link elsewhere too (sorting links, parents, other sites): only
+            # the folder's own children count.
+            if not raw.startswith(parent):
+                continue
+            rest = raw[len(parent):]
+            if "?" in rest or "#" in rest or rest.strip("/").count("/"):
+                continue
+            name = rest.strip("/")
+            is_folder = rest.endswith("/")
+        else:
+            name = posixpath.basename(raw.rstrip("/"))
+            is_folder = entry.get("type") == "directory"
+        if not name or name in (".", ".."):
+            continue
+        (folders if is_folder else files).add(_unquote(name) if http else name)
+    return Listing(tuple(sorted(files)), tuple(sorted(folders)))
+
+
+def _unquote(name: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(name)
+
+
+def _local(store: StoreAccess, key: str) -> Listing | CatalogueError:
+    path = store._fs_path(key)
+    try:
+        entries = store.fs.ls(path, detail=True)
+    except (FileNotFoundError, NotADirectoryError):
+        return Listing((), ())
+    except OSError as exc:
+        return SourceUnavailable(store.key_url(key), f"cannot list: {exc.strerror or exc}")
+    files, folders = [], []
+    for entry in entries:
+        name = posixpath.basename(str(entry["name"]).rstrip("/"))
+        if not name or name in (".", ".."):
+            continue
+        is_dir = entry.get("type") == "directory"
+        if not is_dir and entry.get("islink"):
+            is_dir = store.fs.isdir(entry["name"])  # a symlink to a folder lists as "other"
+        (folders if is_dir else files).append(name)
+    return Listing(tuple(sorted(files)), tuple(sorted(folders)))

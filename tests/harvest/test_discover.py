@@ -1,0 +1,264 @@
+"""Folders and buckets of stores: ``catalogue harvest SOURCE`` where SOURCE is not itself a
+Zarr node finds every store below it (local folder, loopback S3, an HTTP server with index
+pages), each into its own graph; bounds (include/exclude/max-depth/listing limit), prune,
+implicit roots, and the lenient cases (``"zarr_format": "2"``, NCZarr's extra keys,
+editor backups) and the refused one (the pre-release v3 draft layout).
+
+The fixture is 200 stores at mixed depths written by zarr-python (even: v3, odd: v2),
+one broken (its ``zarr.json`` is not JSON), one implicit root (``implicit.zarr`` whose
+children have documents, its root none), and folders that hold no store.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+import catalogue
+from catalogue.discovery.query import SearchQuery
+from catalogue.harvest.discover import discover, expand_sources
+from catalogue.harvest.sources import Source, load_sources
+from catalogue.storage.opening import open_store
+
+CATALOGUE = str(pathlib.Path(sys.executable).with_name("catalogue"))
+STORES = 200
+
+
+def _store_path(i: int) -> str:
+    """Mixed depths: 1, 2 or 3 folders below the root."""
+    return ["", f"region{i % 4}/", f"region{i % 4}/year{i % 3}/"][i % 3] + f"store{i:03d}.zarr"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> pathlib.Path:
+    import zarr
+
+    root = tmp_path_factory.mktemp("stores") / "archive"
+    for i in range(STORES):
+        group = zarr.open_group(root / _store_path(i), mode="w", zarr_format=3 if i % 2 == 0 else 2)
+        group.attrs["title"] = f"Discovered store {i:03d}"
+        group.create_array("temperature", shape=(4, 4), chunks=(2, 2), dtype="f4")
+    broken = root / "region1" / "broken.zarr"
+    broken.mkdir(parents=True)
+    (broken / "zarr.json").write_text("{not json")
+    implicit = root / "region2" / "implicit.zarr"
+    for child in ("left", "right"):
+        group = zarr.open_group(implicit / child, mode="w", zarr_format=3)
+        group.attrs["title"] = f"Implicit child {child}"
+        group.create_array("values", shape=(3,), dtype="i2")
+    (root / "empty" / "nothing").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "docs" / "README.txt").write_text("not a store")
+    return root
+
+
+def _graphs(cat) -> set[str]:
+    return {g for g, _n in cat.graphs()}
+
+
+def _store_iris(folder: pathlib.Path) -> set[str]:
+    return {(folder / _store_path(i)).as_uri() for i in range(STORES)}
+
+
+# ------------------------------------------------------------------ discovery itself
+def test_discovery_finds_every_store_and_only_stores(folder):
+    found = discover(open_store(str(folder)))
+    assert found.complete and found.unseen == []
+    expected = {_store_path(i) for i in range(STORES)} | {"region1/broken.zarr", "region2/implicit.zarr"}
+    assert set(found.stores) == expected
+    assert found.implicit == {"region2/implicit.zarr"}
+    # stores are not descended into: folders listed are the folders above the stores, the
+    # stores themselves (one listing each says they are) and the implicit root's children
+    assert found.listings < 300
+
+
+def test_bounds_choose_stores(folder):
+    store = open_store(str(folder))
+    top = discover(store, max_depth=1)
+    assert set(top.stores) == {_store_path(i) for i in range(0, STORES, 3)}
+    only = discover(store, include=("region0/*",))
+    assert only.stores and all(p.startswith("region0/") for p in only.stores)
+    assert only.excluded == STORES + 2 - len(only.stores)
+    without = discover(store, exclude=("region1", "region2"))
+    assert not any(p.startswith(("region1/", "region2/")) for p in without.stores)
+    limited = discover(store, max_listings=3)
+    assert not limited.complete and "raise --max-listings" in limited.unseen[0]
+
+
+def test_a_store_source_is_harvested_as_named(folder):
+    plain = Source(url=str(folder / _store_path(0)))
+    assert expand_sources([plain]).entries == [plain]
+    refused = Source(url=str(folder), discover=False)
+    assert expand_sources([refused]).entries == [refused]
+
+
+# ------------------------------------------------------------------ harvesting them
+def test_harvest_a_folder_of_stores(db_url, folder):
+    done = subprocess.run([CATALOGUE, "harvest", str(folder), "--db", db_url, "--jobs", "2"],
+                          capture_output=True, text=True, timeout=900)
+    # the broken store fails (exit 1) and is named; everything else is catalogued
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "broken.zarr/zarr.json" in done.stderr
+    assert f"harvested {STORES + 1} of {STORES + 2} sources (1 failed)" in done.stderr
+    implicit = (folder / "region2" / "implicit.zarr").as_uri()
+    with catalogue.open(db_url) as cat:
+        graphs = _graphs(cat)
+        assert _store_iris(folder) | {implicit} <= graphs
+        assert not any("broken" in g for g in graphs)
+        assert cat.search(SearchQuery(q="discovered", limit=1)).total == STORES
+        # the implicit root: one dataset, its children under their own IRIs, the root flagged
+        assert cat.has_node(f"{implicit}/left/values") and cat.has_node(f"{implicit}/right")
+        flagged = cat.query(f"ASK {{ GRAPH <{implicit}> {{ <{implicit}> zarr:implicit true ; zarr:member ?m }} }}")
+        assert flagged.askAnswer
+        assert [h.iri for h in cat.search(SearchQuery(q="implicit", limit=5)).hits] == [implicit]  # a dataset
+    # a second run finds the same stores and changes nothing
+    again = subprocess.run([CATALOGUE, "harvest", str(folder), "--db", db_url, "--json"],
+                           capture_output=True, text=True, timeout=900)
+    report = json.loads(again.stdout)
+    done = [s for s in report["sources"] if s["outcome"] != "failed"]
+    assert len(done) == STORES + 1 and report["failed_sources"] == 1
+    assert sum(s["added"] + s["changed"] + s["removed"] for s in done) == 0
+
+
+def test_prune_removes_vanished_stores_only_when_asked(sqlite_url, folder, tmp_path):
+    copy = tmp_path / "archive"
+    shutil.copytree(folder, copy)
+    shutil.rmtree(copy / "region1" / "broken.zarr")
+    with catalogue.open(sqlite_url) as cat:
+        first = cat.harvest_sources([str(copy)])
+        assert first.exit_code == 0 and len(first.results) == STORES + 1
+        gone = [copy / _store_path(i) for i in (3, 4)]
+        for path in gone:
+            shutil.rmtree(path)
+        kept = cat.harvest_sources([str(copy)])  # no prune: the graphs stay
+        assert {p.as_uri() for p in gone} <= _graphs(cat)
+        assert kept.exit_code == 0
+        # an incomplete discovery prunes nothing
+        cat.harvest_sources([Source(url=str(copy), prune=True, max_listings=2)])
+        assert {p.as_uri() for p in gone} <= _graphs(cat)
+        # out of the bounds: not touched
+        cat.harvest_sources([Source(url=str(copy), prune=True, exclude=("*store003*", "*store004*"))])
+        assert {p.as_uri() for p in gone} <= _graphs(cat)
+        pruned = cat.harvest_sources([Source(url=str(copy), prune=True)])
+        assert pruned.exit_code == 0
+        removed = [r for r in pruned.results if r.report is not None and r.report.run.outcome == "removed"]
+        assert sorted(r.source.url for r in removed) == sorted(p.as_uri() for p in gone)
+        assert not {p.as_uri() for p in gone} & _graphs(cat)
+        assert cat.search(SearchQuery(q="discovered", limit=1)).total == STORES - 2
+        status = {s.source: s.outcome for s in cat.harvest_status()}
+        assert {status[p.as_uri()] for p in gone} == {"removed"}
+        # a store that comes back is harvested again
+        shutil.copytree(folder / _store_path(3), gone[0])
+        cat.harvest_sources([Source(url=str(copy), prune=True)])
+        assert gone[0].as_uri() in _graphs(cat)
+
+
+def test_sources_file_discovery_keys(tmp_path, folder):
+    config = tmp_path / "sources.toml"
+    config.write_text(f'[[source]]\nurl = "{folder}"\nname = "archive"\ndiscover = true\nprune = true\n'
+                      f'include = ["region0/*"]\nmax_depth = 2\nmax_listings = 500\n')
+    [entry] = load_sources(config)
+    assert (entry.discover, entry.prune, entry.max_listings, entry.max_depth) == (True, True, 500, 2)
+    expanded = expand_sources([entry])
+    assert expanded.entries and all(e.url.startswith((folder / "region0").as_uri()) for e in expanded.entries)
+    assert all(e.name.startswith("archive/region0/") and e.include == () for e in expanded.entries)
+    config.write_text(f'[[source]]\nurl = "{folder}"\nprune = "yes"\n')
+    with pytest.raises(catalogue.errors.UsageError, match=r"source\[1\]\.prune: expected true or false"):
+        load_sources(config)
+
+
+def test_nothing_below_is_one_clear_error(sqlite_url, folder):
+    done = subprocess.run([CATALOGUE, "harvest", str(folder / "empty"), "--db", sqlite_url],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert "no Zarr metadata found, and no Zarr store below it (2 folders listed)" in done.stderr
+    done = subprocess.run([CATALOGUE, "harvest", str(folder / "empty"), "--no-discover", "--db", sqlite_url],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "no Zarr metadata found (expected" in done.stderr
+
+
+# ------------------------------------------------------------------ S3 and HTTP
+def test_harvest_a_bucket_prefix_of_stores(s3, folder, sqlite_url):
+    bucket = s3.bucket()
+    s3.upload(folder / "region0", f"s3://{bucket}/archive/region0")
+    s3.upload(folder / "region2", f"s3://{bucket}/archive/region2")
+    expected = {p for i in range(STORES) if (p := _store_path(i)).startswith(("region0/", "region2/"))}
+    with catalogue.open(sqlite_url) as cat:
+        batch = cat.harvest_sources([Source(url=f"s3://{bucket}/archive", storage_options=s3.storage_options)])
+        assert batch.exit_code == 0, [r.error for r in batch.results if r.error]
+        graphs = _graphs(cat)
+        assert {f"s3://{bucket}/archive/{p}" for p in expected} <= graphs
+        assert f"s3://{bucket}/archive/region2/implicit.zarr" in graphs
+        assert len(batch.results) == len(expected) + 1
+
+
+@pytest.fixture
+def index_server(folder) -> Iterator[str]:
+    """Python's own http.server over the folder: index pages for folders, as Apache's or
+    nginx's autoindex give them."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args) -> None:
+        pass
+
+
+def test_harvest_an_http_index_of_stores(index_server, sqlite_url):
+    with catalogue.open(sqlite_url) as cat:
+        batch = cat.harvest_sources([f"{index_server}/region0"])
+        expected = {p for i in range(STORES) if (p := _store_path(i)).startswith("region0/")}
+        assert batch.exit_code == 0, [r.error for r in batch.results if r.error]
+        assert {f"{index_server}/{p}" for p in expected} <= _graphs(cat)
+        assert len(batch.results) == len(expected)
+
+
+# ------------------------------------------------------------------ lenient and refused
+def test_lenient_documents_are_catalogued_with_findings(sqlite_url, tmp_path):
+    store = tmp_path / "nczarr.zarr"
+    (store / "var").mkdir(parents=True)
+    (store / ".zgroup").write_text(json.dumps({"zarr_format": "2", "_nczarr_group": {"dims": {"x": 4}}}))
+    (store / ".zattrs").write_text(json.dumps({"title": "NCZarr written"}))
+    (store / ".zattrs~").write_text("{an editor's backup")
+    (store / "var" / ".zarray").write_text(json.dumps({
+        "zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<f4", "compressor": None, "fill_value": None,
+        "filters": None, "order": "C", "_nczarr_array": {"dimrefs": ["/x"]}}))
+    (store / "var" / ".zarray.bak").write_text("{}")
+    with catalogue.open(sqlite_url) as cat:
+        report = cat.harvest(str(store))
+        assert report.ok and report.groups == 1 and report.arrays == 1
+        rules = {f.rule for f in report.validation.findings}
+        assert {"format.string", "v2.group"} <= rules
+        assert cat.documents(store.as_uri())[".zgroup"]["zarr_format"] == "2"  # kept as written
+
+
+def test_v3_draft_layout_is_refused_by_name(sqlite_url, tmp_path):
+    store = tmp_path / "draft.zarr"
+    (store / "meta").mkdir(parents=True)
+    url = "https://purl.org/zarr/spec/protocol/core/3.0"
+    (store / "zarr.json").write_text(json.dumps({"zarr_format": url, "metadata_encoding": url,
+                                                 "metadata_key_suffix": ".json", "extensions": []}))
+    (store / "meta" / "root.group.json").write_text(json.dumps({"attributes": {}}))
+    done = subprocess.run([CATALOGUE, "harvest", str(store), "--db", sqlite_url], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1
+    assert "pre-release Zarr v3 draft layout" in done.stderr and str(store) in done.stderr
+    with catalogue.open(sqlite_url) as cat:
+        assert store.as_uri() not in _graphs(cat)
