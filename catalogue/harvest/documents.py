@@ -68,6 +68,31 @@ def _too_deep(value: Any) -> str | None:
     return None
 
 
+def _lone_surrogate(value: Any) -> str | None:
+    """Pointer of the first key or string holding a lone surrogate (iterative walk).
+
+    ``"\\udc80"`` is valid JSON syntax but no Unicode text: no database can store it as
+    UTF-8, so it would fail the harvest's write; refused here, it fails only its node."""
+
+    def bad(text: str) -> bool:
+        return any("\ud800" <= c <= "\udfff" for c in text)
+
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, pointer = stack.pop()
+        if isinstance(item, str):
+            if bad(item):
+                return pointer
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if bad(k):
+                    return join_pointer(pointer, k)
+                stack.append((v, join_pointer(pointer, k)))
+        elif isinstance(item, list):
+            stack.extend((v, join_pointer(pointer, i)) for i, v in enumerate(item))
+    return None
+
+
 def parse_json(data: bytes, location: str) -> Any:
     """Parse one JSON document, or raise DocumentError saying where and why."""
     try:
@@ -97,6 +122,11 @@ def parse_json(data: bytes, location: str) -> Any:
         too_deep = _too_deep(value)
         if too_deep is not None:
             raise DocumentError(location, f"nested more than {MAX_DEPTH} levels deep", too_deep, rule="json.depth")
+    if "\\u" in text and "\\ud" in text.lower():
+        lone = _lone_surrogate(value)
+        if lone is not None:
+            raise DocumentError(location, "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff escaped alone), "
+                                "which is not Unicode text", lone, rule="json.surrogate")
     if saw_duplicate:
         found = _find_duplicate(value)
         if found:

@@ -45,6 +45,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("json.syntax", ERR, "A metadata document is not valid JSON."),
     ("json.depth", ERR, "A metadata document nests arrays and objects too deeply."),
     ("json.duplicate-key", ERR, "An object in a metadata document has the same key twice."),
+    ("json.surrogate", ERR, "A string in a metadata document holds a lone UTF-16 surrogate, which is not Unicode text."),
     ("json.not-object", ERR, "A metadata document (or consolidated entry) is not a JSON object."),
     ("json.too-large", ERR, "A metadata document is larger than the configured limit."),
     ("hierarchy.ambiguous", ERR, "A v2 node has both .zarray and .zgroup."),

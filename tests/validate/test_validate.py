@@ -155,6 +155,8 @@ CASES = [
     Case("v2-separator", {".zarray": v2(dimension_separator="-")}, [("v2.dimension_separator", ".zarray", "/dimension_separator")]),
     Case("v2-fill-out-of-range", {".zarray": v2(dtype="|u1", fill_value=300)}, [("v2.fill_value", ".zarray", "/fill_value")]),
     Case("v2-group-extra-key", {".zgroup": {"zarr_format": 2, "foo": 1}}, [("v2.group", ".zgroup", "/foo")]),
+    Case("json-lone-surrogate", {"zarr.json": b'{"zarr_format": 3, "node_type": "group", "attributes": {"t": "a\\udc80"}}'},
+         [("json.surrogate", "zarr.json", "/attributes/t")]),
     Case("v2-format-as-string", {".zgroup": {"zarr_format": "2"}}, [("format.string", ".zgroup", "/zarr_format")]),
     Case("v3-implicit-root", {"child/zarr.json": {"zarr_format": 3, "node_type": "group"}},
          [("hierarchy.implicit-root", "zarr.json", "")]),
