@@ -81,12 +81,16 @@ class BatchReport:
     def summary(self) -> str:
         """One line over every source: how many were harvested, nodes by change, invalid nodes."""
         results = [r.as_json() for r in self.results]
+        removed = [r for r in results if r["outcome"] == "removed"]
+        results = [r for r in results if r["outcome"] != "removed"]
         failed = sum(r["outcome"] == "failed" for r in results)
         done = [r for r in results if r["outcome"] != "failed"]
         total = {k: sum(r.get(k, 0) for r in done) for k in ("added", "changed", "unchanged", "removed", "failed")}
         return (
             f"harvested {len(done)} of {len(results)} sources"
             + (f" ({failed} failed)" if failed else "")
+            + (f", removed {len(removed)} that are gone ({sum(r.get('removed', 0) for r in removed)} nodes)"
+               if removed else "")
             + f": {sum(r['groups'] + r['arrays'] for r in done)} nodes "
             f"({total['added']} added, {total['changed']} changed, {total['unchanged']} unchanged, "
             f"{total['removed']} removed, {total['failed']} failed), "

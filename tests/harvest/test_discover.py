@@ -150,6 +150,7 @@ def test_prune_removes_vanished_stores_only_when_asked(sqlite_url, folder, tmp_p
         assert {p.as_uri() for p in gone} <= _graphs(cat)
         pruned = cat.harvest_sources([Source(url=str(copy), prune=True)])
         assert pruned.exit_code == 0
+        assert f"harvested {STORES - 1} of {STORES - 1} sources, removed 2 that are gone (4 nodes)" in pruned.summary()
         removed = [r for r in pruned.results if r.report is not None and r.report.run.outcome == "removed"]
         assert sorted(r.source.url for r in removed) == sorted(p.as_uri() for p in gone)
         assert not {p.as_uri() for p in gone} & _graphs(cat)
