@@ -126,7 +126,8 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     One harvest of a source at a time; harvests of different sources run side
     by side. A source whose listing (S3) or
     consolidated metadata is as it was last harvested costs that one request
-    and is recorded as unchanged (--full reads it all the same).
+    (and the listing, or on HTTP the reads, that tell a store from a folder of
+    stores) and is recorded as unchanged (--full reads it all the same).
     With --jobs N, N sources are harvested at once in worker processes; each
     source still has its own lock, so several harvest commands (on one machine
     or several sharing a PostgreSQL catalogue) can split a sources file.
@@ -151,7 +152,7 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
                 click.echo(f"error: {result.error_line()}", err=True)
                 return
             _print_report(result.report)
-            if len(entries) == 1 and not entries[0].prune and not as_json:
+            if len(entries) == 1 and not as_json:
                 click.echo(result.report.summary(), err=not result.report.ok)
 
     with _open(db) as cat:
@@ -161,7 +162,7 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
                                     max_document_bytes=max_document_size or DEFAULT_MAX_DOCUMENT_BYTES, **common)
     if as_json:
         click.echo(json.dumps(batch.as_json(), indent=2))
-    elif len(entries) > 1 or len(batch.results) > 1 or batch.discovered:
+    elif len(entries) > 1 or len(batch.results) > 1:
         click.echo(batch.summary(), err=batch.exit_code != 0)
     if batch.exit_code:
         sys.exit(batch.exit_code)

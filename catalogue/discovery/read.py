@@ -1,9 +1,9 @@
 """Reading dataset summaries from graphs, in SQL: what the index holds of each dataset.
 
-:func:`summaries` reads a batch of graphs with three statements whatever their size:
+:func:`summaries` reads a batch of graphs with a few statements whatever their size:
 the quads of the graphs whose predicate is one the index uses (one range scan of the
-quads' primary key per graph, objects decoded by a join), their triple counts, and the
-end times of the harvest runs that generated them.  It works on a plain connection
+quads' primary key per graph), the terms they name (by primary key), their triple
+counts, and the end times of the harvest runs that generated them.  It works on a plain connection
 (no store, no rdflib terms), inside the transaction of the writer that changed the
 graphs (:mod:`.indexer`), in a migration, or in ``catalogue reindex``.
 

@@ -58,7 +58,7 @@ class SourceReader:
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
         coordinate_bytes: int = DEFAULT_VALUE_BYTES,
-        implicit_root: bool = False,
+        implicit_root: bool | None = None,
     ) -> None:
         self.store: StoreAccess = open_store(
             source,
@@ -71,6 +71,7 @@ class SourceReader:
         self.choice = {"include": list(include), "exclude": list(exclude), "max_depth": max_depth,
                        "nodes": list(nodes), "max_document_bytes": max_document_bytes,
                        "coordinate_bytes": coordinate_bytes}
+        self.implicit_root = implicit_root
         if implicit_root:  # only then, so the states recorded before this option stay equal
             self.choice["implicit_root"] = True
         #: Coordinate values read per hierarchy for its extents (see catalogue.extents).
@@ -109,7 +110,7 @@ class SourceReader:
             max_depth=self.choice["max_depth"],
             prefetched=prefetched,
             progress=progress,
-            implicit_root=bool(self.choice.get("implicit_root")),
+            implicit_root=self.implicit_root,
         )
         expand_dependent_arrays(hierarchy)
         for node in hierarchy.nodes.values():

@@ -143,8 +143,10 @@ def harvest_sources(
     from catalogue.harvest.discover import expand_sources
 
     limits = {k: options[k] for k in ("concurrency", "timeout", "retries") if options.get(k) is not None}
+    catalogued = {s.graph for s in records.sources() if s.graph and s.outcome != "removed"}
     expanded = expand_sources(entries, max_document_bytes=options.get("max_document_bytes",
-                                                                      DEFAULT_MAX_DOCUMENT_BYTES), **limits)
+                                                                      DEFAULT_MAX_DOCUMENT_BYTES),
+                              catalogued=catalogued, **limits)
     entries = expanded.entries
     failed = [SourceResult(source, error=error) for source, error in expanded.failed]
     for result in failed:
@@ -162,21 +164,30 @@ def harvest_sources(
 def _prune(records: RunRecords, source: Source, found: Any, wait: bool,
            on_result: Callable[[SourceResult], None] | None) -> list[SourceResult]:
     """Remove the graphs of the stores below ``source`` that its discovery no longer finds
-    (only after a complete discovery: a folder that could not be listed hides nothing)."""
-    from catalogue.harvest.discover import vanished
+    and that are gone when asked again under their lock (:func:`~.discover.vanished`,
+    :func:`~.discover.is_gone`): never after an incomplete discovery, or one that found
+    nothing at all."""
+    from catalogue.harvest.discover import is_gone, vanished
     from catalogue.harvest.run import withdraw_source
 
     if not found.complete:
         log.warning("%s: not pruned, the discovery was incomplete (%s)", source.label, found.unseen[0])
         return []
-    harvested = [s.graph for s in records.sources() if s.graph and s.outcome != "removed"]
+    sources = {s.graph: s.source for s in records.sources() if s.graph and s.outcome != "removed"}
+    options = source.storage_options or None
     out = []
-    for iri in vanished(source, found, harvested):
-        entry = Source(url=iri, name="")
+    for iri in vanished(source, found, list(sources)):
+        entry = Source(url=sources[iri], name="")
         try:
-            result = SourceResult(entry, report=withdraw_source(records, iri, wait=wait))
+            report = withdraw_source(records, sources[iri], iri, wait=wait,
+                                     still_gone=lambda s=sources[iri]: is_gone(s, options))  # type: ignore[misc]
         except CatalogueError as exc:
             result = SourceResult(entry, error=exc)
+        else:
+            if report is None:
+                log.warning("%s: not pruned, the store is there again", sources[iri])
+                continue
+            result = SourceResult(entry, report=report)
         out.append(result)
         if on_result is not None:
             on_result(result)

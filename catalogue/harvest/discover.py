@@ -23,22 +23,24 @@ listing refused or failing) is reported, and makes the discovery incomplete: a p
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Final
 from urllib.parse import unquote
 
-from catalogue.errors import CatalogueError, HierarchyError, UsageError, display_location
+from catalogue.errors import CatalogueError, SourceNotFound, UsageError, display_location
 from catalogue.harvest.sources import Source
 from catalogue.model.nodes import V2_ARRAY, V2_CONSOLIDATED, V2_GROUP, V3_DOCUMENT
-from catalogue.model.paths import quote_path
 from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES, StoreAccess
 from catalogue.storage.listing import Listing, list_folders
 from catalogue.storage.opening import open_store
 
 __all__ = ["DEFAULT_MAX_LISTINGS", "METADATA_NAMES", "SUFFIXES", "Discovery", "Expanded", "discover",
-           "expand_sources", "is_store_root", "vanished", "zarr_suffixed"]
+           "expand_sources", "is_gone", "is_store_root", "vanished", "zarr_suffixed"]
+
+log = logging.getLogger(__name__)
 
 #: Documents whose presence makes a folder a Zarr node.
 METADATA_NAMES: Final = (V3_DOCUMENT, V2_GROUP, V2_ARRAY, V2_CONSOLIDATED)
@@ -73,15 +75,31 @@ class Discovery:
     unseen: list[str] = field(default_factory=list)
     #: Found stores left out by ``include``/``exclude`` (counted, for the summary).
     excluded: int = 0
+    #: The IRI each found store's harvest gives its graph, by path (set by :func:`expand_sources`).
+    iris: dict[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
         """Whether every folder in scope was listed: only then may vanished stores be pruned."""
         return not self.unseen
 
-    def url_of(self, path: str) -> str:
-        """The URL of the store at ``path`` (its hierarchy IRI)."""
-        return f"{self.url}/{quote_path(path)}" if path else self.url
+    def source_of(self, path: str, store: StoreAccess) -> str:
+        """The store at ``path`` as a harvest SOURCE, written as an operator would name it
+        (a local path; an ``s3://`` or ``http(s)://`` URL with the path as listed), so that
+        :func:`~catalogue.storage.opening.open_store` gives it the IRI, and the run the
+        source, that naming it on the command line gives."""
+        if store.url.startswith("file:"):
+            return posixpath.join(store.root, path)
+        if store.url.startswith("s3://"):
+            return f"s3://{store.root}/{path}"
+        return f"{store.url}/{path}"
+
+
+def _inside(real: str, store: StoreAccess) -> bool:
+    """Whether a local folder's real location is below the source's own (links out of the
+    source are not followed: what is there is another source's)."""
+    root = store.real_location("")
+    return root is None or real == root or real.startswith(root.rstrip("/") + "/")
 
 
 @dataclass(frozen=True)
@@ -112,21 +130,22 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
         raise UsageError(f"max_listings must be 1 or more, not {max_listings}")
     scope = _Scope(tuple(include), tuple(exclude), max_depth)
     found = Discovery(url=store.url)
-    #: Zarr-suffixed folders without a document, waiting to learn whether a store is below them.
+    #: Zarr-suffixed folders without a document, waiting to learn whether a store is in them.
     pending: set[str] = set()
     stores: set[str] = set()
-    level = [""]
+    #: Each folder to list. On local disks the real location of every folder met is kept:
+    #: a symlink to one already met (a loop, or a second name of a folder) is not followed,
+    #: so that no store is found twice under two names.
+    level: list[str] = [""]
+    met: set[str] = {r for r in (store.real_location(""),) if r is not None}
     while level:
         room = max_listings - found.listings
-        if room <= 0:
-            found.unseen.append(f"{display_location(store.url)}: stopped after {max_listings:,} listings "
-                                f"({len(level):,} folders not listed; raise --max-listings)")
-            break
         if len(level) > room:
-            left = level[room:]
             found.unseen.append(f"{display_location(store.url)}: stopped after {max_listings:,} listings "
-                                f"({len(left):,} folders not listed; raise --max-listings)")
+                                f"({len(level) - room:,} folders not listed; raise --max-listings)")
             level = level[:room]
+            if not level:
+                break
         listed = list_folders(store, level)
         found.listings += len(level)
         below: list[str] = []
@@ -139,22 +158,31 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
                 continue
             if path and zarr_suffixed(path):
                 pending.add(path)
-            if not scope.descends(path):
+            # A pending folder's own folders are listed even past the depth limit: whether
+            # it is an implicit root is decided by them, as the reader decides it.
+            if not scope.descends(path) and path not in pending:
                 continue
             for name in listing.folders:
                 child = f"{path}/{name}" if path else name
-                if not scope.excluded(child):
-                    below.append(child)
+                if scope.excluded(child):
+                    continue
+                real = store.real_location(child)
+                if real is not None:
+                    if real in met or not _inside(real, store):
+                        log.info("%s: a link to a folder met already or outside the source; not followed",
+                                 store.key_url(child))
+                        continue
+                    met.add(real)
+                below.append(child)
         level = below
-    # A store below a pending folder makes the topmost such folder an implicit root.
+    # A store directly in a pending folder makes that folder an implicit root (the reader
+    # reads such a root's own folders, as here); deeper stores stay stores of their own.
     for path in sorted(stores):
-        parts = path.split("/")
-        ancestors = ["/".join(parts[:n]) for n in range(1, len(parts))]
-        top = next((a for a in ancestors if a in pending), None)
-        if top is not None:
+        parent = path.rsplit("/", 1)[0] if "/" in path else ""
+        if parent in pending:
             stores.discard(path)
-            stores.add(top)
-            found.implicit.add(top)
+            stores.add(parent)
+            found.implicit.add(parent)
     for path in sorted(stores):
         if scope.included(path):
             found.stores.append(path)
@@ -177,13 +205,17 @@ class Expanded:
 
 
 def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
-                   **limits: Any) -> Expanded:
+                   catalogued: set[str] | frozenset[str] = frozenset(), **limits: Any) -> Expanded:
     """Each source as it is when its root is a Zarr node (or discovery is off), else the
     stores below it (:func:`discover`), each a source of its own with the entry's storage
     options and limits. A Zarr-suffixed source without a document is one store with an
     implicit root. ``limits`` are the command line's ``concurrency``/``timeout``/``retries``
-    (a source's own win). A source that cannot be opened or listed is kept as it is: its
-    harvest then reports the error as it always has."""
+    (a source's own win).
+
+    Kept as they are, so that their harvest fails, records its run and keeps their graph as
+    it always has: a source that cannot be opened or listed, one that is already a
+    catalogued graph (``catalogued``: a store whose root document is missing for a while
+    is not a folder of stores), and one below which nothing is found."""
     out = Expanded()
     for source in sources:
         if source.discover is False or source.implicit_root:
@@ -195,7 +227,7 @@ def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_M
         try:
             store = open_store(source.url, max_document_bytes=max_document_bytes,
                                storage_options=source.storage_options or None, **options)
-            root_is_node = _root_is_node(store)
+            root_is_node = None if store.url in catalogued else _root_is_node(store)
         except CatalogueError:
             out.entries.append(source)
             continue
@@ -211,16 +243,23 @@ def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_M
         except CatalogueError as exc:
             out.failed.append((source, exc))
             continue
-        out.discoveries.append((source, found))
+        for line in found.unseen:
+            log.warning("%s (discovery of %s is incomplete)", line, source.label)
         if not found.stores:
-            why = "; ".join(found.unseen[:3]) if found.unseen else (
-                f"{found.listings:,} folders listed" + (f", {found.excluded} stores excluded" if found.excluded else ""))
-            out.failed.append((source, HierarchyError(
-                f"{display_location(store.url)}: no Zarr metadata found, and no Zarr store below it ({why})")))
+            log.warning("%s: not a Zarr store, and no store found below it (%s)", display_location(store.url),
+                        f"{found.listings:,} folders listed" + (f", {found.excluded} stores excluded"
+                                                                 if found.excluded else ""))
+            out.entries.append(replace(source, discover=False))
             continue
+        out.discoveries.append((source, found))
         for path in found.stores:
+            url = found.source_of(path, store)
+            try:
+                found.iris[path] = open_store(url, storage_options=source.storage_options or None).url
+            except CatalogueError:
+                found.iris[path] = url
             out.entries.append(replace(
-                source, url=found.url_of(path), name=f"{source.name}/{path}" if source.name else "",
+                source, url=url, name=f"{source.name}/{path}" if source.name else "",
                 include=(), exclude=(), max_depth=None, discover=False, prune=False,
                 implicit_root=path in found.implicit))
     return out
@@ -243,16 +282,23 @@ def _root_is_node(store: StoreAccess) -> bool | None:
 
 
 def vanished(source: Source, found: Discovery, harvested: list[str]) -> list[str]:
-    """The graphs of ``harvested`` (hierarchy IRIs) below the source that its complete
-    discovery no longer finds, within its bounds: what a prune removes."""
-    if not found.complete:
+    """The graphs of ``harvested`` (hierarchy IRIs) below the source that its discovery no
+    longer finds, within its bounds: the candidates of a prune, each still to be checked
+    gone (:func:`is_gone`).
+
+    Never a candidate: anything when the discovery was incomplete or found no store at all
+    (an unmounted disk lists as an empty folder); a graph in, or holding, a found store
+    (a store nested in a store, a group harvested on its own); anything outside the bounds."""
+    if not found.complete or not found.stores:
         return []
     scope = _Scope(tuple(source.include), tuple(source.exclude), source.max_depth)
     prefix = found.url + "/"
-    present = {found.url_of(p) for p in found.stores}
+    present = sorted(found.iris.get(p, found.url + "/" + p) for p in found.stores)
     gone = []
     for iri in harvested:
         if not iri.startswith(prefix) or iri in present:
+            continue
+        if any(iri.startswith(p + "/") or p.startswith(iri + "/") for p in present):
             continue
         path = unquote(iri[len(prefix):])
         if scope.max_depth is not None and path.count("/") + 1 > scope.max_depth:
@@ -261,3 +307,18 @@ def vanished(source: Source, found: Discovery, harvested: list[str]) -> list[str
             continue
         gone.append(iri)
     return sorted(gone)
+
+
+def is_gone(source: str, storage_options: dict[str, Any] | None = None) -> bool:
+    """Whether the store at ``source`` is gone: its folder missing, or (S3, an HTTP index)
+    listing as empty. Asked again just before a prune removes a graph, under the store's
+    lock, so that a store made since the discovery began is never removed; when in doubt
+    (an error, a server that cannot list), it is not gone."""
+    try:
+        store = open_store(source, storage_options=storage_options or None)
+    except SourceNotFound:
+        return True
+    except CatalogueError:
+        return False
+    listing = list_folders(store, [""])[0]
+    return isinstance(listing, Listing) and not listing.files and not listing.folders

@@ -84,7 +84,7 @@ def read_hierarchy(
     max_depth: int | None = None,
     prefetched: dict[str, bytes | None] | None = None,
     progress: Progress | None = None,
-    implicit_root: bool = False,
+    implicit_root: bool | None = None,
 ) -> Hierarchy:
     """Read every selected node's metadata below the store root (each document once).
 
@@ -92,7 +92,8 @@ def read_hierarchy(
     :mod:`catalogue.harvest.change`), by key, None for absent ones: they are
     not read again. A root without a document is an implicit group (:attr:`Node.implicit`)
     when its child folders hold nodes and the store's name ends in a Zarr suffix (the rule
-    of :mod:`catalogue.harvest.discover`), or whatever its name with ``implicit_root``.
+    of :mod:`catalogue.harvest.discover`); whatever its name with ``implicit_root`` True,
+    never with False.
     """
     if max_depth is not None and max_depth < 0:
         raise UsageError(f"max_depth must be 0 or more, not {max_depth}")
@@ -119,7 +120,7 @@ def read_hierarchy(
     if probe.denied is not None:
         raise probe.denied
     _refuse_v3_draft(probe, store)
-    if implicit_root or zarr_suffixed(store.url):
+    if implicit_root or (implicit_root is None and zarr_suffixed(store.url)):
         walker = _implicit_walker(store, selection, explicit, progress)
         if walker is not None:
             walker.walk()

@@ -323,17 +323,22 @@ def _unchanged(records: RunRecords, source: str, graph: str, run: Run, state: st
     return report
 
 
-def withdraw_source(records: RunRecords, source: str, *, wait: bool = False) -> HarvestReport:
-    """Remove the graph of a store that is gone (a pruning discovery no longer finds it),
-    under the source's lock, recorded as a run whose outcome is ``removed``."""
+def withdraw_source(records: RunRecords, source: str, graph: str, *, still_gone: Callable[[], bool],
+                    wait: bool = False) -> HarvestReport | None:
+    """Remove ``graph``, harvested from ``source``, when the store is gone (a pruning
+    discovery no longer finds it): under the source's lock, and only if ``still_gone()``
+    says so once the lock is held (a store made or harvested meanwhile stays); recorded as a
+    run whose outcome is ``removed``. None when the store was not gone after all."""
     url = source_url(source)
     store = records.store
     try:
         with harvest_lock(store.engine, url, wait=wait) as holder:
+            if not still_gone():
+                return None
             run = Run(source=url, label="", host=holder.host, pid=holder.pid, holder=holder.token)
             records.start(run)
-            graph_id = URIRef(url)
-            run.graph = url
+            graph_id = URIRef(graph)
+            run.graph = graph
             with store.write_transaction(shared=True, graph=graph_id):
                 run.removed = len(fingerprints(store, graph_id))
                 store.remove_graph(Graph(store=store, identifier=graph_id))
@@ -344,4 +349,4 @@ def withdraw_source(records: RunRecords, source: str, *, wait: bool = False) -> 
     except HarvestLocked as exc:
         raise HarvestLocked(url, records.running_description(url)) from exc
     store.collect_queued()
-    return HarvestReport(source=url, graph=url, run=run)
+    return HarvestReport(source=url, graph=graph, run=run)

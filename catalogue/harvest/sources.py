@@ -79,6 +79,8 @@ class Source:
                 options[key] = getattr(self, key)
         if self.implicit_root:
             options["implicit_root"] = True
+        elif self.discover is False:  # refused as it is: no implicit root by the folder's name either
+            options["implicit_root"] = False
         return options
 
 

@@ -170,7 +170,7 @@ def test_sources_file_discovery_keys(tmp_path, folder):
     [entry] = load_sources(config)
     assert (entry.discover, entry.prune, entry.max_listings, entry.max_depth) == (True, True, 500, 2)
     expanded = expand_sources([entry])
-    assert expanded.entries and all(e.url.startswith((folder / "region0").as_uri()) for e in expanded.entries)
+    assert expanded.entries and all(e.url.startswith(str(folder / "region0") + "/") for e in expanded.entries)
     assert all(e.name.startswith("archive/region0/") and e.include == () for e in expanded.entries)
     config.write_text(f'[[source]]\nurl = "{folder}"\nprune = "yes"\n')
     with pytest.raises(catalogue.errors.UsageError, match=r"source\[1\]\.prune: expected true or false"):
@@ -181,7 +181,10 @@ def test_nothing_below_is_one_clear_error(sqlite_url, folder):
     done = subprocess.run([CATALOGUE, "harvest", str(folder / "empty"), "--db", sqlite_url],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1
-    assert "no Zarr metadata found, and no Zarr store below it (2 folders listed)" in done.stderr
+    assert "not a Zarr store, and no store found below it (2 folders listed)" in done.stderr
+    assert "no Zarr metadata found" in done.stderr
+    with catalogue.open(sqlite_url) as cat:  # the failed run is recorded, as for any source
+        assert [s.outcome for s in cat.harvest_status()] == ["failed"]
     done = subprocess.run([CATALOGUE, "harvest", str(folder / "empty"), "--no-discover", "--db", sqlite_url],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "no Zarr metadata found (expected" in done.stderr
@@ -263,3 +266,115 @@ def test_v3_draft_layout_is_refused_by_name(sqlite_url, tmp_path):
     assert "pre-release Zarr v3 draft layout" in done.stderr and str(store) in done.stderr
     with catalogue.open(sqlite_url) as cat:
         assert store.as_uri() not in _graphs(cat)
+
+
+# ------------------------------------------------------------------ what a prune must never remove
+def _group(path: pathlib.Path, title: str, zarr_format: int = 3) -> None:
+    import zarr
+
+    group = zarr.open_group(path, mode="w", zarr_format=zarr_format)
+    group.attrs["title"] = title
+    group.create_array("v", shape=(2,), dtype="i2")
+
+
+def test_prune_keeps_stores_whose_names_need_escaping(sqlite_url, tmp_path):
+    data = tmp_path / "data"
+    names = ["run(1).zarr", "a+b.zarr", "year=2024/x y.zarr", "été.zarr", "plain.zarr"]
+    for name in names:
+        _group(data / name, name)
+    with catalogue.open(sqlite_url) as cat:
+        assert cat.harvest_sources([str(data)]).exit_code == 0
+        direct = {(data / n).as_uri() for n in names}
+        assert direct <= _graphs(cat)  # the IRIs a harvest of each store on its own gives
+        pruned = cat.harvest_sources([Source(url=str(data), prune=True)])
+        assert not [r for r in pruned.results if r.report is not None and r.report.run.outcome == "removed"]
+        assert direct <= _graphs(cat)
+        runs = {s.source for s in cat.harvest_status()}
+        assert direct <= runs  # the run's source is the graph's IRI: one lock per store
+
+
+def test_prune_keeps_graphs_inside_found_stores_and_with_no_store_found(sqlite_url, tmp_path):
+    data = tmp_path / "data"
+    _group(data / "big.zarr", "big")
+    _group(data / "big.zarr" / "sub", "sub")
+    _group(data / "other.zarr", "other")
+    with catalogue.open(sqlite_url) as cat:
+        cat.harvest_sources([str(data / "big.zarr" / "sub")])  # a group harvested on its own
+        cat.harvest_sources([str(data)])
+        before = _graphs(cat)
+        cat.harvest_sources([Source(url=str(data), prune=True)])
+        assert _graphs(cat) == before
+        # an unmounted disk lists as an empty folder: nothing is found, nothing removed
+        (tmp_path / "away").mkdir()
+        data.rename(tmp_path / "away" / "data")
+        data.mkdir()
+        cat.harvest_sources([Source(url=str(data), prune=True)])
+        assert _graphs(cat) == before
+
+
+def test_withdraw_asks_again_under_the_lock(sqlite_url, tmp_path):
+    from catalogue.harvest.discover import is_gone
+    from catalogue.harvest.run import withdraw_source
+
+    store = tmp_path / "back.zarr"
+    _group(store, "back")
+    with catalogue.open(sqlite_url) as cat:
+        cat.harvest(str(store))
+        assert not is_gone(str(store))
+        assert withdraw_source(cat._records, str(store), store.as_uri(), still_gone=lambda: is_gone(str(store))) is None
+        assert store.as_uri() in _graphs(cat)
+        shutil.rmtree(store)
+        assert is_gone(str(store))
+        report = withdraw_source(cat._records, str(store), store.as_uri(), still_gone=lambda: is_gone(str(store)))
+        assert report is not None and report.run.outcome == "removed" and store.as_uri() not in _graphs(cat)
+
+
+def test_symlink_loops_are_not_followed(tmp_path):
+    data = tmp_path / "data"
+    _group(data / "a" / "s.zarr", "s")
+    (data / "a" / "up").symlink_to("..")
+    (data / "self").symlink_to(".")
+    (data / "outside").symlink_to(tmp_path)
+    found = discover(open_store(str(data)))
+    assert found.stores == ["a/s.zarr"] and found.complete
+
+
+def test_implicit_roots_as_the_reader_reads_them(sqlite_url, tmp_path):
+    data = tmp_path / "data"
+    _group(data / "archive.zarr" / "2024" / "s1", "deep one")  # not an implicit root: too deep
+    _group(data / "shallow.zarr" / "child", "a child")  # an implicit root, found past --max-depth 1
+    found = discover(open_store(str(data)), max_depth=1)
+    assert found.stores == ["shallow.zarr"] and found.implicit == {"shallow.zarr"}
+    found = discover(open_store(str(data)))
+    assert found.stores == ["archive.zarr/2024/s1", "shallow.zarr"]
+    with catalogue.open(sqlite_url) as cat:
+        assert cat.harvest_sources([str(data)]).exit_code == 0
+        assert {(data / "archive.zarr" / "2024" / "s1").as_uri(), (data / "shallow.zarr").as_uri()} <= _graphs(cat)
+    done = subprocess.run([CATALOGUE, "harvest", str(data / "shallow.zarr"), "--no-discover", "--db", sqlite_url],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "no Zarr metadata found" in done.stderr
+
+
+def test_a_catalogued_store_that_lost_its_root_document_is_not_a_folder_of_stores(sqlite_url, tmp_path):
+    store = tmp_path / "mystore"
+    _group(store, "mine")
+    _group(store / "g", "a group")
+    with catalogue.open(sqlite_url) as cat:
+        cat.harvest_sources([str(store)])
+        (store / "zarr.json").unlink()
+        batch = cat.harvest_sources([str(store)])
+        assert batch.exit_code == 1 and "no Zarr metadata found" in str(batch.results[0].error)
+        assert _graphs(cat) >= {store.as_uri()} and (store / "g").as_uri() not in _graphs(cat)
+
+
+def test_v2_array_with_format_as_string_is_valid(sqlite_url, tmp_path):
+    store = tmp_path / "s.zarr"
+    (store / "a").mkdir(parents=True)
+    (store / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
+    (store / "a" / ".zarray").write_text(json.dumps({
+        "zarr_format": "2", "shape": [4], "chunks": [4], "dtype": "<f4", "compressor": None, "fill_value": None,
+        "filters": None, "order": "C"}))
+    with catalogue.open(sqlite_url) as cat:
+        report = cat.harvest(str(store))
+        assert report.ok and report.invalid == 0
+        assert [f.rule for f in report.validation.findings] == ["format.string"]
