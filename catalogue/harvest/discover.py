@@ -140,7 +140,8 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
     met: set[str] = {r for r in (store.real_location(""),) if r is not None}
     while level:
         room = max_listings - found.listings
-        if len(level) > room:
+        last = len(level) > room
+        if last:
             found.unseen.append(f"{display_location(store.url)}: stopped after {max_listings:,} listings "
                                 f"({len(level) - room:,} folders not listed; raise --max-listings)")
             level = level[:room]
@@ -174,6 +175,11 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
                         continue
                     met.add(real)
                 below.append(child)
+        if last:
+            if below:
+                found.unseen[-1] = found.unseen[-1].replace(" folders not listed", " folders and those below "
+                                                            "the listed ones not listed", 1)
+            break
         level = below
     # A store directly in a pending folder makes that folder an implicit root (the reader
     # reads such a root's own folders, as here); deeper stores stay stores of their own.
