@@ -184,7 +184,10 @@ class Catalogue:
         the ``config`` file (docs/harvesting.md).
 
         Each source is one :meth:`harvest` (its own graph, its own lock); one that fails does
-        not stop the others. ``options`` are :meth:`harvest`'s (a source's own settings win).
+        not stop the others. A source that is not itself a Zarr store (a folder, bucket prefix
+        or HTTP index of stores) stands for the stores found below it, and with ``prune`` set
+        on its :class:`~catalogue.harvest.sources.Source` the graphs of those that are gone
+        are removed (:mod:`catalogue.harvest.discover`). ``options`` are :meth:`harvest`'s (a source's own settings win).
         ``on_result`` hears of each source as it is done; ``progress`` may give each source a
         progress display. The :class:`~catalogue.harvest.batch.BatchReport` has the exit
         code (``strict``: invalid nodes count as failures), the JSON and the summary line.

@@ -138,7 +138,9 @@ def harvest_sources(
     (:mod:`catalogue.harvest.parallel`), each opening its catalogue with ``open_records``
     (picklable); ``overall(total)`` may give one :class:`Progress` counting the sources
     done, and ``on_result`` hears of each source as it ends. The report lists the sources
-    in the order given.
+    whose discovery failed, then the sources in the order given (a folder of stores in
+    place of its stores: :func:`~catalogue.harvest.discover.expand_sources`), then the
+    stores a prune removed.
     """
     from catalogue.harvest.discover import expand_sources
 
