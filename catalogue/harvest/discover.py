@@ -95,10 +95,9 @@ class Discovery:
         return f"{store.url}/{path}"
 
 
-def _inside(real: str, store: StoreAccess) -> bool:
-    """Whether a local folder's real location is below the source's own (links out of the
-    source are not followed: what is there is another source's)."""
-    root = store.real_location("")
+def _inside(real: str, root: str | None) -> bool:
+    """Whether a local folder's real location is below the source's own, ``root`` (links
+    out of the source are not followed: what is there is another source's)."""
     return root is None or real == root or real.startswith(root.rstrip("/") + "/")
 
 
@@ -137,7 +136,8 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
     #: a symlink to one already met (a loop, or a second name of a folder) is not followed,
     #: so that no store is found twice under two names.
     level: list[str] = [""]
-    met: set[str] = {r for r in (store.real_location(""),) if r is not None}
+    root = store.real_location("")
+    met: set[str] = {root} if root is not None else set()
     while level:
         room = max_listings - found.listings
         last = len(level) > room
@@ -169,7 +169,7 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
                     continue
                 real = store.real_location(child)
                 if real is not None:
-                    if real in met or not _inside(real, store):
+                    if real in met or not _inside(real, root):
                         log.info("%s: a link to a folder met already or outside the source; not followed",
                                  store.key_url(child))
                         continue
@@ -227,9 +227,9 @@ def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_M
         if source.discover is False or source.implicit_root:
             out.entries.append(source)
             continue
-        options = {k: v for k, v in {**limits, **{k: getattr(source, k) for k in ("concurrency", "timeout", "retries")
-                                                  if getattr(source, k) is not None}}.items()
-                   if k in ("concurrency", "timeout", "retries") and v is not None}
+        options = {k: getattr(source, k) if getattr(source, k) is not None else limits.get(k)
+                   for k in ("concurrency", "timeout", "retries")}
+        options = {k: v for k, v in options.items() if v is not None}
         try:
             store = open_store(source.url, max_document_bytes=max_document_bytes,
                                storage_options=source.storage_options or None, **options)
@@ -299,12 +299,15 @@ def vanished(source: Source, found: Discovery, harvested: list[str]) -> list[str
         return []
     scope = _Scope(tuple(source.include), tuple(source.exclude), source.max_depth)
     prefix = found.url + "/"
-    present = sorted(found.iris.get(p, found.url + "/" + p) for p in found.stores)
+    present = {found.iris.get(p, prefix + p) for p in found.stores}
+    # Every IRI above a found store, for "holds a found store" in one lookup.
+    holding = {iri[:n] for iri in present for n in range(len(prefix), len(iri)) if iri[n] == "/"}
     gone = []
     for iri in harvested:
-        if not iri.startswith(prefix) or iri in present:
+        if not iri.startswith(prefix) or iri in present or iri in holding:
             continue
-        if any(iri.startswith(p + "/") or p.startswith(iri + "/") for p in present):
+        inside = (iri[:n] for n in range(len(prefix), len(iri)) if iri[n] == "/")
+        if any(above in present for above in inside):
             continue
         path = unquote(iri[len(prefix):])
         if scope.max_depth is not None and path.count("/") + 1 > scope.max_depth:

@@ -17,6 +17,7 @@ import posixpath
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from catalogue.errors import CatalogueError, SourceUnavailable
 from catalogue.storage.access import StoreAccess
@@ -82,14 +83,8 @@ def _entries(store: StoreAccess, key: str, entries: list[dict[str, Any]], http: 
             is_folder = entry.get("type") == "directory"
         if not name or name in (".", ".."):
             continue
-        (folders if is_folder else files).add(_unquote(name) if http else name)
+        (folders if is_folder else files).add(unquote(name) if http else name)
     return Listing(tuple(sorted(files)), tuple(sorted(folders)))
-
-
-def _unquote(name: str) -> str:
-    from urllib.parse import unquote
-
-    return unquote(name)
 
 
 def _local(store: StoreAccess, key: str) -> Listing | CatalogueError:
