@@ -48,6 +48,7 @@ Helpers for SQL-level access (a SPARQL-to-SQL compiler): :attr:`SQLStore.connect
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final, cast
 
@@ -77,8 +78,6 @@ from .match import SPO, bound_conditions, match_statement, row_decoder, term_id_
 from .schema import graphs, metadata, namespaces, quads, term_gc_queue, terms
 from .search_schema import drop_search_indexes
 from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
-from .sparql import hooks
-from .sparql.query import store_query
 from .spatial import drop_index as drop_spatial_index
 from .terms import decode, encode
 
@@ -146,10 +145,10 @@ class SQLStore(Store):
         ``create`` is accepted for rdflib compatibility; the schema is always created
         when missing, because an empty database is a valid, empty store.
 
-        Opening installs the catalogue's SPARQL hooks in rdflib (:mod:`.sparql.hooks`,
-        idempotent), so queries on this store run as compiled SQL.
+        The catalogue's SPARQL hooks are installed in rdflib (:mod:`.sparql.hooks`) by the
+        first query or update, not here: a process that only searches or harvests (the web
+        server starting, a cron harvest) need not import rdflib's SPARQL engine (~0.2 s).
         """
-        hooks.install(SQLStore)
         if self._s.conn is not None:
             self.close()
         if configuration:
@@ -1087,6 +1086,7 @@ class SQLStore(Store):
         one value never lose each other's changes (and SQLite never starts the
         transaction afresh after the reads, see :meth:`_begin_write`).
         """
+        _install_sparql_hooks()  # rdflib's processor evaluates the WHERE through them
         self._begin_write()
         raise NotImplementedError
 
@@ -1101,5 +1101,26 @@ class SQLStore(Store):
         """Answer ``Graph.query`` for graphs on this store: rdflib's algebra, compiled to
         SQL by :mod:`catalogue.graph.sparql` wherever it can be, with parsed queries
         cached (parsing costs more than most compiled catalogue queries)."""
-        self._connection()  # an unopened store opens here, which installs the SQL hook
+        self._connection()  # an unopened store opens here
+        from .sparql.query import store_query
+
+        _install_sparql_hooks()
         return store_query(self, query, initNs, initBindings, queryGraph, **kwargs)
+
+
+_HOOKS_LOCK = threading.Lock()
+_hooks_installed = False
+
+
+def _install_sparql_hooks() -> None:
+    """Install the SPARQL hooks once per process (:func:`.sparql.hooks.install`), before the
+    first query or update on any catalogue store; two threads' first queries wait for one."""
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    with _HOOKS_LOCK:
+        if not _hooks_installed:
+            from .sparql import hooks
+
+            hooks.install(SQLStore)
+            _hooks_installed = True

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyld.jsonld import JsonLdError
-
 from catalogue.resources import (
     CATALOGUE_CONTEXT,
     ILIAD_CONTEXT,
@@ -40,6 +38,8 @@ def document_loader(url: str, options: dict[str, Any] | None = None) -> dict[str
     """pyld document loader: bundled contexts only, never the network."""
     name = _BUNDLED.get(url)
     if name is None:
+        from pyld.jsonld import JsonLdError  # pyld is calling: it is imported already
+
         raise JsonLdError(
             f"refusing to load remote JSON-LD document {url!r}: only bundled contexts are used",
             "jsonld.LoadDocumentError",

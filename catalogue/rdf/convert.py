@@ -42,7 +42,6 @@ from decimal import Decimal
 from math import isfinite
 from typing import Any
 
-from pyld import jsonld
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node as RDFNode
 
@@ -338,6 +337,8 @@ def jsonld_triples(document: dict[str, Any]) -> list[Triple]:
     Blank nodes get fresh rdflib labels, so triples of separately converted
     documents never share a blank node by accident.
     """
+    from pyld import jsonld  # the reference path: imported when a batch needs it (~0.14 s)
+
     dataset = jsonld.to_rdf(document, {"documentLoader": document_loader})
     bnodes: dict[str, BNode] = {}
     cache: dict[tuple, RDFNode] = {}

@@ -19,11 +19,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
-
-from jsonschema import Draft7Validator
-from pyproj import CRS
-from referencing import Registry
+from typing import TYPE_CHECKING, Any
 
 from catalogue.model.conventions import (
     GEOZARR_CONVENTIONS,
@@ -47,6 +43,11 @@ from catalogue.resources import schema_text
 from catalogue.validate.context import ATTRS, META, NodeChecker
 from catalogue.validate.schemas import schema_errors
 
+if TYPE_CHECKING:
+    # imported where used: a process that never validates need not pay for them (~0.2 s)
+    from jsonschema import Draft7Validator
+    from pyproj import CRS
+
 #: How far a box derived from the transform may lie from ``spatial:bbox``, in cells:
 #: writers round coordinates, a disagreement of a cell or more is a real one.
 BBOX_TOLERANCE_CELLS = 0.01
@@ -55,6 +56,9 @@ BBOX_TOLERANCE_CELLS = 0.01
 @cache
 def convention_validator(known: KnownConvention) -> Draft7Validator:
     """The corrected schema of one convention, compiled once (no ``$ref`` is fetched)."""
+    from jsonschema import Draft7Validator
+    from referencing import Registry
+
     return Draft7Validator(json.loads(schema_text(known.schema)), registry=Registry())
 
 
@@ -91,6 +95,8 @@ def _schema(c: NodeChecker, known: KnownConvention, attributes: dict[str, Any]) 
 def _proj(c: NodeChecker, attributes: dict[str, Any]) -> CRS | None:
     """Check the node's own ``proj:`` values; the CRS that applies to the node (its own or
     inherited), for the spatial checks."""
+    from pyproj import CRS
+
     try:
         own = parse_proj(attributes)
     except GeoZarrError as exc:

@@ -20,15 +20,18 @@ import json
 from collections.abc import Iterator
 from functools import cache
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from jsonschema import Draft7Validator, Draft202012Validator
-from jsonschema.exceptions import ValidationError
-from referencing import Registry
 
 from catalogue.model.json import json_type, short
 from catalogue.resources import schema_text
+
+if TYPE_CHECKING:
+    # imported where a validator is built: a process that never validates (the web
+    # server, a query) need not pay for jsonschema (~0.1 s)
+    from jsonschema import Draft7Validator, Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 PROFILES = ("corrected", "upstream")
 _GEOZARR_FILES = {"corrected": "zarr_array_metadata.yaml", "upstream": "zarr_array_metadata.upstream.yaml"}
@@ -36,6 +39,9 @@ _GEOZARR_FILES = {"corrected": "zarr_array_metadata.yaml", "upstream": "zarr_arr
 
 @cache
 def geozarr_validator(profile: str) -> Draft7Validator:
+    from jsonschema import Draft7Validator
+    from referencing import Registry
+
     schema = yaml.safe_load(schema_text(_GEOZARR_FILES[profile]))
     return Draft7Validator(schema, registry=Registry())
 
@@ -43,6 +49,9 @@ def geozarr_validator(profile: str) -> Draft7Validator:
 @cache
 def zom_validator(zarr_format: int, kind: str) -> Draft7Validator | Draft202012Validator:
     """A validator for one ZOM node (array or group) of the corrected ZEP 6 schema."""
+    from jsonschema import Draft7Validator, Draft202012Validator
+    from referencing import Registry
+
     schema = json.loads(schema_text(f"zom/zom-v{zarr_format}.json"))
     # The node's definition becomes the root (keeping the definitions its $refs point
     # into), so that schema_errors can take its properties one at a time.

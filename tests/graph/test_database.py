@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -463,3 +465,21 @@ def test_private_in_memory_store_gets_the_migrated_schema(tmp_path) -> None:
     ensure_schema(migrated)
     assert current_revision(memory) == head_revision() == current_revision(migrated)
     assert _sqlite_layout(memory) == _sqlite_layout(migrated)
+
+
+def test_recorded_head_is_alembics_head():
+    """Opening a catalogue compares with catalogue.migrations.HEAD instead of scanning the
+    scripts through Alembic: a new migration must update it."""
+    from catalogue.migrations import HEAD
+
+    assert HEAD == head_revision()
+
+
+def test_opening_an_up_to_date_catalogue_imports_no_alembic(tmp_path):
+    """A server process or a query pays for Alembic only when a migration runs."""
+    db = tmp_path / "c.db"
+    subprocess.run([sys.executable, "-c", f"import catalogue; catalogue.open({str(db)!r}).close()"], check=True)
+    probe = (f"import sys, catalogue; catalogue.open({str(db)!r}).close(); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))")
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"

@@ -1,7 +1,7 @@
 """SPARQL to SQL: whole algebra trees compiled to single statements (see compiler.py).
 
 Importing this package changes nothing in rdflib: :func:`.hooks.install`, called by
-:meth:`SQLStore.open <catalogue.graph.store.SQLStore.open>`, registers the evaluation
+the first query or update on a :class:`~catalogue.graph.store.SQLStore`, registers the evaluation
 hook (``CUSTOM_EVALS``), RE2 for rdflib's ``REGEX``/``REPLACE`` and the parser lock.
 The entry of ``Store.query`` (parse cache included) is :mod:`.query`; what the
 evaluation needs of a store is the protocol in :mod:`.source`.

@@ -1,7 +1,7 @@
 """Run compiled SQL in place of rdflib's evaluator, through ``CUSTOM_EVALS``.
 
 The hook is registered by :func:`catalogue.graph.sparql.hooks.install` (which the
-store's ``open`` calls), never by importing this module.
+store's first query or update calls), never by importing this module.
 
 rdflib evaluates a query by calling ``evalPart`` on each algebra node, and asks every
 function in :data:`rdflib.plugins.sparql.CUSTOM_EVALS` first.  :func:`evaluate_part`

@@ -1,8 +1,8 @@
 """The changes the catalogue makes to rdflib's SPARQL machinery, made on request only.
 
-:func:`install` (idempotent) is called by :meth:`SQLStore.open
-<catalogue.graph.store.SQLStore.open>`; importing any catalogue module changes nothing
-in rdflib.  It
+:func:`install` (idempotent) is called by the first query or update on a
+:class:`~catalogue.graph.store.SQLStore`; importing any catalogue module, or opening a
+store, changes nothing in rdflib.  It
 
 * registers the evaluation hook with rdflib (``CUSTOM_EVALS``), so every ``query`` on
   a graph held by a registered store runs compiled SQL where it can and rdflib's
@@ -15,7 +15,7 @@ in rdflib.  It
   :data:`.query.PARSE_LOCK`).
 
 These act on the whole process (rdflib keeps them in module globals), which is why
-they wait until a store is opened rather than happen as a side effect of an import.
+they wait until a store is queried rather than happen as a side effect of an import.
 """
 
 from __future__ import annotations

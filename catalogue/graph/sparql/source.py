@@ -2,7 +2,7 @@
 
 The compiled-SQL path runs on whatever store a graph is held by, provided the store
 type was registered (:func:`register`, done by :func:`catalogue.graph.sparql.hooks.install`,
-which :meth:`SQLStore.open <catalogue.graph.store.SQLStore.open>` calls): graphs on any
+which the first query or update on a :class:`~catalogue.graph.store.SQLStore` calls): graphs on any
 other store (rdflib's ``Memory``, say) are left to rdflib's evaluator.  A registry of
 types, not an ``isinstance`` check against the store class, keeps this layer below the
 store, and an ``isinstance`` against a tuple of types is cheaper than a runtime protocol

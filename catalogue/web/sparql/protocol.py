@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from fastapi import Request
-
-from catalogue.graph.sparql.dataset import RDFDataset
 
 from ..http.errors import HTTPError
 from ..http.params import checked_iri
 from ..settings import Settings
+
+if TYPE_CHECKING:
+    from catalogue.graph.sparql.dataset import RDFDataset
 
 __all__ = [
     "FORM_TYPE",
@@ -58,6 +59,9 @@ class Operation:
     @property
     def dataset(self) -> RDFDataset:
         """The RDF dataset ``default-graph-uri``/``named-graph-uri`` name (empty: none)."""
+        # rdflib's SPARQL engine is imported by the first query, not when the server starts
+        from catalogue.graph.sparql.dataset import RDFDataset
+
         return RDFDataset(self.default_graphs, self.named_graphs)
 
 

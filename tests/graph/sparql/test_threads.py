@@ -2,8 +2,8 @@
 
 pyparsing keeps parse state in shared grammar objects: without the catalogue's
 parse lock, concurrent parses fail ("postParse2() missing 1 required
-positional argument"), which the web load test hit. Opening a catalogue store
-installs the lock on rdflib's own parser functions too.
+positional argument"), which the web load test hit. The first query on a catalogue
+store installs the lock on rdflib's own parser functions too.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from catalogue.graph.store import SQLStore
 
 @pytest.fixture(autouse=True, scope="module")
 def _store_opened() -> Iterator[None]:
-    """Opening a store installs the parse lock (importing the catalogue installs nothing)."""
+    """The first query on a store installs the parse lock (importing or opening installs nothing)."""
     store = SQLStore()
     store.open(None)
+    list(Dataset(store=store).query("ASK {}"))
     yield
     store.close()
 

@@ -293,7 +293,7 @@ def scratch_postgres(server_url: str) -> Iterator[str]:
 def _activate_catalogue_query_path() -> None:
     """Install the catalogue's SPARQL-to-SQL hooks if there are any.
 
-    Opening a catalogue store installs them (``CUSTOM_EVALS``); installing them here,
+    The first query on a catalogue store installs them (``CUSTOM_EVALS``); installing them here,
     before any test, makes catalogue runs deterministic whatever ran before in the
     process (under pytest-xdist: whichever test modules shared the worker).  The hook
     only acts on SQLStore graphs, so Memory runs are unaffected.
