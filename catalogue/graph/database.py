@@ -28,9 +28,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, make_url

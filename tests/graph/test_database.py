@@ -472,7 +472,7 @@ def test_recorded_head_is_alembics_head():
     scripts through Alembic: a new migration must update it."""
     from catalogue.migrations import HEAD
 
-    assert HEAD == head_revision()
+    assert head_revision() == HEAD
 
 
 def test_opening_an_up_to_date_catalogue_imports_no_alembic(tmp_path):
