@@ -5,7 +5,9 @@ hits (``selection.Dim.chunk_indices``); the chunks are their cartesian
 product, keys are built per dimension and concatenated (``keys``), and
 presence is one listing of the store checked with a set. Only sharded arrays
 need more I/O: each touched shard's index is read (one range request) to
-find the inner chunks' byte ranges.
+find the inner chunks' byte ranges. In a kerchunk/VirtualiZarr reference set
+(:mod:`catalogue.storage.references`) a chunk's URL is the archive file it refers to,
+with its byte range (``offset``, ``length``), or ``"inline": true``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.selection import Dim, normalise, parse, result_shape
 from catalogue.model.paths import quote_path
 from catalogue.storage.access import StoreAccess
+from catalogue.storage.references import ReferenceAccess
 
 
 @dataclass
@@ -91,9 +94,22 @@ def describe_streaming(resolution: Resolution, store: StoreAccess, selection_tex
     if layout.sharding is not None:
         out["shard_shape"] = list(layout.chunk_shape)
         out["chunks"] = _sharded_entries(resolution, store)
+    elif isinstance(store, ReferenceAccess):
+        out["chunks"] = _referenced_entries(resolution, store)
     else:
         out["chunks"] = _plain_entries(resolution, store)
     return out
+
+
+def _referenced_entries(resolution: Resolution, store: ReferenceAccess) -> Iterator[dict[str, Any]]:
+    """Chunks of a reference set: where each one's bytes are in its archive file."""
+    for index, key in zip(resolution.indices().tolist(), resolution.keys().tolist(), strict=True):
+        where = store.location(key)
+        entry: dict[str, Any] = {"index": index, "key": key}
+        if where is not None:
+            entry.update(where.as_json())
+        entry["fill"] = where is None
+        yield entry
 
 
 def _plain_entries(resolution: Resolution, store: StoreAccess) -> Iterator[dict[str, Any]]:

@@ -29,6 +29,7 @@ from catalogue.storage.access import (
     StoreAccess,
 )
 from catalogue.storage.opening import open_store
+from catalogue.storage.references import ReferenceAccess
 
 
 class SourceReader:
@@ -118,6 +119,11 @@ class SourceReader:
             if not node.fingerprint:  # dependent arrays: documents derived from their primary
                 node.fingerprint = canonical_fingerprint(node)
         return hierarchy
+
+    def referenced_files(self) -> list[str]:
+        """The archive files a virtual store (kerchunk/VirtualiZarr references) points
+        into, as URLs; empty for a plain store."""
+        return self.store.referenced_files() if isinstance(self.store, ReferenceAccess) else []
 
     def extents(self, hierarchy: Hierarchy) -> HierarchyExtents:
         """Where and when for the hierarchy :meth:`load` read, reading its coordinate

@@ -23,6 +23,7 @@ from catalogue.storage.access import (
     DEFAULT_TIMEOUT,
     StoreAccess,
 )
+from catalogue.storage.references import open_references, split_reference
 
 __all__ = ["open_store"]
 
@@ -59,6 +60,9 @@ def open_store(
 ) -> StoreAccess:
     """Open the store a harvest SOURCE names: a local path, ``file://``, ``http(s)://`` or ``s3://`` URL.
 
+    A kerchunk or VirtualiZarr reference set (a ``.json`` file, a ``.parq`` folder), or a
+    node inside one, opens as a virtual store (:mod:`catalogue.storage.references`).
+
     Local roots are made absolute (symlinks are *not* resolved, so the IRIs
     are the paths the operator gave) and must be existing folders. Remote
     roots are not contacted here: the first read says whether they can be
@@ -76,6 +80,9 @@ def open_store(
     scheme = source.split("://", 1)[0].lower() if "://" in source else ""
     limits = {"max_document_bytes": max_document_bytes, "timeout": timeout, "retries": retries,
               "concurrency": concurrency}
+    reference = split_reference(source)
+    if reference is not None:
+        return open_references(source, reference, storage_options=storage_options, **limits)
     if scheme in ("http", "https"):
         return _open_http(source, scheme, storage_options, **limits)
     if scheme == "s3":

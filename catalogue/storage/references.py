@@ -1,0 +1,233 @@
+"""Virtual stores: kerchunk and VirtualiZarr reference sets, read as Zarr stores.
+
+A reference set maps every key of a Zarr store either to inline content (the metadata
+documents, small chunks) or to a byte range of another file: NetCDF/HDF5, GRIB or TIFF
+archives that were never converted. fsspec's ``ReferenceFileSystem`` reads all three
+formats the tools write, and is what this module opens:
+
+* kerchunk JSON, version 0 (a flat key -> value mapping) and version 1
+  (``{"version": 1, "refs": ..., "templates": ..., "gen": ...}``);
+* kerchunk parquet references (``refs_to_dataframe``, VirtualiZarr's
+  ``to_kerchunk(format="parquet")``): a folder with a ``.zmetadata`` that holds
+  ``record_size``, and ``refs.N.parq`` files per array, read lazily.
+
+**Naming.** The reference file (or parquet folder) is the store root: its URL is the
+hierarchy's IRI and node IRIs are below it (``file:///refs/era5.json/t2m``), so an array
+IRI names both the reference set and the array inside it. A source is taken for a
+reference set by its name: a file (local, ``http(s)://``, ``s3://``) whose name ends in
+``.json``, or a folder whose name ends in ``.parq`` or ``.parquet``; a local ``.json``
+file must hold a JSON object.
+
+**What the catalogue adds.** The distinct archive files the references point into
+(:meth:`ReferenceAccess.referenced_files`, recorded as ``dct:source`` of the hierarchy),
+each chunk's archive URL and byte range (:meth:`ReferenceAccess.location`, used by
+``catalogue resolve``), and a change token of the reference file itself, so that an
+unchanged reference set costs one look at it. Reads (``catalogue read``, coordinate
+values for the extents) go through the references to the archives, with the store's
+retry policy; ``storage_options`` apply to the reference file and to the archives.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from catalogue.errors import SourceNotFound, SourceUnavailable, UsageError
+from catalogue.model.paths import quote_path
+from catalogue.storage.access import StoreAccess
+
+__all__ = ["REFERENCE_SUFFIXES", "ChunkReference", "ReferenceAccess", "open_references", "split_reference"]
+
+#: Names taken for reference sets: JSON files, and parquet reference folders.
+JSON_SUFFIXES = (".json",)
+PARQUET_SUFFIXES = (".parq", ".parquet")
+REFERENCE_SUFFIXES = JSON_SUFFIXES + PARQUET_SUFFIXES
+#: Zarr metadata keys: a reference set without any of them is no Zarr store.
+_ZARR_KEYS = (".zgroup", ".zarray", ".zattrs", ".zmetadata", "zarr.json")
+
+
+@dataclass(frozen=True)
+class ChunkReference:
+    """Where a chunk's bytes are: ``url`` bytes ``[offset, offset + length)``; a whole file
+    when ``length`` is None; inline in the reference set when ``url`` is None."""
+
+    url: str | None
+    offset: int = 0
+    length: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        if self.url is None:
+            return {"inline": True, "length": self.length}
+        return {"url": self.url, "offset": self.offset, "length": self.length}
+
+
+def split_reference(source: str) -> tuple[str, str, str] | None:
+    """``(reference location, its URL, path inside)`` when ``source`` names a reference set
+    or a node inside one, else None. The location is what fsspec opens (a local path or a
+    URL); the URL is the hierarchy IRI."""
+    scheme = source.split("://", 1)[0].lower() if "://" in source else ""
+    if scheme in ("", "file"):
+        path = unquote(urlsplit(source).path) if scheme == "file" else source
+        path = os.path.abspath(os.path.expanduser(path))
+        parts = Path(path).parts
+        for end in range(len(parts), 0, -1):
+            candidate = Path(*parts[:end])
+            if _is_local_reference(candidate):
+                inner = "/".join(parts[end:])
+                return str(candidate), candidate.as_uri(), inner
+        return None
+    if scheme not in ("http", "https", "s3"):
+        return None
+    base, _, query = source.partition("?")
+    if query:
+        return None
+    head, _, rest = base.partition("://")
+    segments = rest.rstrip("/").split("/")
+    for end in range(len(segments), 1, -1):
+        if segments[end - 1].lower().endswith(REFERENCE_SUFFIXES):
+            location = f"{head}://{'/'.join(segments[:end])}"
+            return location, location, unquote("/".join(segments[end:]))
+    return None
+
+
+def _is_local_reference(path: Path) -> bool:
+    name = path.name.lower()
+    if name.endswith(JSON_SUFFIXES):
+        return path.is_file()
+    if name.endswith(PARQUET_SUFFIXES):
+        return path.is_dir() and (path / ".zmetadata").is_file()
+    return False
+
+
+class ReferenceAccess(StoreAccess):
+    """A reference set opened as a store (see the module docstring)."""
+
+    #: The reference file or folder as fsspec opened it, and the filesystem it is on.
+    reference_location: str = ""
+    target: Any = None
+
+    @property
+    def _http(self) -> bool:
+        return False  # keys are reference keys, whatever the reference file is served over
+
+    def list_keys(self) -> set[str] | None:
+        refs = self.fs.references  # type: ignore[attr-defined]
+        prefix = self.root + "/" if self.root else ""
+        return {k[len(prefix):] for k in _keys(refs) if k.startswith(prefix)}
+
+    def metadata_listing(self, names: Any) -> dict[str, str] | None:
+        """The reference file's own change token (size and time, or ETag): references are
+        rewritten whole, so one look at the file tells whether anything changed."""
+        target = self.target
+        try:
+            info = target.info(_target_path(self.reference_location, target))
+        except (OSError, ValueError):
+            return None
+        if info.get("type") == "directory":  # parquet: the metadata document changes with every rewrite
+            try:
+                info = target.info(posixpath.join(_target_path(self.reference_location, target), ".zmetadata"))
+            except (OSError, ValueError):
+                return None
+        token = info.get("ETag") or info.get("etag")
+        return {"": f"etag:{str(token).strip(chr(34))}" if token else
+                f"size:{info.get('size')}:{info.get('LastModified') or info.get('mtime')}"}
+
+    def real_location(self, key: str) -> str | None:
+        return None
+
+    def location(self, key: str) -> ChunkReference | None:
+        """Where ``key``'s bytes are (None when the reference set has no such key: a fill chunk)."""
+        full = posixpath.join(self.root, key) if self.root else key
+        try:
+            ref = self.fs.references[full]  # type: ignore[attr-defined]
+        except (KeyError, FileNotFoundError):
+            return None
+        if isinstance(ref, bytes | str):
+            return ChunkReference(None, 0, len(ref))
+        ref = list(ref)
+        url = str(ref[0]) if ref and ref[0] is not None else None
+        if url is None:
+            return None
+        if len(ref) >= 3:
+            return ChunkReference(_absolute(url), int(ref[1]), int(ref[2]))
+        return ChunkReference(_absolute(url))
+
+    def referenced_files(self) -> list[str]:
+        """The distinct archive files the references point into, as absolute URLs, sorted."""
+        found: set[str] = set()
+        refs = self.fs.references  # type: ignore[attr-defined]
+        for key in _keys(refs):
+            try:
+                ref = refs[key]
+            except (KeyError, FileNotFoundError):
+                continue
+            if isinstance(ref, list | tuple) and ref and isinstance(ref[0], str):
+                found.add(_absolute(ref[0]))
+        return sorted(found)
+
+
+def _keys(refs: Any) -> list[str]:
+    """The keys of a reference mapping (a dict, or fsspec's lazy parquet mapper)."""
+    if isinstance(refs, dict):
+        return list(refs)
+    return [k for k in refs]
+
+
+def _absolute(url: str) -> str:
+    """A referenced location as a URL: local paths become ``file://`` URLs (a relative path
+    is relative to the working directory, as fsspec reads it)."""
+    if "://" in url:
+        return url
+    return Path(url).expanduser().absolute().as_uri()
+
+
+def _target_path(location: str, target: Any) -> str:
+    return target._strip_protocol(location) if hasattr(target, "_strip_protocol") else location
+
+
+def open_references(source: str, split: tuple[str, str, str], *, storage_options: dict[str, Any] | None,
+                    **limits: Any) -> ReferenceAccess:
+    """The reference set ``split`` names (:func:`split_reference`), opened as a store rooted at
+    the path inside it. Refuses, in one line naming the file, what is not a reference set."""
+    import fsspec
+
+    location, url, inner = split
+    options = dict(storage_options or {})
+    target_protocol = fsspec.utils.get_protocol(location)
+    target = fsspec.filesystem(target_protocol, **options)
+    try:
+        if location.lower().rstrip("/").endswith(PARQUET_SUFFIXES):
+            from fsspec.implementations.reference import LazyReferenceMapper
+
+            # pyarrow: pandas deprecates the fastparquet engine fsspec would choose
+            fo: Any = LazyReferenceMapper(target._strip_protocol(location), fs=target, engine="pyarrow")
+        else:
+            fo = location
+        fs = fsspec.filesystem("reference", fo=fo, target_protocol=target_protocol, target_options=options,
+                               remote_options=options, skip_instance_cache=True)
+    except FileNotFoundError as exc:
+        raise SourceNotFound(f"{url}: no such reference file ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{url}: not a kerchunk reference file: invalid JSON ({exc})") from None
+    except ImportError as exc:
+        raise UsageError(f"{url}: parquet references need pandas and fastparquet or pyarrow ({exc})") from None
+    except (OSError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        if "JSONDecodeError" in type(exc).__name__:  # the json module's, or ujson's (fsspec prefers it)
+            raise UsageError(f"{url}: not a kerchunk reference file: invalid JSON ({exc})") from None
+        if isinstance(exc, OSError) and "://" in location and not location.startswith("file://"):
+            raise SourceUnavailable(url, f"cannot read the references: {exc}") from None
+        raise UsageError(f"{url}: not a kerchunk reference set ({type(exc).__name__}: {exc})") from None
+    refs = fs.references
+    if isinstance(refs, dict) and not any(k.rsplit("/", 1)[-1] in _ZARR_KEYS for k in refs):
+        raise UsageError(f"{url}: not a kerchunk reference set: none of its {len(refs):,} keys is a Zarr "
+                         "metadata document (.zgroup, .zarray, zarr.json)")
+    inner = inner.strip("/")
+    store_url = f"{url}/{quote_path(inner)}" if inner else url
+    access = ReferenceAccess(fs=fs, root=inner, url=store_url, listable=True, **limits)
+    access.reference_location = location
+    access.target = target
+    return access
