@@ -178,7 +178,7 @@ def test_a_missing_archive_file_is_an_error_not_fill(refs, tmp_path):
     try:
         cat.harvest(str(tmp_path / "air0.json"))
         (tmp_path / "air0.nc").unlink()
-        with pytest.raises(CatalogueError, match="air0.nc"):
+        with pytest.raises(CatalogueError, match=r"air0\.nc"):
             cat.read(f"{(tmp_path / 'air0.json').as_uri()}/air")
     finally:
         cat.close()
