@@ -105,12 +105,14 @@ def main(verbose: int) -> None:
               help="Folders listed at most to find the stores below a SOURCE that is not one (default 10,000).")
 @click.option("--prune", is_flag=True, help="Remove the graphs of stores below a folder of stores that are gone.")
 @click.option("--no-discover", is_flag=True, help="Refuse a SOURCE that is not itself a Zarr store (no discovery).")
+@click.option("--history", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Icechunk repositories: also the N latest snapshots of each branch (default: branch and tag heads).")
 @handle_errors
 def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_document_size: int | None,
             as_json: bool, profile: str, strict: bool, wait: bool, concurrency: int | None,
             timeout: float | None, retries: int | None, full: bool, jobs: int, coordinate_bytes: int | None,
             include: tuple[str, ...], exclude: tuple[str, ...], max_depth: int | None, max_listings: int | None,
-            prune: bool, no_discover: bool) -> None:
+            prune: bool, no_discover: bool, history: int | None) -> None:
     """Harvest Zarr hierarchies (folders, file://, http(s)://, s3:// URLs) into the catalogue.
 
     Each source goes into its own graph, replaced atomically; a source that
@@ -122,7 +124,9 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     index of stores) is searched for the stores below it, each harvested into
     its own graph (--include/--exclude/--max-depth then choose stores; --prune
     removes the graphs of stores that are gone). A folder named *.zarr without
-    a root document is one store whose root is implicit.
+    a root document is one store whose root is implicit. A kerchunk/VirtualiZarr
+    reference file (*.json, *.parq) is a store. An Icechunk repository is
+    harvested as versions: every branch and tag head (REPO@REF names one).
     One harvest of a source at a time; harvests of different sources run side
     by side. A source whose listing (S3) or
     consolidated metadata is as it was last harvested costs that one request
@@ -139,7 +143,8 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
     from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
     entries = plan_sources(sources, config, include=include, exclude=exclude, max_depth=max_depth,
-                           max_listings=max_listings, prune=prune or None, discover=False if no_discover else None)
+                           max_listings=max_listings, prune=prune or None, discover=False if no_discover else None,
+                           history=history)
     common = {k: v for k, v in (("concurrency", concurrency), ("timeout", timeout), ("retries", retries),
                                 ("coordinate_bytes", coordinate_bytes)) if v is not None}
     interactive = not as_json and sys.stderr.isatty()

@@ -18,11 +18,16 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from catalogue.chunks.layout import ArrayLayout, UnsupportedArray
+from catalogue.storage.icechunk import split_icechunk
 from catalogue.storage.references import split_reference
 
 
 def kvstore(url: str) -> dict[str, Any]:
     """A TensorStore kvstore for a folder URL (always with a trailing slash)."""
+    if split_icechunk(url) is not None:
+        raise UnsupportedArray(
+            f"{url}: the array is in an Icechunk repository, which TensorStore cannot open; use "
+            "`catalogue read`, or icechunk's own store with zarr-python or xarray")
     if split_reference(url) is not None:
         raise UnsupportedArray(
             f"{url}: the array is read through kerchunk/VirtualiZarr references, which TensorStore cannot "

@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from rdflib import DCTERMS, URIRef
+
 from catalogue.extents.values import DEFAULT_VALUE_BYTES
 from catalogue.harvest.change import source_state
 from catalogue.harvest.fingerprints import canonical_fingerprint
@@ -21,6 +23,8 @@ from catalogue.harvest.reader import Progress, read_hierarchy
 from catalogue.model.dependent import expand_dependent_arrays
 from catalogue.model.extents import HierarchyExtents
 from catalogue.model.nodes import Hierarchy
+from catalogue.rdf.convert import Triple
+from catalogue.rdf.versions import version_triples
 from catalogue.storage.access import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -28,6 +32,7 @@ from catalogue.storage.access import (
     DEFAULT_TIMEOUT,
     StoreAccess,
 )
+from catalogue.storage.icechunk import IcechunkAccess
 from catalogue.storage.opening import open_store
 from catalogue.storage.references import ReferenceAccess
 
@@ -120,10 +125,19 @@ class SourceReader:
                 node.fingerprint = canonical_fingerprint(node)
         return hierarchy
 
-    def referenced_files(self) -> list[str]:
-        """The archive files a virtual store (kerchunk/VirtualiZarr references) points
-        into, as URLs; empty for a plain store."""
-        return self.store.referenced_files() if isinstance(self.store, ReferenceAccess) else []
+    def store_triples(self) -> list[Triple]:
+        """What the store says of the hierarchy beyond its metadata: the archive files a
+        reference set points into (``dct:source``), the version of an Icechunk repository
+        (:mod:`catalogue.rdf.versions`); none for a plain store."""
+        root = URIRef(self.store.url)
+        if isinstance(self.store, ReferenceAccess):
+            return [(root, DCTERMS.source, URIRef(url)) for url in self.store.referenced_files()]
+        if isinstance(self.store, IcechunkAccess) and self.store.current is not None:
+            v = self.store.current
+            return version_triples(self.store.url, self.store.repository_url, name=v.ref, kind=v.kind,
+                                   snapshot=v.snapshot, parent=v.parent, written_at=v.written_at,
+                                   message=v.message, containers=self.store.virtual_chunk_containers())
+        return []
 
     def extents(self, hierarchy: Hierarchy) -> HierarchyExtents:
         """Where and when for the hierarchy :meth:`load` read, reading its coordinate

@@ -102,7 +102,7 @@ def plan_sources(sources: Iterable[str | Source] = (), config: str | None = None
     """The sources to harvest: ``sources`` (URLs or entries), then the ``[[source]]`` entries
     of the ``config`` file; a usage error when there are none. ``choice`` sets
     :class:`Source` fields (``include``, ``exclude``, ``max_depth``, ``discover``, ``prune``,
-    ``max_listings``) of the sources given as URLs, as the command line's options do."""
+    ``max_listings``, ``history``) of the sources given as URLs, as the command line's options do."""
     given = {k: v for k, v in choice.items() if v not in (None, ())}
     if given.get("prune") and given.get("discover") is False:
         raise UsageError("--prune needs discovery (it removes the stores a discovery no longer finds)")

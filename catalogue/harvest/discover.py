@@ -33,7 +33,9 @@ from urllib.parse import unquote
 from catalogue.errors import CatalogueError, SourceNotFound, UsageError, display_location
 from catalogue.harvest.sources import Source
 from catalogue.model.nodes import V2_ARRAY, V2_CONSOLIDATED, V2_GROUP, V3_DOCUMENT
+from catalogue.model.paths import quote_path
 from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES, StoreAccess
+from catalogue.storage.icechunk import IcechunkAccess, split_icechunk
 from catalogue.storage.listing import Listing, list_folders
 from catalogue.storage.opening import open_store
 
@@ -210,6 +212,16 @@ class Expanded:
     failed: list[tuple[Source, CatalogueError]] = field(default_factory=list)
 
 
+def _versions(source: Source, repository: IcechunkAccess) -> list[Source]:
+    """An Icechunk repository's versions as sources (:mod:`catalogue.storage.icechunk`)."""
+    entries = []
+    for version in repository.versions(source.history):
+        url = f"{repository.repository_url}@{quote_path(version.ref)}"
+        entries.append(replace(source, url=url, name=f"{source.name}@{version.ref}" if source.name else "",
+                               discover=False, prune=False, history=0))
+    return entries
+
+
 def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
                    catalogued: set[str] | frozenset[str] = frozenset(), **limits: Any) -> Expanded:
     """Each source as it is when its root is a Zarr node (or discovery is off), else the
@@ -233,7 +245,18 @@ def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_M
         try:
             store = open_store(source.url, max_document_bytes=max_document_bytes,
                                storage_options=source.storage_options or None, **options)
+            if isinstance(store, IcechunkAccess):
+                # the repository named (not one of its versions): every branch and tag head
+                named = split_icechunk(source.url)
+                out.entries += _versions(source, store) if named and named[2] is None and not store.root \
+                    else [source]
+                continue
             root_is_node = None if store.url in catalogued else _root_is_node(store)
+            if root_is_node is False and store.url.startswith("s3://") \
+                    and {"refs", "snapshots"} <= set(store.child_folders("")):
+                out.entries += _versions(source, open_store(
+                    f"{store.url}@main", storage_options=source.storage_options or None, **options))
+                continue
         except CatalogueError:
             out.entries.append(source)
             continue

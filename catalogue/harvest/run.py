@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rdflib import DCTERMS, PROV, RDF, Graph, Literal, URIRef
+from rdflib import PROV, RDF, Graph, Literal, URIRef
 from sqlalchemy.exc import DBAPIError
 
 from catalogue.errors import Busy, CatalogueError, DocumentError
@@ -227,8 +227,8 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
     prepared = prepare_write(store, graph_id, hierarchy, new_fingerprints) if not hierarchy.failed else None
     # The run's own triples (provenance link, extents and pyramids, the validation report)
     # depend on nothing stored when no node failed: made before the lock too.
-    sources = reader.referenced_files()
-    extra = _extra(graph_id, run, hierarchy, extents, validation, set(hierarchy.nodes), sources) if prepared else None
+    about = reader.store_triples()
+    extra = _extra(graph_id, run, hierarchy, extents, validation, set(hierarchy.nodes), about) if prepared else None
     # Everything the write depends on is read inside the write transaction: it is then
     # current, and stays so until the commit. On PostgreSQL the transaction shares the
     # write lock with other harvests (each holding its own graph's lock alone), so
@@ -262,7 +262,7 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
                 run.state = state  # every node read: a later run may compare against this state
             report.validation = validation
             if prepared is None or extra is None:
-                extra = _extra(graph_id, run, hierarchy, extents, validation, catalogued, sources)
+                extra = _extra(graph_id, run, hierarchy, extents, validation, catalogued, about)
             # Incremental when the previous version can be diffed node by node; a harvest with
             # failed nodes (whose previous versions are spliced in) replaces the graph whole.
             converted = prepared.triples if prepared is not None else None
@@ -299,11 +299,11 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
 
 
 def _extra(graph_id: URIRef, run: Run, hierarchy: Any, extents: HierarchyExtents, validation: Report | None,
-           catalogued: set[str], sources: list[str]) -> list[Triple]:
-    """The triples of this run: provenance link, the archive files a virtual store refers
-    to (``dct:source`` of the hierarchy), extents and pyramids, validation report."""
+           catalogued: set[str], about: list[Triple]) -> list[Triple]:
+    """The triples of this run: provenance link, what the store says of itself (``about``:
+    archive files, versions), extents and pyramids, validation report."""
     extra: list[Triple] = [(graph_id, PROV.wasGeneratedBy, run.iri)]
-    extra += [(URIRef(hierarchy.url), DCTERMS.source, URIRef(url)) for url in sources]
+    extra += about
     extra += hierarchy_extent_triples(hierarchy, extents)
     if validation is not None:
         extra += report_triples(validation, hierarchy, catalogued)

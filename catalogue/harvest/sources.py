@@ -30,7 +30,8 @@ from typing import Any
 from catalogue.errors import UsageError
 
 _KEYS = {"url", "name", "storage_options", "include", "exclude", "max_depth", "nodes", "concurrency", "timeout", "retries",
-         "coordinate_bytes", "discover", "prune", "max_listings", "implicit_root"}
+         "coordinate_bytes", "discover", "prune", "max_listings", "implicit_root",
+         "history"}
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,9 @@ class Source:
     max_listings: int | None = None
     #: A store whose root has no document (set by discovery for ``x.zarr`` folders).
     implicit_root: bool = False
+    #: An Icechunk repository: also this many snapshots of each branch's ancestry (0: the
+    #: heads of its branches and tags only; see :mod:`catalogue.storage.icechunk`).
+    history: int = 0
 
     @property
     def label(self) -> str:
@@ -133,6 +137,9 @@ def _source(entry: Any, where: str) -> Source:
     listings = entry.get("max_listings")
     if listings is not None and not (type(listings) is int and listings >= 1):
         raise UsageError(f"{where}.max_listings: expected a number >= 1")
+    history = entry.get("history", 0)
+    if not (type(history) is int and history >= 0):
+        raise UsageError(f"{where}.history: expected a non-negative integer")
     if entry.get("prune") and entry.get("discover") is False:
         raise UsageError(f"{where}.prune: needs discovery (discover = false is set)")
     return Source(
@@ -151,6 +158,7 @@ def _source(entry: Any, where: str) -> Source:
         prune=bool(entry.get("prune", False)),
         max_listings=listings,
         implicit_root=bool(entry.get("implicit_root", False)),
+        history=history,
     )
 
 

@@ -23,6 +23,7 @@ from catalogue.storage.access import (
     DEFAULT_TIMEOUT,
     StoreAccess,
 )
+from catalogue.storage.icechunk import open_icechunk, split_icechunk
 from catalogue.storage.references import open_references, split_reference
 
 __all__ = ["open_store"]
@@ -61,7 +62,9 @@ def open_store(
     """Open the store a harvest SOURCE names: a local path, ``file://``, ``http(s)://`` or ``s3://`` URL.
 
     A kerchunk or VirtualiZarr reference set (a ``.json`` file, a ``.parq`` folder), or a
-    node inside one, opens as a virtual store (:mod:`catalogue.storage.references`).
+    node inside one, opens as a virtual store (:mod:`catalogue.storage.references`); a
+    version of an Icechunk repository (``REPO@REF``, a local repository named without
+    ``@`` opens ``main``) through Icechunk (:mod:`catalogue.storage.icechunk`).
 
     Local roots are made absolute (symlinks are *not* resolved, so the IRIs
     are the paths the operator gave) and must be existing folders. Remote
@@ -80,6 +83,9 @@ def open_store(
     scheme = source.split("://", 1)[0].lower() if "://" in source else ""
     limits = {"max_document_bytes": max_document_bytes, "timeout": timeout, "retries": retries,
               "concurrency": concurrency}
+    repository = split_icechunk(source)
+    if repository is not None:
+        return open_icechunk(source, repository, storage_options=storage_options, **limits)
     reference = split_reference(source)
     if reference is not None:
         return open_references(source, reference, storage_options=storage_options, **limits)

@@ -149,7 +149,7 @@ class ReferenceAccess(StoreAccess):
         if isinstance(ref, bytes | str):
             return ChunkReference(None, 0, len(ref))
         ref = list(ref)
-        url = str(ref[0]) if ref and ref[0] is not None else None
+        url = ref[0] if ref and isinstance(ref[0], str) and ref[0] else None
         if url is None:
             return None
         if len(ref) >= 3:
@@ -185,6 +185,20 @@ def _absolute(url: str) -> str:
     return Path(url).expanduser().absolute().as_uri()
 
 
+def _remote_protocol(refs: Any) -> str | None:
+    """The protocol of the first archive a reference mapping points into (None: none)."""
+    import fsspec
+
+    for key in refs:
+        try:
+            ref = refs[key]
+        except (KeyError, FileNotFoundError):
+            continue
+        if isinstance(ref, list | tuple) and ref and isinstance(ref[0], str) and ref[0]:
+            return fsspec.utils.get_protocol(ref[0])
+    return None
+
+
 def _target_path(location: str, target: Any) -> str:
     return target._strip_protocol(location) if hasattr(target, "_strip_protocol") else location
 
@@ -205,10 +219,13 @@ def open_references(source: str, split: tuple[str, str, str], *, storage_options
 
             # pyarrow: pandas deprecates the fastparquet engine fsspec would choose
             fo: Any = LazyReferenceMapper(target._strip_protocol(location), fs=target, engine="pyarrow")
+            # fsspec guesses the archives' protocol from the first reference it meets, and
+            # fails on an inline one read through pyarrow (its path is NaN): said here instead
+            remote = _remote_protocol(fo)
         else:
-            fo = location
+            fo, remote = location, None
         fs = fsspec.filesystem("reference", fo=fo, target_protocol=target_protocol, target_options=options,
-                               remote_options=options, skip_instance_cache=True)
+                               remote_protocol=remote, remote_options=options, skip_instance_cache=True)
     except FileNotFoundError as exc:
         raise SourceNotFound(f"{url}: no such reference file ({exc})") from None
     except UnicodeDecodeError as exc:

@@ -1,0 +1,303 @@
+"""Icechunk repositories: each branch, tag or snapshot read as a Zarr store.
+
+An Icechunk repository (``refs/``, ``snapshots/``, ``manifests/`` in a folder or under an
+S3 prefix) holds versions of one Zarr v3 hierarchy: snapshots, named by branches (that
+move) and tags (that do not). The catalogue reads one version at a time through
+Icechunk's own store (the ``icechunk`` package), adapted here to the fsspec interface the
+rest of the store layer speaks (:class:`IcechunkFileSystem`), so documents, listings,
+coordinate values and chunk reads go through the same retry and size rules as any store.
+
+**Naming.** A version is its repository's URL, ``@`` and the branch, tag or snapshot id:
+``file:///data/era5.icechunk@main``, ``s3://bucket/repo@v1.0``,
+``…@GG5VQST93YQXFECCK5PG``. That is the version's graph and the IRI of its root; its
+nodes are below it (``…@main/t2m``). A repository named without ``@`` opens its ``main``
+branch; ``catalogue harvest`` expands it into every branch and tag head (and, with
+``--history N``, the N latest snapshots of each branch's ancestry) as
+:func:`catalogue.harvest.discover.expand_sources` does for folders of stores.
+
+**What the catalogue adds.** :meth:`IcechunkAccess.version` describes the version
+(snapshot id, parent, time written, message, branch or tag), the change token of a
+version is its snapshot id (an unchanged branch costs one read of its ref), and the
+repository's virtual chunk containers are recorded, so a user sees which storage a
+version's virtual chunks need.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from fsspec.asyn import AsyncFileSystem
+
+from catalogue.errors import SourceNotFound, SourceUnavailable, UsageError
+from catalogue.model.paths import quote_path
+from catalogue.storage.access import StoreAccess
+
+__all__ = ["IcechunkAccess", "IcechunkFileSystem", "Version", "open_icechunk", "split_icechunk"]
+
+#: The folders that make a folder an Icechunk repository.
+_MARKERS = ("refs", "snapshots")
+DEFAULT_BRANCH = "main"
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a repository: the ref it was named by and its snapshot."""
+
+    ref: str
+    #: "branch", "tag" or "snapshot" (named by its id).
+    kind: str
+    snapshot: str
+    parent: str | None
+    written_at: datetime
+    message: str
+
+
+def split_icechunk(source: str) -> tuple[str, str, str | None, str] | None:
+    """``(repository location, repository URL, ref or None, path inside)`` when ``source``
+    names an Icechunk repository, a version of one (``@ref``) or a node inside one."""
+    scheme = source.split("://", 1)[0].lower() if "://" in source else ""
+    if scheme in ("", "file"):
+        path = unquote(urlsplit(source).path) if scheme == "file" else source
+        parts = Path(os.path.abspath(os.path.expanduser(path))).parts
+        for end in range(len(parts), 0, -1):
+            name, at, ref = parts[end - 1].partition("@")
+            candidate = Path(*parts[: end - 1], name)
+            if _is_local_repository(candidate):
+                return str(candidate), candidate.as_uri(), (ref if at else None), "/".join(parts[end:])
+        return None
+    if scheme != "s3":
+        return None
+    bucket_and_path = source[len("s3://"):].rstrip("/")
+    segments = bucket_and_path.split("/")
+    for end in range(len(segments), 0, -1):
+        name, at, ref = segments[end - 1].partition("@")
+        if at:
+            location = "s3://" + "/".join([*segments[: end - 1], name])
+            return location, location, ref, unquote("/".join(segments[end:]))
+    return None
+
+
+def _is_local_repository(path: Path) -> bool:
+    return all((path / marker).is_dir() for marker in _MARKERS) and not (path / "zarr.json").exists()
+
+
+def is_s3_repository(location: str, storage_options: dict[str, Any] | None) -> bool:
+    """Whether an ``s3://`` prefix holds an Icechunk repository (one listing of ``refs/``)."""
+    import fsspec
+
+    try:
+        fs = fsspec.filesystem("s3", skip_instance_cache=True, **(storage_options or {}))
+        return bool(fs.ls(location.removeprefix("s3://") + "/refs", detail=False)) and \
+            bool(fs.ls(location.removeprefix("s3://") + "/snapshots", detail=False))
+    except (OSError, ValueError):
+        return False
+
+
+# ------------------------------------------------------------------ fsspec adapter
+class IcechunkFileSystem(AsyncFileSystem):
+    """Icechunk's (async, zarr-python) store as a read-only fsspec filesystem.
+
+    Paths are store keys. Icechunk answers ``None`` for an absent key and an error for a
+    key it cannot parse: both are FileNotFoundError here. Metadata documents are read
+    whole (Icechunk panics on a range past their end) and cut to the range asked for.
+    """
+
+    cachable = False
+    protocol = "icechunk"
+
+    def __init__(self, store: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.store = store
+
+    async def _cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
+        from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+        from zarr.core.buffer import default_buffer_prototype
+
+        key = path.strip("/")
+        whole = posixpath.basename(key) == "zarr.json" or (not start and end is None)
+        request: Any = None
+        if not whole:
+            if start is not None and start < 0 and end is None:
+                request = SuffixByteRequest(-start)
+            elif end is None:
+                request = OffsetByteRequest(start or 0)
+            else:
+                request = RangeByteRequest(start or 0, end)
+        try:
+            buffer = await self.store.get(key, default_buffer_prototype(), request)
+        except Exception as exc:  # icechunk.IcechunkError: a key it cannot parse has no value
+            if "invalid zarr key" in str(exc) or "node not found" in str(exc).lower():
+                raise FileNotFoundError(path) from None
+            raise OSError(f"{key}: {exc}".splitlines()[0]) from exc
+        if buffer is None:
+            raise FileNotFoundError(path)
+        data = buffer.to_bytes()
+        return data[start or 0: end] if whole and (start or end is not None) else data
+
+    async def _ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+        prefix = path.strip("/")
+        names = [name async for name in self.store.list_dir(prefix + "/" if prefix else "")]
+        entries = []
+        for name in sorted(set(names)):
+            full = f"{prefix}/{name}" if prefix else name
+            # Icechunk holds Zarr v3 only: below a node, zarr.json is a document, and every
+            # other name a node or a chunk folder (the walker reads their zarr.json)
+            kind = "file" if name == "zarr.json" else "directory"
+            entries.append({"name": full, "type": kind, "size": 0})
+        return entries if detail else [e["name"] for e in entries]
+
+    async def _find(self, path: str, detail: bool = False, **kwargs: Any) -> Any:
+        prefix = path.strip("/")
+        keys = [key async for key in self.store.list_prefix(prefix + "/" if prefix else "")]
+        if detail:
+            return {key: {"name": key, "type": "file", "size": None} for key in keys}
+        return keys
+
+    async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        data = await self._cat_file(path)
+        return {"name": path, "type": "file", "size": len(data)}
+
+
+# ------------------------------------------------------------------ the store
+class IcechunkAccess(StoreAccess):
+    """One version of an Icechunk repository opened as a store (see the module docstring)."""
+
+    repository: Any = None
+    repository_url: str = ""
+    current: Version | None = None
+
+    @property
+    def _http(self) -> bool:
+        return False
+
+    def metadata_listing(self, names: Any) -> dict[str, str] | None:
+        """The version's snapshot id: a snapshot never changes, so equal ids mean equal content."""
+        return {"": f"snapshot:{self.current.snapshot}"} if self.current else None
+
+    def real_location(self, key: str) -> str | None:
+        return None
+
+    def version(self) -> Version | None:
+        return self.current
+
+    def virtual_chunk_containers(self) -> list[str]:
+        """The URL prefixes of the repository's virtual chunk containers (the storage that
+        virtual chunks are read from), sorted."""
+        containers = getattr(self.repository.config, "virtual_chunk_containers", None) or {}
+        return sorted({getattr(c, "url_prefix", None) or str(name) for name, c in containers.items()})
+
+    def versions(self, history: int = 0) -> list[Version]:
+        """The head of every branch and tag; with ``history``, also up to that many snapshots
+        of each branch's ancestry (newest first, the head included), each named by its id."""
+        return repository_versions(self.repository, history)
+
+
+def repository_versions(repository: Any, history: int = 0) -> list[Version]:
+    out: dict[str, Version] = {}
+    for kind, names in (("branch", sorted(repository.list_branches())), ("tag", sorted(repository.list_tags()))):
+        for name in names:
+            ancestry = repository.ancestry(branch=name) if kind == "branch" else repository.ancestry(tag=name)
+            for depth, snapshot in enumerate(ancestry):
+                if depth == 0:
+                    out[f"{kind}:{name}"] = _version(name, kind, snapshot)
+                if kind != "branch" or depth >= history:
+                    break
+                if snapshot.parent_id is None:  # the empty snapshot a repository starts with
+                    break
+                out.setdefault(f"snapshot:{snapshot.id}", _version(snapshot.id, "snapshot", snapshot))
+    return list(out.values())
+
+
+def _version(ref: str, kind: str, snapshot: Any) -> Version:
+    return Version(ref=ref, kind=kind, snapshot=snapshot.id, parent=snapshot.parent_id,
+                   written_at=snapshot.written_at, message=snapshot.message or "")
+
+
+def _storage(location: str, options: dict[str, Any]) -> Any:
+    """Icechunk storage for a local folder or an ``s3://`` prefix; s3fs-style
+    ``storage_options`` (key, secret, endpoint_url, client_kwargs.region_name, anon) mapped."""
+    import icechunk
+
+    if not location.startswith("s3://"):
+        return icechunk.local_filesystem_storage(location)
+    bucket, _, prefix = location[len("s3://"):].partition("/")
+    endpoint = options.get("endpoint_url") or (options.get("client_kwargs") or {}).get("endpoint_url")
+    region = (options.get("client_kwargs") or {}).get("region_name") or options.get("region")
+    return icechunk.s3_storage(
+        bucket=bucket, prefix=prefix or None, region=region, endpoint_url=endpoint,
+        allow_http=bool(endpoint and endpoint.startswith("http://")), force_path_style=bool(endpoint),
+        access_key_id=options.get("key"), secret_access_key=options.get("secret"),
+        session_token=options.get("token"), anonymous=True if options.get("anon") else None,
+        from_env=None if options.get("key") or options.get("anon") else True,
+    )
+
+
+def open_icechunk(source: str, split: tuple[str, str, str | None, str], *,
+                  storage_options: dict[str, Any] | None, **limits: Any) -> IcechunkAccess:
+    """The version ``split`` names (:func:`split_icechunk`; the ``main`` branch when none),
+    opened read-only as a store rooted at the path inside it."""
+    try:
+        import icechunk
+    except ImportError as exc:  # pragma: no cover - a runtime dependency
+        raise UsageError(f"{source}: Icechunk repositories need the icechunk package ({exc})") from None
+    location, url, ref, inner = split
+    options = dict(storage_options or {})
+    _quiet_logs(icechunk)
+    try:
+        storage = _storage(location, options)
+        # Virtual chunks are read only from the containers the repository declares, with
+        # credentials from the environment (as fsspec finds them for any other store).
+        config = icechunk.Repository.fetch_config(storage)
+        containers = list((config.virtual_chunk_containers or {}) if config is not None else {})
+        repository = icechunk.Repository.open(
+            storage, authorize_virtual_chunk_access=icechunk.containers_credentials(
+                {prefix: None for prefix in containers}) if containers else None)
+    except Exception as exc:  # icechunk.IcechunkError and the storage's own errors
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if location.startswith("s3://"):
+            raise SourceUnavailable(url, f"cannot open the Icechunk repository: {message}") from None
+        raise SourceNotFound(f"{url}: not an Icechunk repository ({message})") from None
+    ref = ref or DEFAULT_BRANCH
+    version, session = _session(repository, url, ref)
+    inner = inner.strip("/")
+    version_url = f"{url}@{quote_path(ref)}"
+    store_url = f"{version_url}/{quote_path(inner)}" if inner else version_url
+    fs = IcechunkFileSystem(session.store)
+    access = IcechunkAccess(fs=fs, root=inner, url=store_url, listable=True, **limits)
+    access.repository, access.repository_url, access.current = repository, url, version
+    return access
+
+
+def _quiet_logs(icechunk: Any) -> None:
+    """Icechunk's own log (Rust, to stderr) at errors only, unless ``ICECHUNK_LOG`` says
+    otherwise: it warns on every open of a local repository that local storage is unsafe
+    for concurrent *commits*, which a catalogue that only reads need not print per version."""
+    if "ICECHUNK_LOG" not in os.environ:
+        icechunk.set_logs_filter("icechunk=error")
+
+
+def _session(repository: Any, url: str, ref: str) -> tuple[Version, Any]:
+    """The read-only session of ``ref``: a branch, else a tag, else a snapshot id."""
+    branches, tags = set(repository.list_branches()), set(repository.list_tags())
+    if ref in branches:
+        kind, session = "branch", repository.readonly_session(branch=ref)
+        snapshot = next(iter(repository.ancestry(branch=ref)))
+    elif ref in tags:
+        kind, session = "tag", repository.readonly_session(tag=ref)
+        snapshot = next(iter(repository.ancestry(tag=ref)))
+    else:
+        try:
+            session = repository.readonly_session(snapshot_id=ref)
+            snapshot = next(iter(repository.ancestry(snapshot_id=ref)))
+        except Exception:
+            known = ", ".join(sorted(branches | tags)) or "none"
+            raise SourceNotFound(f"{url}@{ref}: no branch, tag or snapshot {ref!r} (branches and tags: {known})") \
+                from None
+        kind = "snapshot"
+    return _version(ref, kind, snapshot), session

@@ -1,0 +1,210 @@
+"""Icechunk repositories as sources: every branch and tag head (and, with ``--history``,
+each branch's latest snapshots) catalogued as a version of one dataset in its own graph,
+with DCAT 3 version links and the snapshot's PROV (id, parent, time, message); an
+unchanged version costs one look at its ref; reads go through Icechunk's store (checked
+against what was written); a repository with virtual chunks over a NetCDF file written by
+xarray records its chunk container and reads through it (checked against xarray).
+
+The repository is written with the ``icechunk`` package: on ``main`` five commits (the
+empty initial one, then four), a ``dev`` branch from the second with a commit of its own,
+and a tag ``v1.0`` on the third.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from rdflib import DCTERMS, PROV, Literal, Namespace, URIRef
+
+import catalogue
+from catalogue.chunks.layout import UnsupportedArray
+from catalogue.rdf.rebuild import NodeNotFound
+
+ic = pytest.importorskip("icechunk")
+zarr = pytest.importorskip("zarr")
+
+CATALOGUE = str(pathlib.Path(sys.executable).with_name("catalogue"))
+DCAT = Namespace("http://www.w3.org/ns/dcat#")
+ADMS = Namespace("http://www.w3.org/ns/adms#")
+ZARR = Namespace("https://w3id.org/zarr-catalogue/vocab#")
+DATA = np.arange(64, dtype="f4").reshape(8, 8)
+
+
+def _commit(repo, branch: str, message: str, change) -> str:
+    session = repo.writable_session(branch)
+    change(session.store)
+    return session.commit(message)
+
+
+def _retitle(title: str):
+    def change(store) -> None:
+        zarr.open_group(store, mode="r+").attrs["title"] = title
+    return change
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory) -> pathlib.Path:
+    path = tmp_path_factory.mktemp("icechunk") / "climate.icechunk"
+    repo = ic.Repository.create(ic.local_filesystem_storage(str(path)))
+
+    def create(store) -> None:
+        group = zarr.group(store=store, attributes={"title": "Climate, first"})
+        group.create_array("temperature", shape=(8, 8), chunks=(4, 4), dtype="f4", fill_value=np.nan)
+
+    def write(store) -> None:
+        zarr.open_array(store, path="temperature", mode="r+")[:] = DATA
+
+    def add(store) -> None:
+        zarr.open_group(store, mode="r+").create_array("pressure", shape=(8,), chunks=(8,), dtype="i2")
+
+    first = _commit(repo, "main", "create the hierarchy", create)
+    second = _commit(repo, "main", "retitle", _retitle("Climate, second"))
+    third = _commit(repo, "main", "write the temperatures", write)
+    _commit(repo, "main", "add pressure", add)
+    repo.create_branch("dev", second)
+    _commit(repo, "dev", "dev work", _retitle("Climate, development"))
+    repo.create_tag("v1.0", third)
+    assert first
+    return path
+
+
+def _repo(path: pathlib.Path):
+    return ic.Repository.open(ic.local_filesystem_storage(str(path)))
+
+
+def _ancestry(path: pathlib.Path, branch: str) -> list:
+    return list(_repo(path).ancestry(branch=branch))
+
+
+def test_branches_and_tags_are_versions_of_one_dataset(repository, db_url):
+    url = repository.as_uri()
+    cat = catalogue.open(db_url)
+    try:
+        report = cat.harvest_sources([str(repository)])
+        assert report.exit_code == 0, report.summary()
+        graphs = {g for g, _n in cat.graphs()}
+        assert graphs == {f"{url}@main", f"{url}@dev", f"{url}@v1.0"}
+        titles = {}
+        for ref, kind in (("main", "branch"), ("dev", "branch"), ("v1.0", "tag")):
+            version = URIRef(f"{url}@{ref}")
+            graph = cat.node_graph(str(version))
+            head = next(iter(_repo(repository).ancestry(branch=ref) if kind == "branch"
+                             else _repo(repository).ancestry(tag=ref)))
+            assert (URIRef(url), DCAT.hasVersion, version) in graph
+            assert (version, DCAT.isVersionOf, URIRef(url)) in graph
+            assert graph.value(version, DCAT.version) == Literal(ref)
+            assert graph.value(version, ZARR.versionKind) == Literal(kind)
+            assert str(graph.value(version, ZARR.snapshot)) == head.id
+            assert graph.value(version, PROV.wasRevisionOf) == URIRef(f"{url}@{head.parent_id}")
+            assert str(graph.value(version, ADMS.versionNotes)) == head.message
+            assert graph.value(version, PROV.generatedAtTime).toPython() == head.written_at
+            titles[ref] = str(graph.value(version, DCTERMS.title))
+        assert titles == {"main": "Climate, second", "dev": "Climate, development", "v1.0": "Climate, second"}
+        # each version's own hierarchy: main has the pressure array added after the tag
+        assert cat.layout(f"{url}@main/pressure").shape == (8,)
+        with pytest.raises(NodeNotFound):
+            cat.layout(f"{url}@v1.0/pressure")
+    finally:
+        cat.close()
+
+
+def test_unchanged_versions_cost_one_look_and_a_new_commit_is_seen(repository, tmp_path):
+    copy = tmp_path / "copy.icechunk"
+    subprocess.run(["cp", "-r", str(repository), str(copy)], check=True)
+    cat = catalogue.open(str(tmp_path / "c.db"))
+    try:
+        cat.harvest_sources([str(copy)])
+        again = cat.harvest_sources([str(copy)])
+        assert [r["outcome"] for r in again.as_json()["sources"]] == ["unchanged"] * 3, again.as_json()
+        _commit(_repo(copy), "main", "retitle again", _retitle("Climate, third"))
+        outcomes = {r["graph"]: r["outcome"] for r in cat.harvest_sources([str(copy)]).as_json()["sources"]}
+        assert outcomes == {f"{copy.as_uri()}@main": "succeeded", f"{copy.as_uri()}@dev": "unchanged",
+                            f"{copy.as_uri()}@v1.0": "unchanged"}
+        graph = cat.node_graph(f"{copy.as_uri()}@main")
+        assert str(graph.value(URIRef(f"{copy.as_uri()}@main"), DCTERMS.title)) == "Climate, third"
+    finally:
+        cat.close()
+
+
+def test_history_catalogues_each_branchs_latest_snapshots(repository, tmp_path):
+    db = str(tmp_path / "c.db")
+    done = subprocess.run([CATALOGUE, "harvest", "--db", db, str(repository), "--history", "3"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "WARN" not in done.stderr  # Icechunk's own log is quiet
+    graphs = subprocess.run([CATALOGUE, "graphs", "--db", db], capture_output=True, text=True).stdout
+    expected = {f"{repository.as_uri()}@{ref}" for ref in ("main", "dev", "v1.0")}
+    expected |= {f"{repository.as_uri()}@{s.id}" for s in _ancestry(repository, "main")[:3]}
+    expected |= {f"{repository.as_uri()}@{s.id}" for s in _ancestry(repository, "dev")[:3]}
+    assert {line.split("\t")[0] for line in graphs.splitlines()} == expected
+
+
+def test_reads_go_through_icechunk(repository, tmp_path):
+    url = repository.as_uri()
+    cat = catalogue.open(str(tmp_path / "c.db"))
+    try:
+        cat.harvest(f"{url}@v1.0")
+        cat.harvest(f"{url}@dev")
+        np.testing.assert_array_equal(cat.read(f"{url}@v1.0/temperature"), DATA)
+        np.testing.assert_array_equal(cat.read(f"{url}@v1.0/temperature", "2:6, 1"), DATA[2:6, 1])
+        assert np.isnan(cat.read(f"{url}@dev/temperature")).all()  # dev branched before the write
+        resolved = cat.resolve(f"{url}@v1.0/temperature", "0:5, 0")
+        assert [c["key"] for c in resolved["chunks"]] == ["c/0/0", "c/1/0"]
+        assert resolved["fill_chunks"] == 0
+        assert cat.resolve(f"{url}@dev/temperature")["fill_chunks"] == 4
+        with pytest.raises(UnsupportedArray, match="Icechunk"):
+            cat.tensorstore_spec(f"{url}@v1.0/temperature")
+    finally:
+        cat.close()
+
+
+def test_virtual_chunks_are_read_through_their_container(tmp_path):
+    xr = pytest.importorskip("xarray")
+    h5py = pytest.importorskip("h5py")
+    from zarr.codecs.numcodecs import Zlib
+
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    values = np.random.default_rng(1).random((2, 3, 5), dtype="f4")
+    xr.Dataset({"air": (("t", "y", "x"), values)}).to_netcdf(
+        archive / "air.nc", engine="h5netcdf", encoding={"air": {"chunksizes": (2, 3, 5), "compression": "gzip"}})
+    with h5py.File(archive / "air.nc") as f:
+        chunk = f["air"].id.get_chunk_info(0)
+    prefix = archive.as_uri() + "/"
+    config = ic.RepositoryConfig.default()
+    config.set_virtual_chunk_container(ic.VirtualChunkContainer(prefix, ic.local_filesystem_store(str(archive))))
+    path = tmp_path / "virtual.icechunk"
+    repo = ic.Repository.create(ic.local_filesystem_storage(str(path)), config,
+                                authorize_virtual_chunk_access=ic.containers_credentials({prefix: None}))
+    session = repo.writable_session("main")
+    group = zarr.group(store=session.store, attributes={"title": "Virtual"})
+    with warnings.catch_warnings():  # zarr-python: numcodecs' zlib is not in the v3 spec (HDF5's gzip is)
+        warnings.simplefilter("ignore")
+        group.create_array("air", shape=(2, 3, 5), chunks=(2, 3, 5), dtype="f4", compressors=[Zlib(level=4)])
+    session.store.set_virtual_ref("air/c/0/0/0", (archive / "air.nc").as_uri(), offset=chunk.byte_offset,
+                                  length=chunk.size)
+    session.commit("virtual chunks over a NetCDF file")
+
+    cat = catalogue.open(str(tmp_path / "c.db"))
+    try:
+        report = cat.harvest_sources([str(path)])
+        assert report.exit_code == 0, report.summary()
+        version = f"{path.as_uri()}@main"
+        graph = cat.node_graph(version)
+        assert set(graph.objects(URIRef(version), DCTERMS.source)) == {URIRef(prefix)}
+        np.testing.assert_array_equal(cat.read(f"{version}/air"), values)
+    finally:
+        cat.close()
+
+
+def test_a_ref_that_does_not_exist_is_one_line(repository, tmp_path):
+    done = subprocess.run([CATALOGUE, "harvest", "--db", str(tmp_path / "c.db"), f"{repository}@nope"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "no branch, tag or snapshot 'nope'" in lines[0], done.stderr
