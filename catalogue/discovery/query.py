@@ -87,6 +87,9 @@ class SearchQuery:
     zarr_format: list[int] = field(default_factory=list)
     codec: list[str] = field(default_factory=list)
     valid: bool | None = None
+    #: Multiscale pyramids' axis types and units (OME-Zarr: space, time, channel; micrometer).
+    axis_type: list[str] = field(default_factory=list)
+    axis_unit: list[str] = field(default_factory=list)
     harvested_since: datetime | None = None
     #: Datasets whose CRS84 box intersects this one (see ``web/http/where_when.py``).
     bbox: Box | None = None
@@ -103,7 +106,7 @@ class SearchQuery:
                            self.harvested_since.isoformat() if self.harvested_since else None,
                            self.bbox.as_list() if self.bbox else None,
                            [d.isoformat() if d else None for d in self.datetime] if self.datetime else None,
-                           self.limit, self.offset, self.sort], ensure_ascii=False)
+                           self.limit, self.offset, self.sort, self.axis_type, self.axis_unit], ensure_ascii=False)
 
     def alternatives(self) -> list[list[str]]:
         """The query's terms, per alternative (one alternative of no terms: no text)."""
@@ -118,6 +121,7 @@ class SearchQuery:
             "zarr_format": [str(z) for z in self.zarr_format],
             "codec": list(dict.fromkeys(normalise_codec_name(v) for v in self.codec)),
             "valid": [] if self.valid is None else ["true" if self.valid else "false"],
+            "axis_type": list(dict.fromkeys(self.axis_type)), "axis_unit": list(dict.fromkeys(self.axis_unit)),
         }
 
 

@@ -67,6 +67,7 @@ PREDICATES: Final = {
     "spatial": _DCT + "spatial", "bbox": _DCAT + "bbox", "temporal": _DCT + "temporal",
     "start": _DCAT + "startDate", "end": _DCAT + "endDate", "calendar": _ZARR + "calendar",
     "severity": _SH + "resultSeverity", "rule": _ZARR + "rule",
+    "multiscales": _ZARR + "multiscales", "axis_types": _ZARR + "axisTypes", "axis_units": _ZARR + "axisUnits",
 }
 _MULTI: Final = frozenset({"type", "keyword", "rule"})
 _DATASET: Final = _DCAT + "Dataset"
@@ -383,6 +384,11 @@ def _summary(gid: int, g: _Graph, run_end: Term | None) -> DatasetSummary | None
     fmt = g.one("zarr_format", gid)
     fmt_value = _python(fmt) if fmt is not None else None
     keywords = {k.value for k in g.many("keyword", gid)}
+    axes: dict[str, set[str]] = {"axis_types": set(), "axis_units": set()}
+    for head in g.single.get("multiscales", {}).values():
+        for name, found in axes.items():
+            listed = _python(term) if (term := g.one(name, head.id)) is not None else None
+            found.update(v for v in (listed if isinstance(listed, list) else []) if isinstance(v, str) and v)
     return DatasetSummary(
         iri=iri,
         title=_text(g.one("title", gid)) or iri_name(iri),
@@ -396,6 +402,7 @@ def _summary(gid: int, g: _Graph, run_end: Term | None) -> DatasetSummary | None
         variables=sorted(variables, key=lambda v: v.path),
         rules=sorted(rules),
         extent=_extent(g, gid),
+        axis_types=sorted(axes["axis_types"]), axis_units=sorted(axes["axis_units"]),
     )
 
 

@@ -11,7 +11,7 @@ answers without reading the graph again.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import quote
@@ -23,7 +23,8 @@ from .normalise import identifier_terms, prose_terms
 __all__ = ["FACETS", "DatasetSummary", "Variable", "extent_json", "iso_instant"]
 
 #: Facet names, in the order the API lists them; the index numbers them by position.
-FACETS: Final = ("dtype", "dimension", "standard_name", "units", "zarr_format", "codec", "valid")
+FACETS: Final = ("dtype", "dimension", "standard_name", "units", "zarr_format", "codec", "valid", "axis_type",
+                  "axis_unit")
 
 
 @dataclass
@@ -78,6 +79,10 @@ class DatasetSummary:
     rules: list[str]
     #: The root's extent as harvested (its CRS84 box and period), or ``None``.
     extent: Extent | None = None
+    #: The axis types and units of its multiscale pyramids (OME-Zarr: space, time, channel;
+    #: micrometer, second), distinct and sorted.
+    axis_types: list[str] = field(default_factory=list)
+    axis_units: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------ the hit
     def as_json(self) -> dict[str, Any]:
@@ -88,6 +93,7 @@ class DatasetSummary:
             "zarr_format": self.zarr_format, "harvested": iso_instant(self.harvested), "valid": self.valid,
             "groups": self.groups, "arrays": self.arrays, "rules": self.rules, "extent": extent_json(self.extent),
             "variables": [v.as_json() for v in self.variables],
+            "axis_types": self.axis_types, "axis_units": self.axis_units,
             "links": {
                 "node": f"/node?iri={iri}", "portal": f"/browse?iri={iri}",
                 "metadata": f"/node?iri={iri}&format=json", "turtle": f"/node?iri={iri}&format=turtle",
@@ -115,14 +121,14 @@ class DatasetSummary:
             harvested=datetime.fromisoformat(harvested.replace("Z", "+00:00")) if harvested else None,
             valid=data["valid"], groups=data["groups"], arrays=data["arrays"],
             variables=[Variable.from_json(v) for v in data["variables"]], rules=list(data["rules"]),
-            extent=extent,
+            extent=extent, axis_types=list(data.get("axis_types") or []), axis_units=list(data.get("axis_units") or []),
         )
 
     # ------------------------------------------------------------ what is searched
     def facet_values(self) -> dict[str, set[str]]:
         """Facet -> the dataset's values: an array's value counts for the dataset
         (``dtype``, ``dimension``, ``standard_name``, ``units``, ``codec``); ``zarr_format``
-        and ``valid`` are the root's."""
+        and ``valid`` are the root's; ``axis_type`` and ``axis_unit`` any pyramid's."""
         values: dict[str, set[str]] = {name: set() for name in FACETS}
         for v in self.variables:
             if v.dtype:
@@ -137,6 +143,8 @@ class DatasetSummary:
             values["zarr_format"].add(str(self.zarr_format))
         if self.valid is not None:
             values["valid"].add("true" if self.valid else "false")
+        values["axis_type"].update(self.axis_types)
+        values["axis_unit"].update(self.axis_units)
         return values
 
     def text_fields(self) -> tuple[list[str], list[str], list[str], list[str]]:

@@ -36,7 +36,7 @@ from catalogue.extents.crs import (
     to_crs84,
 )
 from catalogue.extents.evidence import Evidence
-from catalogue.model.extents import Multiscales, Source
+from catalogue.model.extents import MultiscaleLevel, Multiscales, Source
 from catalogue.model.geozarr import (
     EffectiveGeo,
     GeoZarrError,
@@ -46,11 +46,14 @@ from catalogue.model.geozarr import (
     parse_multiscales,
 )
 from catalogue.model.nodes import Hierarchy
+from catalogue.model.ome import OmeError, OmeImage, parse_ome
 from catalogue.validate.findings import Finding
 
 __all__ = ["evidence", "multiscales"]
 
 RULE = "extent.conventions.unusable"
+#: OME-Zarr metadata the pyramid could not be read from (the NGFF schemas say more: ``ome.schema``).
+OME_RULE = "extent.ome.unusable"
 
 
 def evidence(hierarchy: Hierarchy) -> tuple[list[Evidence], list[Finding]]:
@@ -73,19 +76,51 @@ def evidence(hierarchy: Hierarchy) -> tuple[list[Evidence], list[Finding]]:
 
 
 def multiscales(hierarchy: Hierarchy) -> tuple[dict[str, Multiscales], list[Finding]]:
-    """The pyramid of every group with a ``multiscales`` attribute, by group path."""
+    """The pyramid of every group with a ``multiscales`` attribute (the GeoZarr convention's
+    object, or OME-Zarr's list, top-level in NGFF 0.4 and inside ``ome`` in 0.5), by group path."""
     out: dict[str, Multiscales] = {}
     findings: list[Finding] = []
     for path in sorted(hierarchy.nodes):
         node = hierarchy.nodes[path]
         attributes = node.attributes or {}
-        if node.kind != "group" or "multiscales" not in attributes:
+        if node.kind != "group":
+            continue
+        if isinstance(attributes.get("multiscales"), dict):
+            try:
+                out[path] = multiscales_extent(path, parse_multiscales(attributes["multiscales"]))
+            except GeoZarrError as exc:
+                findings.append(attribute_finding(hierarchy, path, RULE, ("multiscales",), str(exc)))
             continue
         try:
-            out[path] = multiscales_extent(path, parse_multiscales(attributes["multiscales"]))
-        except GeoZarrError as exc:
-            findings.append(attribute_finding(hierarchy, path, RULE, ("multiscales",), str(exc)))
+            image = parse_ome(attributes)
+        except OmeError as exc:
+            findings.append(attribute_finding(hierarchy, path, OME_RULE, exc.pointer, str(exc)))
+            continue
+        if image is not None and image.multiscales:
+            out[path] = ome_multiscales(path, image)
     return out, findings
+
+
+def ome_multiscales(group_path: str, image: OmeImage) -> Multiscales:
+    """The catalogue's pyramid of an OME-Zarr image: its first multiscale's datasets in the
+    spec's order (finest first), each level's ``scale`` relative to the finest, its
+    ``cell_size`` the physical pixel size in the axes' units, and the channels' labels."""
+    multiscale = image.multiscales[0]
+    base = multiscale.datasets[0].scale
+    levels = []
+    for index, dataset in enumerate(multiscale.datasets):
+        relative = None
+        if base is not None and dataset.scale is not None and all(base):
+            relative = tuple(s / b for s, b in zip(dataset.scale, base, strict=True))
+        levels.append(MultiscaleLevel(index=index, asset=dataset.path,
+                                      scale=relative, translation=dataset.translation,
+                                      cell_size=dataset.scale))
+    return Multiscales(
+        path=group_path, levels=tuple(levels), convention="ome-zarr",
+        axes=tuple(a.name for a in multiscale.axes), resampling=multiscale.type,
+        axis_types=tuple(a.type for a in multiscale.axes), axis_units=tuple(a.unit for a in multiscale.axes),
+        channels=tuple(c.label or "" for c in image.channels), version=image.version,
+    )
 
 
 def _node_evidence(h: Hierarchy, path: str, geo: EffectiveGeo, found: list[Evidence], findings: list[Finding]) -> None:

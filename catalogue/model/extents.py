@@ -260,8 +260,8 @@ class Extent:
 @dataclass(frozen=True)
 class MultiscaleLevel:
     """One level of a multiscale pyramid: its array or group (a path relative to the
-    hierarchy root), the level it was derived from, and its transform relative to the
-    base level (``scale`` and ``translation`` per dimension, where declared)."""
+    pyramid's group, as declared), the level it was derived from, and its transform
+    relative to the base level (``scale`` and ``translation`` per dimension, where declared)."""
 
     index: int
     asset: str
@@ -274,7 +274,7 @@ class MultiscaleLevel:
 
 @dataclass(frozen=True)
 class Multiscales:
-    """A group's multiscale pyramid, from the ``multiscales`` convention (GeoZarr) or, later,
+    """A group's multiscale pyramid, from the ``multiscales`` convention (GeoZarr) or
     OME-Zarr's ``multiscales``: levels ordered from the finest (index 0)."""
 
     path: str
@@ -285,10 +285,19 @@ class Multiscales:
     axes: tuple[str, ...] = ()
     #: The resampling method, where declared.
     resampling: str | None = None
+    #: OME-Zarr: each axis's type ("space", "time", "channel"...) and unit, None where unsaid.
+    axis_types: tuple[str | None, ...] = ()
+    axis_units: tuple[str | None, ...] = ()
+    #: OME-Zarr: the channels' labels (``omero``), in order.
+    channels: tuple[str, ...] = ()
+    #: The convention's version, where declared (OME-Zarr: "0.4", "0.5").
+    version: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "path": self.path, "convention": self.convention, "axes": list(self.axes), "resampling": self.resampling,
+            "path": self.path, "convention": self.convention, "version": self.version, "axes": list(self.axes),
+            "axis_types": list(self.axis_types), "axis_units": list(self.axis_units),
+            "channels": list(self.channels), "resampling": self.resampling,
             "levels": [{"index": level.index, "asset": level.asset, "derived_from": level.derived_from,
                         "scale": _list(level.scale), "translation": _list(level.translation),
                         "cell_size": _list(level.cell_size)} for level in self.levels],

@@ -318,7 +318,7 @@ def _vector(transform: dict[str, Any] | None, key: str, where: str) -> tuple[flo
 
 def multiscales_extent(group_path: str, layout: MultiscalesLayout) -> Multiscales:
     """The catalogue's :class:`~catalogue.model.extents.Multiscales` of a parsed layout:
-    asset paths made relative to the hierarchy root, levels ordered from the finest.
+    asset paths as declared (relative to the group), levels ordered from the finest.
 
     The order is by each level's scale relative to the layout's root level (the product
     of the ``scale`` factors along its ``derived_from`` chain, averaged over the axes):
@@ -346,14 +346,9 @@ def multiscales_extent(group_path: str, layout: MultiscalesLayout) -> Multiscale
             a, b, _c, d, e, _f = transform
             cell = (math.hypot(b, e), math.hypot(a, d))  # (Y, X), as spatial:dimensions orders them
         levels.append(MultiscaleLevel(
-            index=index, asset=_join(group_path, level.asset),
-            derived_from=_join(group_path, level.derived_from) if level.derived_from else None,
+            index=index, asset=level.asset, derived_from=level.derived_from,
             scale=level.scale, translation=level.translation, cell_size=cell))
     return Multiscales(path=group_path, levels=tuple(levels), resampling=layout.resampling_method)
-
-
-def _join(group: str, relative: str) -> str:
-    return posixpath.join(group, relative) if group else relative
 
 
 # ------------------------------------------------------------------------ inheritance

@@ -141,8 +141,12 @@ def multiscales_triples(h: Hierarchy, pyramid: Multiscales) -> list[Triple]:
     head = BNode()
     out: list[Triple] = [(group, ZARR.multiscales, head), (head, RDF.type, ZARR.Multiscales),
                          (head, ZARR.convention, Literal(pyramid.convention))]
-    if pyramid.axes:
-        out.append((head, ZARR.axes, Literal(json.dumps(list(pyramid.axes)), datatype=RDF.JSON)))
+    for prop, values in ((ZARR.axes, pyramid.axes), (ZARR.axisTypes, pyramid.axis_types),
+                         (ZARR.axisUnits, pyramid.axis_units), (ZARR.channels, pyramid.channels)):
+        if values:
+            out.append((head, prop, Literal(json.dumps(list(values), ensure_ascii=False), datatype=RDF.JSON)))
+    if pyramid.version:
+        out.append((head, ZARR.conventionVersion, Literal(pyramid.version)))
     if pyramid.resampling:
         out.append((head, ZARR.resampling, Literal(pyramid.resampling)))
     for level in pyramid.levels:
@@ -309,15 +313,20 @@ def read_multiscales(graph: Graph, group: URIRef) -> Multiscales | None:
             scale=_floats(graph.value(node, ZARR.scale)), translation=_floats(graph.value(node, ZARR.translation)),
             cell_size=_floats(graph.value(node, ZARR.cellSize)),
         ))
-    axes = graph.value(head, ZARR.axes)
+    def json_list(prop: URIRef) -> tuple[Any, ...]:
+        value = graph.value(head, prop)
+        return tuple(json.loads(str(value))) if value is not None else ()
+
     resampling = graph.value(head, ZARR.resampling)
+    version = graph.value(head, ZARR.conventionVersion)
     path = graph.value(group, ZARR.path)
     return Multiscales(
         path=str(path) if path is not None else "",
         levels=tuple(sorted(levels, key=lambda level: level.index)),
         convention=str(graph.value(head, ZARR.convention) or ""),
-        axes=tuple(json.loads(str(axes))) if axes is not None else (),
-        resampling=str(resampling) if resampling is not None else None,
+        axes=json_list(ZARR.axes), resampling=str(resampling) if resampling is not None else None,
+        axis_types=json_list(ZARR.axisTypes), axis_units=json_list(ZARR.axisUnits), channels=json_list(ZARR.channels),
+        version=str(version) if version is not None else None,
     )
 
 

@@ -4,8 +4,9 @@
 
 1. the Zarr rules of its version (``zarr_v3``, ``zarr_v2``; for v2 arrays the
    GeoZarr ``zarr_array_metadata`` schema in the chosen profile),
-2. the attribute rules (CF, ``_ARRAY_DIMENSIONS``, ``zarr_conventions``) and the GeoZarr
-   conventions' (``proj:``, ``spatial:``, ``multiscales``: ``geozarr.py``),
+2. the attribute rules (CF, ``_ARRAY_DIMENSIONS``, ``zarr_conventions``), the GeoZarr
+   conventions' (``proj:``, ``spatial:``, ``multiscales``: ``geozarr.py``) and OME-Zarr's
+   (the NGFF schemas of its version: ``ome.py``),
 3. the corrected ZEP 6 ZOM schema on the node's ZOM (reported only where no
    more specific rule already points),
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from catalogue.model.nodes import Hierarchy, Node
 from catalogue.model.zom import node_zom
-from catalogue.validate import attributes, geozarr, zarr_v2, zarr_v3
+from catalogue.validate import attributes, geozarr, ome, zarr_v2, zarr_v3
 from catalogue.validate.context import ATTRS, META, NodeChecker
 from catalogue.validate.dependent import check_collisions
 from catalogue.validate.findings import Finding, Report
@@ -69,6 +70,7 @@ def check_node(c: NodeChecker, profile: str) -> None:
         rank = len(shape) if isinstance(shape, list) else None
         attributes.check_attributes(c, attrs, rank)
         geozarr.check_geozarr(c)
+        ome.check_ome(c)
     _zom(c, node)
 
 

@@ -66,8 +66,9 @@ def check_geozarr(c: NodeChecker) -> None:
     attributes = c.node.attributes
     if not attributes:
         return
+    ome = isinstance(attributes.get("multiscales"), list)  # OME-Zarr 0.4's multiscales (validate/ome.py)
     for known in GEOZARR_CONVENTIONS:
-        used = uses(attributes, known)
+        used = [key for key in uses(attributes, known) if not (ome and key == "multiscales")]
         if declares(attributes, known):
             _schema(c, known, attributes)
         elif used:
@@ -76,7 +77,7 @@ def check_geozarr(c: NodeChecker) -> None:
                   f"(uuid {known.uuid}) in zarr_conventions")
     crs = _proj(c, attributes)
     _spatial(c, attributes, crs)
-    if "multiscales" in attributes:
+    if "multiscales" in attributes and not ome:
         _multiscales(c, attributes)
 
 

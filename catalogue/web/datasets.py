@@ -93,6 +93,10 @@ class HitOut(BaseModel):
     extent: ExtentOut | None = Field(description="The root's box and time span; null when the store declares "
                                                  "neither (nothing is invented).")
     variables: list[VariableOut]
+    axis_types: list[str] = Field(default=[], description="Axis types of the dataset's multiscale pyramids "
+                                                          "(OME-Zarr: space, time, channel, ...).")
+    axis_units: list[str] = Field(default=[], description="Axis units of its multiscale pyramids (micrometer, "
+                                                          "second, ...).")
     links: LinksOut
 
 
@@ -108,7 +112,8 @@ class DatasetsPage(BaseModel):
     sort: str = Field(description="The order applied (relevance falls back to title without q).")
     hits: list[HitOut]
     facets: dict[str, list[FacetValueOut]] = Field(
-        description="Facet name (dtype, dimension, standard_name, units, zarr_format, codec, valid) "
+        description="Facet name (dtype, dimension, standard_name, units, zarr_format, codec, valid, axis_type, "
+                    "axis_unit) "
                     "-> values by count (descending) then value."
     )
 
@@ -172,6 +177,10 @@ async def datasets(
                                        "...).")] = [],  # noqa: B006
     valid: Annotated[Literal["true", "false"] | None,
                      Query(description="true: no node of the dataset is invalid; false: some node is.")] = None,
+    axis_type: Annotated[list[str], _multi("Axis type of some multiscale pyramid (OME-Zarr: space, time, "
+                                           "channel, ...).")] = [],  # noqa: B006
+    axis_unit: Annotated[list[str], _multi("Axis unit of some multiscale pyramid (micrometer, second, "
+                                           "...).")] = [],  # noqa: B006
     harvested_since: Annotated[str | None, Query(
         description="ISO 8601 date (2024-05-01, midnight UTC) or date-time (2024-05-01T12:00:00Z): "
                     "datasets whose current version was harvested at or after it.", max_length=64)] = None,
@@ -203,7 +212,7 @@ async def datasets(
     check_query_string(request.scope.get("query_string", b""))
     query = search_query(
         q=q, dtype=dtype, dimension=dimension, standard_name=standard_name, units=units, zarr_format=zarr_format,
-        codec=codec, valid=valid, harvested_since=harvested_since, bbox=bbox, datetime=datetime, limit=limit,
+        codec=codec, valid=valid, axis_type=axis_type, axis_unit=axis_unit, harvested_since=harvested_since, bbox=bbox, datetime=datetime, limit=limit,
         offset=offset, sort=sort if "sort" in request.query_params else None, sortby=sortby,
     )
     body = await search_cache(request.app).answer(request.app.state.pool, "datasets", query, datasets_body,

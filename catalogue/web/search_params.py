@@ -54,7 +54,7 @@ def search_query(
     units: Sequence[str] = (), zarr_format: Sequence[int | str] = (), codec: Sequence[str] = (),
     valid: str | None = None, harvested_since: str | None = None, bbox: str | None = None,
     datetime: str | None = None, limit: int | str | None = None, offset: int | str | None = None,
-    sort: str | None = None, sortby: str | None = None,
+    sort: str | None = None, sortby: str | None = None, axis_type: Sequence[str] = (), axis_unit: Sequence[str] = (),
 ) -> SearchQuery:
     """The :class:`SearchQuery` of ``/datasets`` and the portal's search page, checked.
 
@@ -91,6 +91,7 @@ def search_query(
         q=q, dtype=_values("dtype", dtype), dimension=_values("dimension", dimension),
         standard_name=_values("standard_name", standard_name), units=_values("units", units),
         zarr_format=formats, codec=_values("codec", codec),
+        axis_type=_values("axis_type", axis_type), axis_unit=_values("axis_unit", axis_unit),
         valid=None if valid is None else valid == "true", harvested_since=since, bbox=box, datetime=interval,
         limit=_whole("limit", limit, DEFAULT_LIMIT, MAX_LIMIT, 1), offset=_whole("offset", offset, 0, MAX_OFFSET, 0),
         sort=sort,

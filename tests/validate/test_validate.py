@@ -249,6 +249,8 @@ def test_the_cases_cover_every_rule_but_the_few_that_need_special_stores():
     # The GeoZarr conventions' rules need stores of their own: tests/validate/test_geozarr.py
     # (geozarr.*) and tests/extents/ (extent.*) cover them.
     special |= {rid for rid in RULES if rid.startswith(("geozarr.", "extent."))}
+    # OME-Zarr's need images written by ome-zarr-py: tests/validate/test_ome.py
+    special |= {rid for rid in RULES if rid.startswith("ome.")}
     assert set(RULES) - covered == special
     assert len(CASES) >= 25
 

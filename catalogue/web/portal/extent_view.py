@@ -65,6 +65,8 @@ class ExtentView:
     search_href: str = ""
     levels: list[LevelRow] = field(default_factory=list)
     pyramid: Multiscales | None = None
+    #: The pyramid's axes as people read them: ``z (space, micrometer)``.
+    axes: list[str] = field(default_factory=list)
     #: The harvest's ``extent.values-budget`` findings that concern this node: its extent
     #: was (partly) not read, rather than not declared (``rdf.extents.budget_stopped``).
     not_read: list[str] = field(default_factory=list)
@@ -80,6 +82,7 @@ def extent_view(extent: Extent | None, pyramid: Multiscales | None, *, digest: G
     view = ExtentView(extent=extent, pyramid=pyramid)
     if pyramid is not None:
         view.levels = [_level(level, digest, node_path, base) for level in pyramid.levels]
+        view.axes = [_axis(i, name, pyramid) for i, name in enumerate(pyramid.axes)]
     if extent is None:
         return view
     sources = {figure: [s.describe() for s in extent.sources_of(figure)]
@@ -133,6 +136,11 @@ def _level(level: MultiscaleLevel, digest: GraphDigest, node_path: str, base: st
     return LevelRow(index=level.index, asset=level.asset, href=href, scale=_vector(level.scale),
                     translation=_vector(level.translation), cell_size=_vector(level.cell_size),
                     derived_from=level.derived_from or "")
+
+
+def _axis(i: int, name: str, pyramid: Multiscales) -> str:
+    said = [values[i] for values in (pyramid.axis_types, pyramid.axis_units) if i < len(values) and values[i]]
+    return f"{name} ({', '.join(said)})" if said else name
 
 
 def _map_label(title: str, extent: Extent) -> str:

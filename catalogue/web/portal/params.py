@@ -18,7 +18,7 @@ from ..http.where_when import parse_datetime
 from ..search_params import search_query
 
 #: Query parameters of the search page, in the order links write them.
-SEARCH_LISTS = ("dtype", "dimension", "standard_name", "units", "zarr_format", "codec")
+SEARCH_LISTS = ("dtype", "dimension", "standard_name", "units", "zarr_format", "codec", "axis_type", "axis_unit")
 #: Results per page of the HTML search (``limit`` may ask for up to the API's maximum).
 PAGE_SIZE = 20
 
@@ -64,7 +64,7 @@ def parse_search(params: dict[str, list[str]]) -> SearchQuery:
     return search_query(
         q=_one(params, "q") or "", dtype=many("dtype"), dimension=many("dimension"),
         standard_name=many("standard_name"), units=many("units"), zarr_format=many("zarr_format"),
-        codec=many("codec"), valid=_one(params, "valid"), harvested_since=_one(params, "harvested_since"),
+        codec=many("codec"), axis_type=many("axis_type"), axis_unit=many("axis_unit"), valid=_one(params, "valid"), harvested_since=_one(params, "harvested_since"),
         bbox=_one(params, "bbox"), datetime=_interval(params),
         limit=PAGE_SIZE if limit is None else limit, offset=_one(params, "offset"), sort=_one(params, "sort"),
     )

@@ -24,6 +24,7 @@ VARIABLES_SHOWN = 6
 FACET_TITLES = {
     "dtype": "Data type", "dimension": "Dimension", "standard_name": "CF standard name",
     "units": "Units", "zarr_format": "Zarr format", "codec": "Codec", "valid": "Validity",
+    "axis_type": "Axis type", "axis_unit": "Axis unit",
 }
 SORT_LABELS = {"relevance": "Relevance", "title": "Title", "-harvested": "Newest harvest",
                "harvested": "Oldest harvest", "start": "Earliest time span", "-start": "Latest time span"}
@@ -105,6 +106,7 @@ def _state(query: SearchQuery) -> dict[str, Any]:
         "q": query.q, "dtype": list(query.dtype), "dimension": list(query.dimension),
         "standard_name": list(query.standard_name), "units": list(query.units),
         "zarr_format": [str(z) for z in query.zarr_format], "codec": list(query.codec),
+        "axis_type": list(query.axis_type), "axis_unit": list(query.axis_unit),
         "valid": [] if query.valid is None else ["true" if query.valid else "false"],
         "harvested_since": [query.harvested_since.isoformat().replace("+00:00", "Z")]
         if query.harvested_since is not None else [],
@@ -154,7 +156,8 @@ def search_view(query: SearchQuery, result: SearchResult, *, base: str, totals: 
     """Links and labels of the search page: facet toggles, active filters, paging."""
     state = _state(query)
     facets = []
-    for name in ("dtype", "dimension", "standard_name", "units", "codec", "zarr_format", "valid"):
+    for name in ("dtype", "dimension", "standard_name", "units", "codec", "zarr_format", "valid", "axis_type",
+                 "axis_unit"):
         values = []
         for value, count in result.facets.get(name, []):
             active = value in state[name]
