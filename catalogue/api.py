@@ -454,6 +454,57 @@ class Catalogue:
         layout = self.layout(iri)
         return read_selection(layout, self._chunk_store(layout, storage_options), selection)
 
+    def preview_array(self, iri: str) -> str:
+        """The array a quicklook of ``iri`` draws: where ``iri`` (an array, or a group with a
+        pyramid) is a level of a multiscale pyramid, or inside one, the same node in its
+        coarsest level; else ``iri`` itself."""
+        graph = self.node_graph(iri)
+        heads: dict[Any, list[tuple[int, str]]] = {}
+        for level, _p, node in graph.triples((None, ZARR.levelNode, None)):
+            head = graph.value(predicate=ZARR.level, object=level)
+            index = graph.value(level, ZARR.levelIndex)
+            if head is not None and index is not None:
+                heads.setdefault(head, []).append((int(index), str(node)))
+        for head, levels in heads.items():
+            levels.sort()
+            coarsest = levels[-1][1]
+            candidates = [coarsest + iri[len(node):] for _i, node in levels
+                          if iri == node or iri.startswith(node + "/")]
+            group = graph.value(predicate=ZARR.multiscales, object=head)
+            if group is not None and str(group) == iri:
+                candidates.append(coarsest)
+            for candidate in candidates:
+                if (URIRef(candidate), ZARR.path, None) in graph and node_kind(graph, candidate) == "array":
+                    return candidate
+        return iri
+
+    def preview(self, iri: str, *, max_bytes: int | None = None,
+                storage_options: dict[str, Any] | None = None) -> bytes:
+        """A quicklook PNG of array ``iri`` (or of the coarsest level of its pyramid), read
+        within ``max_bytes`` of decoded chunks (:mod:`catalogue.chunks.preview`). Never raises
+        for what the store holds: an array that cannot be read or drawn gets a placeholder
+        picture saying why. ``NodeNotFound`` when ``iri`` is not catalogued."""
+        from catalogue.chunks.preview import DEFAULT_MAX_BYTES, sample
+        from catalogue.chunks.quicklook import line_png, placeholder_png, plane_png
+
+        target = self.preview_array(iri)
+        graph = self.node_graph(target)
+        if node_kind(graph, target) != "array":
+            return placeholder_png(f"{iri} is a group: only arrays (and pyramids) have a preview")
+        units = graph.value(URIRef(target), ZARR.units)
+        try:
+            layout = self.layout(target)
+            got = sample(layout, self._chunk_store(layout, storage_options), max_bytes or DEFAULT_MAX_BYTES)
+        except Exception as exc:  # a store or codec the reader cannot use: said in the picture
+            log.info("preview of %s: %s", target, exc)
+            return placeholder_png(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        name = target.rsplit("/", 1)[-1]
+        title = f"{name} [{got.selection}]" + (" (coarsest level)" if target != iri else "")
+        draw = plane_png if got.values.ndim >= 2 else line_png if got.values.ndim == 1 else None
+        if draw is None:
+            return placeholder_png(f"{name} is a scalar: {got.values!r}"[:120])
+        return draw(got.values, fill=layout.fill_value, title=title, units=str(units) if units else None)
+
     def tensorstore_spec(self, iri: str, *, assume_metadata: bool = False) -> dict[str, Any]:
         """A TensorStore spec opening the array (``assume_metadata``: metadata from the catalogue)."""
         from catalogue.chunks.tensorstore import tensorstore_spec

@@ -371,6 +371,33 @@ def read(iri: str, selection: str | None, output: str, config: str | None, db: s
     click.echo(f"wrote {output}: shape {list(data.shape)}, dtype {data.dtype}", err=True)
 
 
+@main.command()
+@click.argument("iri", metavar="IRI")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="The .png file to write.")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="Decoded chunk bytes read at most (default 8 MiB).")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, metavar="SOURCES.TOML",
+              help="Take storage options (endpoint, credentials) from the source holding IRI.")
+@db_option
+@handle_errors
+def preview(iri: str, output: str, max_bytes: int | None, config: str | None, db: str | None) -> None:
+    """Draw a quicklook PNG of an array (a pyramid: its coarsest level), read within a byte budget.
+
+    Two or more dimensions: a 2-D plane on a colour map with its colour bar, fill values
+    transparent; one dimension: a line. An array that cannot be read gets a picture saying why.
+    """
+    import os
+
+    with _open(db) as cat:
+        png = cat.preview(iri, max_bytes=max_bytes, storage_options=_chunk_options(cat, iri, config))
+    tmp = f"{output}.part"
+    with open(tmp, "wb") as fh:
+        fh.write(png)
+    os.replace(tmp, output)
+    click.echo(f"wrote {output}: {len(png):,} bytes", err=True)
+
+
 @main.command("tensorstore-spec")
 @click.argument("iri", metavar="ARRAY_IRI")
 @click.option("--assume-metadata", is_flag=True,

@@ -23,7 +23,7 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
 
-from . import datasets, dcat, export, nodes
+from . import datasets, dcat, export, nodes, preview
 from .http import errors
 from .http.head import HeadAsGet
 from .http.limits import BodyLimit
@@ -77,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         totals = await request.app.state.pool.run(lambda cat: cat.totals())
         return {"status": "ok", "datasets": totals.datasets, "version": _version()}
 
-    for module in (sparql, datasets, nodes, dcat, export, stac, portal):
+    for module in (sparql, datasets, nodes, preview, dcat, export, stac, portal):
         app.include_router(module.router)
     # Last, so that it never shadows a route above: node IRIs under the server's base
     # dereference by their own path.
