@@ -65,7 +65,8 @@ def plane_png(values: np.ndarray, *, fill: Any, title: str, units: str | None) -
     if not high > low:
         low, high = float(data[mask].min()), float(data[mask].max())
     span = (high - low) or 1.0
-    index = np.clip(((data - low) / span * 255).round(), 0, 255).astype(np.uint8)
+    scaled = np.where(mask, (data - low) / span * 255, 0.0)
+    index = np.clip(scaled.round(), 0, 255).astype(np.uint8)
     rgba = np.zeros((*data.shape, 4), dtype=np.uint8)
     rgba[..., :3] = LUT[index]
     rgba[..., 3] = np.where(mask, 255, 0)
@@ -77,7 +78,7 @@ def plane_png(values: np.ndarray, *, fill: Any, title: str, units: str | None) -
     canvas = Image.new("RGBA", (width + 16, picture.height + 70), BACKGROUND)
     draw = ImageDraw.Draw(canvas)
     draw.text((8, 4), title, fill=INK)
-    canvas.paste(picture, (8, 20), picture)
+    canvas.paste(picture, (8, 20))  # alpha and all: fill values stay transparent
     bar_top = 20 + picture.height + 10
     gradient = Image.fromarray(np.repeat(LUT[np.newaxis, :, :], 12, axis=0), "RGB").resize((width, 12))
     canvas.paste(gradient, (8, bar_top))

@@ -1,0 +1,171 @@
+"""Quicklooks: the read stays within its byte budget whatever the array's size (checked on
+the plan for a 10^10-element array, and by counting the chunk files a real read opens),
+the picture shows the values with fill values transparent, 1-D arrays are lines, a
+pyramid is drawn from its coarsest level, an array that cannot be read is a placeholder
+picture, and the web route serves PNG (cached by fingerprint) and the portal shows it.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import catalogue
+from catalogue.chunks.layout import layout_from_documents
+from catalogue.chunks.preview import MAX_SIDE, plan
+
+PIL = pytest.importorskip("PIL.Image")
+zarr = pytest.importorskip("zarr")
+CATALOGUE = str(pathlib.Path(sys.executable).with_name("catalogue"))
+
+
+def _picture(png: bytes):
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    return PIL.open(io.BytesIO(png)).convert("RGBA")
+
+
+def _layout(shape, chunks, dtype="float32"):
+    meta = {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": dtype,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN", "codecs": [{"name": "bytes"}]}
+    return layout_from_documents({"zarr.json": meta}, "file:///x", "file:///x")
+
+
+@pytest.mark.parametrize(("shape", "chunks", "budget"), [
+    ((100_000, 100_000), (1000, 1000), 8 * 1024 * 1024),      # 40 GB of float32, 4 MB chunks
+    ((365, 7200, 3600), (1, 600, 600), 4 * 1024 * 1024),      # a year of daily 0.05-degree grids
+    ((50, 4096, 4096), (50, 256, 256), 64 * 1024 * 1024),     # chunks that span the leading axis
+    ((10_000_000,), (100_000,), 2 * 1024 * 1024),             # a long 1-D coordinate
+    ((64, 64), (64, 64), 8 * 1024 * 1024),                    # small: read whole
+])
+def test_the_plan_stays_within_the_budget(shape, chunks, budget):
+    layout = _layout(shape, chunks)
+    selection, steps = plan(layout, budget)
+    drawn = list(range(max(len(shape) - 2, 0), len(shape)))
+    assert all(s == 0 for s in selection[: len(shape) - len(drawn)])
+    touched = 1
+    for axis, step in zip(drawn, steps, strict=True):
+        picks = range(0, shape[axis], step)
+        assert len(picks) <= MAX_SIDE or step >= chunks[axis]
+        touched *= len({i // chunks[axis] for i in picks})
+    assert touched * math.prod(chunks) * 4 <= budget
+    if math.prod(shape) * 4 <= budget and max(shape) <= MAX_SIDE:
+        assert steps == (1,) * len(drawn)
+
+
+def test_a_chunk_larger_than_the_budget_is_refused():
+    with pytest.raises(ValueError, match="preview budget"):
+        plan(_layout((10_000, 10_000), (5000, 5000)), 1024 * 1024)
+
+
+@pytest.fixture(scope="module")
+def catalogued(tmp_path_factory):
+    root = tmp_path_factory.mktemp("preview") / "grid.zarr"
+    group = zarr.open_group(str(root), mode="w", zarr_format=3)
+    data = np.add.outer(np.arange(1200, dtype="f4"), np.arange(1600, dtype="f4"))
+    data[:300, :400] = np.nan  # a corner of fill values
+    array = group.create_array("field", shape=data.shape, chunks=(100, 100), dtype="f4", fill_value=np.nan,
+                               attributes={"units": "K"})
+    array[:] = data
+    line = group.create_array("lat", shape=(1200,), chunks=(1200,), dtype="f8", attributes={"units": "degrees_north"})
+    line[:] = np.linspace(-90, 90, 1200)
+    broken = group.create_array("broken", shape=(10, 10), chunks=(10, 10), dtype="f4")
+    broken[:] = 1.0
+    (root / "broken" / "c" / "0" / "0").write_bytes(b"not what the codecs wrote")
+    db = root.parent / "c.db"
+    with catalogue.open(str(db)) as cat:
+        cat.harvest(str(root))
+    return root, db
+
+
+def test_a_plane_with_fill_values_transparent_within_the_budget(catalogued, monkeypatch):
+    root, db = catalogued
+    opened: list[str] = []
+    import fsspec.implementations.local as local
+
+    original = local.LocalFileSystem.cat_file
+
+    def counting(self, path, start=None, end=None, **kwargs):
+        opened.append(path)
+        return original(self, path, start=start, end=end, **kwargs)
+
+    def ranges(self, paths, starts, ends, on_error="raise", **kwargs):
+        out = []
+        for path, start, end in zip(paths, starts, ends, strict=True):
+            try:
+                out.append(counting(self, path, start, end))
+            except OSError as exc:  # fsspec's on_error="return": absent chunks are fill
+                if on_error != "return":
+                    raise
+                out.append(exc)
+        return out
+
+    monkeypatch.setattr(local.LocalFileSystem, "cat_file", counting)
+    monkeypatch.setattr(local.LocalFileSystem, "cat_ranges", ranges)
+    budget = 100 * 100 * 4 * 20  # twenty chunks of the 192
+    with catalogue.open(str(db)) as cat:
+        picture = _picture(cat.preview(f"{root.as_uri()}/field", max_bytes=budget))
+    chunk_reads = [p for p in opened if "/field/c/" in p]
+    assert 0 < len(chunk_reads) <= 20
+    alpha = np.asarray(picture)[..., 3]
+    assert (alpha == 0).any() and (alpha == 255).any()  # the NaN corner, and values
+    assert picture.width >= 256
+
+
+def test_lines_placeholders_and_the_command(catalogued, tmp_path):
+    root, db = catalogued
+    with catalogue.open(str(db)) as cat:
+        line = _picture(cat.preview(f"{root.as_uri()}/lat"))
+        assert line.height < line.width  # a line plot, not a plane
+        placeholder = _picture(cat.preview(f"{root.as_uri()}/broken"))
+        assert placeholder.height == 60  # "No preview" and why
+        group = _picture(cat.preview(root.as_uri()))
+        assert group.height == 60
+    out = tmp_path / "field.png"
+    done = subprocess.run([CATALOGUE, "preview", "--db", str(db), f"{root.as_uri()}/field", "-o", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert _picture(out.read_bytes()).width >= 256
+    missing = subprocess.run([CATALOGUE, "preview", "--db", str(db), f"{root.as_uri()}/nope", "-o", str(out)],
+                             capture_output=True, text=True)
+    assert missing.returncode != 0 and "no node" in missing.stderr
+
+
+def test_a_pyramid_is_drawn_from_its_coarsest_level(tmp_path):
+    pytest.importorskip("ome_zarr")
+    from tests.validate.test_ome import _image
+
+    image = _image(tmp_path / "image.ome.zarr", "0.5")
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        cat.harvest(str(image))
+        assert cat.preview_array(image.as_uri()) == f"{image.as_uri()}/s2"
+        assert cat.preview_array(f"{image.as_uri()}/s0") == f"{image.as_uri()}/s2"
+        assert cat.preview_array(f"{image.as_uri()}/labels/cells/s0").startswith(f"{image.as_uri()}/labels/cells/s")
+        picture = _picture(cat.preview(image.as_uri()))
+        assert picture.height > 60
+
+
+def test_the_web_route_and_the_portal(catalogued):
+    from starlette.testclient import TestClient
+
+    from catalogue.web.app import create_app
+    from catalogue.web.settings import Settings
+
+    root, db = catalogued
+    with TestClient(create_app(Settings(db=str(db)))) as client:
+        iri = f"{root.as_uri()}/field"
+        first = client.get("/node/preview.png", params={"iri": iri})
+        assert first.status_code == 200 and first.headers["content-type"] == "image/png"
+        assert client.get("/node/preview.png", params={"iri": iri}).content == first.content
+        assert len(client.app.state.previews._items) == 1  # cached by IRI and fingerprint
+        broken = client.get("/node/preview.png", params={"iri": f"{root.as_uri()}/broken"})
+        assert broken.status_code == 200 and _picture(broken.content).height == 60
+        assert client.get("/node/preview.png", params={"iri": f"{root.as_uri()}/nope"}).status_code == 404
+        page = client.get("/browse", params={"iri": iri}).text
+        assert "/node/preview.png?iri=" in page and 'alt="Quicklook of' in page
