@@ -221,7 +221,8 @@ def open_references(source: str, split: tuple[str, str, str], *, storage_options
             fo: Any = LazyReferenceMapper(target._strip_protocol(location), fs=target, engine="pyarrow")
             # fsspec guesses the archives' protocol from the first reference it meets, and
             # fails on an inline one read through pyarrow (its path is NaN): said here instead
-            remote = _remote_protocol(fo)
+            # (all inline: any protocol will do, none is used)
+            remote = _remote_protocol(fo) or target_protocol
         else:
             fo, remote = location, None
         fs = fsspec.filesystem("reference", fo=fo, target_protocol=target_protocol, target_options=options,

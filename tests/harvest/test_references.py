@@ -76,6 +76,9 @@ def refs(tmp_path_factory) -> pathlib.Path:
     with warnings.catch_warnings():  # kerchunk writes through pandas' deprecated fastparquet engine
         warnings.simplefilter("ignore")
         refs_to_dataframe(combined, str(root / "combined.parq"), record_size=4)
+        # every chunk inline (small chunks, kerchunk's default threshold): no archive at all
+        inline = MultiZarrToZarr(copy.deepcopy(singles), concat_dims=["time"], inline_threshold=10_000).translate()
+        refs_to_dataframe(inline, str(root / "inline.parq"), record_size=4)
     return root
 
 
@@ -163,6 +166,20 @@ def test_reads_go_through_the_references(refs, tmp_path, expected):
         np.testing.assert_array_equal(cat.read(f"{(refs / 'air1_v0.json').as_uri()}/air"), expected[4:])
         with pytest.raises(UnsupportedArray, match="TensorStore cannot open"):
             cat.tensorstore_spec(f"{(refs / 'combined.json').as_uri()}/air")
+    finally:
+        cat.close()
+
+
+def test_a_reference_set_with_every_chunk_inline(refs, tmp_path, expected):
+    cat = catalogue.open(str(tmp_path / "c.db"))
+    try:
+        report = cat.harvest(str(refs / "inline.parq"))
+        assert report.ok and report.arrays == 4
+        graph = cat.node_graph((refs / "inline.parq").as_uri())
+        assert list(graph.objects(URIRef((refs / "inline.parq").as_uri()), DCTERMS.source)) == []
+        iri = f"{(refs / 'inline.parq').as_uri()}/air"
+        np.testing.assert_array_equal(cat.read(iri), expected)
+        assert all(c.get("inline") for c in cat.resolve(iri)["chunks"])
     finally:
         cat.close()
 
