@@ -48,10 +48,10 @@ def _netcdf(path: pathlib.Path, part: int) -> None:
     ds.to_netcdf(path, engine="h5netcdf", encoding={"air": {"chunksizes": (2, 3, 5), "compression": "gzip"}})
 
 
-def _references(path: pathlib.Path, url: str | None = None) -> dict:
+def _references(path: pathlib.Path, url: str | None = None, inline: int = 0) -> dict:
     from kerchunk.hdf import SingleHdf5ToZarr
 
-    refs = SingleHdf5ToZarr(str(path), inline_threshold=0).translate()
+    refs = SingleHdf5ToZarr(str(path), inline_threshold=inline).translate()
     if url is not None:  # the same references, pointing at another copy of the file
         for value in refs["refs"].values():
             if isinstance(value, list) and value and value[0] == str(path):
@@ -77,7 +77,8 @@ def refs(tmp_path_factory) -> pathlib.Path:
         warnings.simplefilter("ignore")
         refs_to_dataframe(combined, str(root / "combined.parq"), record_size=4)
         # every chunk inline (small chunks, kerchunk's default threshold): no archive at all
-        inline = MultiZarrToZarr(copy.deepcopy(singles), concat_dims=["time"], inline_threshold=10_000).translate()
+        inlined = [_references(root / f"air{part}.nc", inline=10_000) for part in range(PARTS)]
+        inline = MultiZarrToZarr(inlined, concat_dims=["time"], inline_threshold=10_000).translate()
         refs_to_dataframe(inline, str(root / "inline.parq"), record_size=4)
     return root
 
