@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 -q
 EXAMPLES := cf_air_temperature_v3.zarr cf_sea_surface_v2.zarr ocean_model_v3.zarr
 DEMO_GRAPH := file://$(CURDIR)/examples/cf_air_temperature_v3.zarr
 
-.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks bench-web bench-stress bench-search bench-jobs serve serve-background stop clean
+.PHONY: demo test install dev lint bench bench-sparql bench-remote bench-validate bench-chunks bench-preview bench-web bench-stress bench-search bench-jobs serve serve-background stop clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "zarr-catalogue needs Python 3.11 or newer" or 0)'
@@ -104,6 +104,10 @@ bench-validate: dev
 CHUNKS_ARGS ?=
 bench-chunks: dev
 	$(BIN)/python bench/chunks.py $(CHUNKS_ARGS)
+
+# Quicklook of a 100 MB array next to reading it (bench/preview.py).
+bench-preview: dev
+	$(BIN)/python bench/preview.py $(PREVIEW_ARGS)
 
 # Load test of the web server: 50 clients for 20 s on 500 synthetic datasets (bench/web_load.py).
 WEB_ARGS ?=

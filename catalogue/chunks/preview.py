@@ -1,13 +1,15 @@
 """Quicklooks: a small picture of an array, read within a byte budget, drawn as PNG.
 
 What is read: for an array of two or more dimensions, one 2-D plane (its last two
-dimensions; index 0 along the others) sampled with a stride that keeps the picture at
-most :data:`MAX_SIDE` pixels a side and the chunks decoded within ``max_bytes``: while
-the chunks a stride touches would be more than that, the stride grows to whole chunks,
-so that only every m-th chunk row and column is read. A 1-D array (a coordinate) is read
-whole within the same budget, else strided. Where the array is a level of a multiscale
-pyramid, the coarsest level is drawn instead (:meth:`catalogue.api.Catalogue.preview`
-chooses it). Nothing here touches more than the budget, whatever the array's size.
+dimensions; index 0 along the others), at most :data:`MAX_SIDE` samples a side, from
+chunks whose decoded bytes fit ``max_bytes``. Chunked storage makes a strided read cost
+whole chunks, so when the plane's chunks do not all fit, an evenly spread subset of
+chunk rows and columns is read and its samples are put side by side: a *mosaic* that
+keeps the picture's layout (every part of the plane is represented) at a bounded cost,
+with seams where skipped chunks were. A 1-D array (a coordinate) is read the same way
+along its one axis. Where the array is a level of a multiscale pyramid, the coarsest
+level is drawn instead (:meth:`catalogue.api.Catalogue.preview` chooses it): a pyramid
+is the right way to look at a large array, and the mosaic the fallback.
 
 How it is drawn (:mod:`.quicklook`): values between their 2nd and 98th percentiles on the
 viridis colour map, fill values and NaN transparent, a colour bar with the range and the
@@ -34,57 +36,91 @@ MAX_SIDE = 512
 
 
 @dataclass(frozen=True)
+class Axis:
+    """How one drawn axis is read: the chunks taken (all, or an even spread), the step
+    between samples inside them, and the array's extent and chunk length along it."""
+
+    size: int
+    chunk: int
+    chunks: tuple[int, ...]
+    step: int
+
+    @property
+    def complete(self) -> bool:
+        return len(self.chunks) == math.ceil(self.size / self.chunk)
+
+    def slices(self) -> list[slice]:
+        """One slice per run of adjacent chunks (all chunks: one slice)."""
+        out: list[slice] = []
+        runs: list[list[int]] = []
+        for c in self.chunks:
+            if runs and runs[-1][-1] == c - 1:
+                runs[-1].append(c)
+            else:
+                runs.append([c])
+        for run in runs:
+            out.append(slice(run[0] * self.chunk, min((run[-1] + 1) * self.chunk, self.size), self.step))
+        return out
+
+    def describe(self) -> str:
+        if self.complete:
+            return "::" + str(self.step) if self.step > 1 else ":"
+        return f"{len(self.chunks)} of {math.ceil(self.size / self.chunk)} chunks" + \
+            (f" ::{self.step}" if self.step > 1 else "")
+
+
+@dataclass(frozen=True)
 class Sample:
-    """What was read: the values, the selection text, and the steps taken per drawn axis."""
+    """What was read: the values, what was selected (as text), and the drawn axes' plans."""
 
     values: np.ndarray
     selection: str
-    steps: tuple[int, ...]
+    axes: tuple[Axis, ...]
 
 
-def plan(layout: ArrayLayout, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[tuple[object, ...], tuple[int, ...]]:
-    """The selection to read (slices and indices) and the steps along the drawn axes.
+def plan(layout: ArrayLayout, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[tuple[int, ...], tuple[Axis, ...]]:
+    """The indices along the leading axes and how each drawn axis is read.
 
     Raises ValueError when even one chunk is larger than ``max_bytes``.
     """
     shape, unit = layout.shape, layout.read_chunk_shape
-    itemsize = max(layout.dtype.itemsize, 1)
     drawn = list(range(max(len(shape) - 2, 0), len(shape)))
-    chunk_bytes = math.prod(unit) * itemsize
+    chunk_bytes = math.prod(unit) * max(layout.dtype.itemsize, 1)
     if chunk_bytes > max_bytes:
         raise ValueError(f"one chunk is {chunk_bytes:,} bytes decoded, more than the preview budget of {max_bytes:,}")
-    steps = [max(1, math.ceil(shape[d] / MAX_SIDE)) for d in drawn]
-
-    def touched(steps: list[int]) -> int:
-        count = 1
-        for d, step in zip(drawn, steps, strict=True):
-            picks = range(0, shape[d], step)
-            count *= len({i // unit[d] for i in picks})
-        return count
-
-    multiple = 1
-    while touched(steps) * chunk_bytes > max_bytes:
-        multiple += 1
-        steps = [max(step, unit[d] * multiple) for d, step in zip(drawn, steps, strict=True)]
-        if all(step >= shape[d] for d, step in zip(drawn, steps, strict=True)):
-            break
-    selection: list[object] = [0] * (len(shape) - len(drawn))
-    selection += [slice(None, None, step) for step in steps]
-    return tuple(selection), tuple(steps)
+    counts = [math.ceil(shape[d] / unit[d]) if shape[d] else 0 for d in drawn]
+    allowed = max_bytes // chunk_bytes
+    total = math.prod(counts)
+    shrink = math.sqrt(allowed / total) if total > allowed else 1.0
+    taken = [max(1, math.floor(n * shrink)) if len(counts) > 1 else min(n, allowed) for n in counts]
+    while math.prod(taken) > allowed:  # shrink the longer side first: tiles stay about square
+        i = max(range(len(taken)), key=lambda j: taken[j])
+        taken[i] = max(1, taken[i] - 1)
+    for i in sorted(range(len(taken)), key=lambda j: taken[j]):  # then spend what is left
+        while taken[i] < counts[i] and math.prod(taken) // taken[i] * (taken[i] + 1) <= allowed:
+            taken[i] += 1
+    axes = []
+    for d, n, k in zip(drawn, counts, taken, strict=True):
+        chosen = tuple(sorted({round(x) for x in np.linspace(0, n - 1, k)})) if n else ()
+        samples = sum(min((c + 1) * unit[d], shape[d]) - c * unit[d] for c in chosen)
+        axis = Axis(size=shape[d], chunk=unit[d], chunks=chosen, step=max(1, math.ceil(samples / MAX_SIDE)))
+        while sum(len(range(s.start, s.stop, s.step)) for s in axis.slices()) > MAX_SIDE:  # runs round up
+            axis = Axis(axis.size, axis.chunk, axis.chunks, axis.step + 1)
+        axes.append(axis)
+    return tuple(0 for _ in range(len(shape) - len(drawn))), tuple(axes)
 
 
 def sample(layout: ArrayLayout, store: StoreAccess, max_bytes: int = DEFAULT_MAX_BYTES) -> Sample:
-    """Read what :func:`plan` chooses."""
-    selection, steps = plan(layout, max_bytes)
-    values = read_selection(layout, store, selection)
-    return Sample(values=values, selection=_text(selection), steps=steps)
-
-
-def _text(selection: tuple[object, ...]) -> str:
-    parts = []
-    for item in selection:
-        if isinstance(item, slice):
-            parts.append("::" + str(item.step) if item.step and item.step != 1 else ":")
-        else:
-            parts.append(str(item))
-    return ", ".join(parts)
+    """Read what :func:`plan` chooses: one read per tile of adjacent chunks, put together."""
+    leading, axes = plan(layout, max_bytes)
+    grid = [axis.slices() for axis in axes]
+    rows = []
+    for first in grid[0]:
+        if len(axes) == 1:
+            rows.append(read_selection(layout, store, (*leading, first)))
+            continue
+        tiles = [read_selection(layout, store, (*leading, first, second)) for second in grid[1]]
+        rows.append(np.concatenate(tiles, axis=1))
+    values = np.concatenate(rows, axis=0) if rows else np.empty((0,) * len(axes), dtype=layout.dtype)
+    text = ", ".join([*(str(i) for i in leading), *(axis.describe() for axis in axes)])
+    return Sample(values=values, selection=text, axes=axes)

@@ -47,7 +47,7 @@ def _number(value: float) -> str:
 
 def _png(image: Any) -> bytes:
     out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
+    image.save(out, format="PNG", compress_level=6)
     return out.getvalue()
 
 

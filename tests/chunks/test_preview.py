@@ -46,17 +46,22 @@ def _layout(shape, chunks, dtype="float32"):
 ])
 def test_the_plan_stays_within_the_budget(shape, chunks, budget):
     layout = _layout(shape, chunks)
-    selection, steps = plan(layout, budget)
+    leading, axes = plan(layout, budget)
     drawn = list(range(max(len(shape) - 2, 0), len(shape)))
-    assert all(s == 0 for s in selection[: len(shape) - len(drawn)])
+    assert leading == (0,) * (len(shape) - len(drawn))
     touched = 1
-    for axis, step in zip(drawn, steps, strict=True):
-        picks = range(0, shape[axis], step)
-        assert len(picks) <= MAX_SIDE or step >= chunks[axis]
-        touched *= len({i // chunks[axis] for i in picks})
+    for d, axis in zip(drawn, axes, strict=True):
+        samples = sum(len(range(s.start, s.stop, s.step)) for s in axis.slices())
+        assert 0 < samples <= MAX_SIDE
+        assert samples >= min(MAX_SIDE, len(axis.chunks) * chunks[d]) // 2  # the budget is used, not wasted
+        covered = {i // chunks[d] for s in axis.slices() for i in range(s.start, s.stop, s.step)}
+        assert covered == set(axis.chunks)
+        if len(axis.chunks) > 1:  # spread over the whole axis
+            assert axis.chunks[0] == 0 and axis.chunks[-1] == math.ceil(shape[d] / chunks[d]) - 1
+        touched *= len(axis.chunks)
     assert touched * math.prod(chunks) * 4 <= budget
-    if math.prod(shape) * 4 <= budget and max(shape) <= MAX_SIDE:
-        assert steps == (1,) * len(drawn)
+    if math.prod(shape) * 4 <= budget:
+        assert all(axis.complete for axis in axes)
 
 
 def test_a_chunk_larger_than_the_budget_is_refused():
