@@ -20,7 +20,7 @@ from catalogue.discovery.query import SearchQuery, SearchResult, generation, sea
 from catalogue.discovery.stats import CatalogueStats, Totals, catalogue_stats, totals
 from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
 from catalogue.graph.database import busy_error, database_url
-from catalogue.graph.store import SQLStore
+from catalogue.graph.store import SQLStore, install_sparql
 from catalogue.harvest import SourceReader
 from catalogue.harvest.batch import (
     BatchReport,
@@ -315,6 +315,7 @@ class Catalogue:
         :class:`~catalogue.errors.QueryError`. Write the answer with
         :func:`catalogue.rdf.results.serialise`. See :mod:`catalogue.graph.sparql.answer`.
         """
+        install_sparql()
         from catalogue.graph.sparql.answer import answer_query
 
         return answer_query(self.store, sparql, dataset=dataset, max_results=max_results,
@@ -327,6 +328,7 @@ class Catalogue:
         harvested hierarchy; LOAD, USING and SERVICE are refused
         (:class:`~catalogue.errors.QueryError`). See :mod:`catalogue.graph.sparql.update`.
         """
+        install_sparql()
         from catalogue.graph.sparql.update import run_update
 
         run_update(self.store, sparql, timeout=timeout)

@@ -1086,7 +1086,7 @@ class SQLStore(Store):
         one value never lose each other's changes (and SQLite never starts the
         transaction afresh after the reads, see :meth:`_begin_write`).
         """
-        _install_sparql_hooks()  # rdflib's processor evaluates the WHERE through them
+        install_sparql()  # rdflib's processor evaluates the WHERE through them
         self._begin_write()
         raise NotImplementedError
 
@@ -1102,9 +1102,9 @@ class SQLStore(Store):
         SQL by :mod:`catalogue.graph.sparql` wherever it can be, with parsed queries
         cached (parsing costs more than most compiled catalogue queries)."""
         self._connection()  # an unopened store opens here
+        install_sparql()  # first: it loads the SPARQL modules under its lock
         from .sparql.query import store_query
 
-        _install_sparql_hooks()
         return store_query(self, query, initNs, initBindings, queryGraph, **kwargs)
 
 
@@ -1112,9 +1112,15 @@ _HOOKS_LOCK = threading.Lock()
 _hooks_installed = False
 
 
-def _install_sparql_hooks() -> None:
-    """Install the SPARQL hooks once per process (:func:`.sparql.hooks.install`), before the
-    first query or update on any catalogue store; two threads' first queries wait for one."""
+def install_sparql() -> None:
+    """Load rdflib's SPARQL engine and install the catalogue's hooks in it, once per process
+    (:func:`.sparql.hooks.install`), before anything of the SPARQL machinery is imported.
+
+    Under a lock: rdflib's SPARQL modules import each other in a cycle, and two threads
+    importing them for the first time at once (two first requests of a server) can each
+    get the other's half-initialised module (``cannot import name 'evalQuery'``). Every
+    lazy entry to SPARQL (a store's query or update, ``Catalogue.query``/``update``, the
+    web endpoint) calls this first."""
     global _hooks_installed
     if _hooks_installed:
         return

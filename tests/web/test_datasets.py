@@ -614,7 +614,8 @@ def test_openapi_documents_datasets(web_server):
     operation = doc["paths"]["/datasets"]["get"]
     params = {p["name"]: p for p in operation["parameters"]}
     assert set(params) == {"q", "dtype", "dimension", "standard_name", "units", "zarr_format", "codec", "valid",
-                           "harvested_since", "bbox", "datetime", "limit", "offset", "sort", "sortby"}
+                           "harvested_since", "bbox", "datetime", "limit", "offset", "sort", "sortby", "axis_type",
+                           "axis_unit"}
     assert all(p["in"] == "query" and p.get("description") for p in params.values())
     assert "antimeridian" in params["bbox"]["description"] and "'..'" in params["datetime"]["description"]
     assert set(params["sort"]["schema"]["enum"]) >= {"start", "-start"}

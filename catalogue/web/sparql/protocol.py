@@ -59,7 +59,10 @@ class Operation:
     @property
     def dataset(self) -> RDFDataset:
         """The RDF dataset ``default-graph-uri``/``named-graph-uri`` name (empty: none)."""
-        # rdflib's SPARQL engine is imported by the first query, not when the server starts
+        # rdflib's SPARQL engine is loaded by the first query (under a lock), not at start
+        from catalogue.graph.store import install_sparql
+
+        install_sparql()
         from catalogue.graph.sparql.dataset import RDFDataset
 
         return RDFDataset(self.default_graphs, self.named_graphs)

@@ -83,3 +83,48 @@ def test_concurrent_queries_on_the_catalogue(tmp_path):
     finally:
         for cat in opened:
             cat.close()
+
+
+
+FIRST_IMPORT = """
+import sys, catalogue
+import catalogue.graph.store as store
+
+seen = []
+
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "rdflib.plugins.sparql":
+            seen.append(store._HOOKS_LOCK.locked())
+        return None
+
+sys.meta_path.insert(0, Watch())
+cat = catalogue.open(sys.argv[1])
+entry = sys.argv[2]
+if entry == "query":
+    list(cat.query("SELECT * WHERE { ?s ?p ?o } LIMIT 1"))
+elif entry == "update":
+    cat.update("INSERT DATA { <http://x/s> <http://x/p> 1 }")
+elif entry == "rdflib":
+    from rdflib import Dataset
+    list(Dataset(store=cat.store).query("ASK {}"))
+else:
+    from catalogue.web.sparql.protocol import Operation
+    Operation("query", "ASK {}").dataset
+print(seen)
+"""
+
+
+@pytest.mark.parametrize("entry", ["query", "update", "rdflib", "web"])
+def test_rdflibs_sparql_engine_is_first_imported_under_the_lock(tmp_path, entry):
+    """rdflib's SPARQL modules import each other in a cycle: loaded lazily (a server's first
+    requests) by several threads at once, a thread can get another's half-initialised
+    module ("cannot import name 'evalQuery'", seen under load). So every lazy entry loads
+    them through :func:`catalogue.graph.store.install_sparql`, under its lock: checked here
+    by watching the first import of ``rdflib.plugins.sparql`` in a fresh process."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FIRST_IMPORT, str(tmp_path / "c.db"), entry],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[True]", out.stdout + out.stderr
