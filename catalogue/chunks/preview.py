@@ -33,6 +33,11 @@ __all__ = ["DEFAULT_MAX_BYTES", "MAX_SIDE", "Sample", "plan", "sample"]
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 #: Longest side of the drawn plane, in samples.
 MAX_SIDE = 512
+#: Runs of adjacent chunks read per axis at most: a run is one read, so tiny chunks are
+#: read in a few windows of adjacent chunks rather than as thousands of single chunks.
+MAX_RUNS = 16
+#: Chunks read at most, whatever their size (each is a request, or a file opened).
+MAX_CHUNKS = 4096
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,7 @@ def plan(layout: ArrayLayout, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[tuple
     if chunk_bytes > max_bytes:
         raise ValueError(f"one chunk is {chunk_bytes:,} bytes decoded, more than the preview budget of {max_bytes:,}")
     counts = [math.ceil(shape[d] / unit[d]) if shape[d] else 0 for d in drawn]
-    allowed = max_bytes // chunk_bytes
+    allowed = min(max_bytes // chunk_bytes, MAX_CHUNKS)
     total = math.prod(counts)
     shrink = math.sqrt(allowed / total) if total > allowed else 1.0
     taken = [max(1, math.floor(n * shrink)) if len(counts) > 1 else min(n, allowed) for n in counts]
@@ -101,7 +106,11 @@ def plan(layout: ArrayLayout, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[tuple
             taken[i] += 1
     axes = []
     for d, n, k in zip(drawn, counts, taken, strict=True):
-        chosen = tuple(sorted({round(x) for x in np.linspace(0, n - 1, k)})) if n else ()
+        k = min(k, MAX_SIDE)  # more chunks than samples would leave some unread anyway
+        runs = min(k, MAX_RUNS)
+        width = k // runs if runs else 0
+        starts = sorted({round(x) for x in np.linspace(0, n - width, runs)}) if n else []
+        chosen = tuple(sorted({s + j for s in starts for j in range(width)}))
         samples = sum(min((c + 1) * unit[d], shape[d]) - c * unit[d] for c in chosen)
         axis = Axis(size=shape[d], chunk=unit[d], chunks=chosen, step=max(1, math.ceil(samples / MAX_SIDE)))
         while sum(len(range(s.start, s.stop, s.step)) for s in axis.slices()) > MAX_SIDE:  # runs round up
@@ -111,7 +120,10 @@ def plan(layout: ArrayLayout, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[tuple
 
 
 def sample(layout: ArrayLayout, store: StoreAccess, max_bytes: int = DEFAULT_MAX_BYTES) -> Sample:
-    """Read what :func:`plan` chooses: one read per tile of adjacent chunks, put together."""
+    """Read what :func:`plan` chooses: one read per tile of adjacent chunks, put together
+    (a 0-d array: its one value)."""
+    if not layout.shape:
+        return Sample(values=read_selection(layout, store, ()), selection="", axes=())
     leading, axes = plan(layout, max_bytes)
     grid = [axis.slices() for axis in axes]
     rows = []

@@ -20,6 +20,7 @@ from catalogue.rdf.closure import node_closure, own_subjects
 from catalogue.rdf.convert import Triple, hierarchy_triples
 from catalogue.rdf.extents import extent_statements
 from catalogue.rdf.shacl import report_iri
+from catalogue.rdf.versions import store_statements
 from catalogue.rdf.vocabulary import ZARR
 
 __all__ = ["Prepared", "fingerprints", "kept_memberships", "prepare_write", "previous_versions", "replace_graph",
@@ -110,6 +111,9 @@ def write_changes(store: SQLStore, graph_id: URIRef, h: Hierarchy, old_fp: dict[
     old = Graph(store=store, identifier=graph_id)
     # Extents are per-run triples too: an unchanged node's can change with its neighbours'.
     for triple in list(extent_statements(old)):
+        store.remove(triple, old)
+    # So are what the store says of itself (archive files, version): they change with the data.
+    for triple in store_statements(old, URIRef(h.url)):
         store.remove(triple, old)
     rewrite = {iri for iri, fp in new_fp.items() if old_fp.get(iri) != fp}
     removed = set(old_fp) - set(new_fp)

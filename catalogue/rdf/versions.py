@@ -14,16 +14,27 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from rdflib import DCTERMS, PROV, XSD, Literal, Namespace, URIRef
+from rdflib import DCTERMS, PROV, XSD, Graph, Literal, Namespace, URIRef
 
 from catalogue.rdf.convert import Triple
 from catalogue.rdf.vocabulary import ZARR
 
-__all__ = ["ADMS", "version_triples"]
+__all__ = ["ADMS", "STORE_PREDICATES", "store_statements", "version_triples"]
 
 ADMS = Namespace("http://www.w3.org/ns/adms#")
 #: DCAT 3's versioning terms (rdflib's DCAT namespace is DCAT 2's, closed).
 DCAT = Namespace("http://www.w3.org/ns/dcat#")
+#: What the store says of a hierarchy's root (:func:`store_statements`).
+STORE_PREDICATES = (DCTERMS.source, DCAT.isVersionOf, DCAT.version, ZARR.versionKind, ZARR.snapshot,
+                    PROV.generatedAtTime, PROV.wasRevisionOf, ADMS.versionNotes)
+
+
+def store_statements(graph: Graph, root: URIRef) -> list[Triple]:
+    """What a previous run said of the store (archive files, version), for a re-harvest to
+    remove before it says it again: per-run triples, like the extents."""
+    out = [(root, p, o) for p in STORE_PREDICATES for o in graph.objects(root, p)]
+    out += [(s, DCAT.hasVersion, root) for s in graph.subjects(DCAT.hasVersion, root)]
+    return out
 
 
 def version_triples(version: str, repository: str, *, name: str, kind: str, snapshot: str, parent: str | None,

@@ -255,6 +255,8 @@ def open_icechunk(source: str, split: tuple[str, str, str | None, str], *,
         # credentials from the environment (as fsspec finds them for any other store).
         config = icechunk.Repository.fetch_config(storage)
         containers = list((config.virtual_chunk_containers or {}) if config is not None else {})
+        if location.startswith("s3://"):  # a remote repository may not make us read local files
+            containers = [prefix for prefix in containers if not prefix.startswith("file:")]
         repository = icechunk.Repository.open(
             storage, authorize_virtual_chunk_access=icechunk.containers_credentials(
                 {prefix: None for prefix in containers}) if containers else None)

@@ -29,6 +29,7 @@ retry policy; ``storage_options`` apply to the reference file and to the archive
 
 from __future__ import annotations
 
+import operator
 import os
 import posixpath
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from catalogue.errors import SourceNotFound, SourceUnavailable, UsageError
+from catalogue.errors import DocumentError, SourceNotFound, SourceUnavailable, UsageError
 from catalogue.model.paths import quote_path
 from catalogue.storage.access import StoreAccess
 
@@ -133,8 +134,12 @@ class ReferenceAccess(StoreAccess):
             except (OSError, ValueError):
                 return None
         token = info.get("ETag") or info.get("etag")
-        return {"": f"etag:{str(token).strip(chr(34))}" if token else
-                f"size:{info.get('size')}:{info.get('LastModified') or info.get('mtime')}"}
+        if token:
+            return {"": f"etag:{str(token).strip(chr(34))}"}
+        moment = info.get("LastModified") or info.get("Last-Modified") or info.get("last-modified") or info.get("mtime")
+        if moment is None:  # nothing tells a rewrite of the same size: read it all
+            return None
+        return {"": f"size:{info.get('size')}:{moment}"}
 
     def real_location(self, key: str) -> str | None:
         return None
@@ -153,7 +158,11 @@ class ReferenceAccess(StoreAccess):
         if url is None:
             return None
         if len(ref) >= 3:
-            return ChunkReference(_absolute(url), int(ref[1]), int(ref[2]))
+            offset, length = _whole(ref[1]), _whole(ref[2])
+            if offset is None or length is None or offset < 0 or length < 0:
+                raise DocumentError(self.key_url(key), f"reference {ref!r}: offset and length must be non-negative "
+                                                       "integers", rule="document.unreadable")
+            return ChunkReference(_absolute(url), offset, length)
         return ChunkReference(_absolute(url))
 
     def referenced_files(self) -> list[str]:
@@ -170,6 +179,16 @@ class ReferenceAccess(StoreAccess):
         return sorted(found)
 
 
+def _whole(value: Any) -> int | None:
+    """An integer (Python's or NumPy's, as parquet references give them), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def _keys(refs: Any) -> list[str]:
     """The keys of a reference mapping (a dict, or fsspec's lazy parquet mapper)."""
     if isinstance(refs, dict):
@@ -183,6 +202,23 @@ def _absolute(url: str) -> str:
     if "://" in url:
         return url
     return Path(url).expanduser().absolute().as_uri()
+
+
+def _refuse_local_targets(url: str, refs: Any) -> None:
+    """A reference set that is not itself a local file may only point to remote archives:
+    otherwise anyone who can publish one (or answer for a URL) could make the harvester,
+    ``catalogue read`` or the server's previews read files of the machine they run on."""
+    import fsspec
+
+    for key in _keys(refs):
+        try:
+            ref = refs[key]
+        except (KeyError, FileNotFoundError):
+            continue
+        target = ref[0] if isinstance(ref, list | tuple) and ref and isinstance(ref[0], str) else ""
+        if target and ("://" not in target or fsspec.utils.get_protocol(target) in ("file", "local")):
+            raise UsageError(f"{url}: refused: {key} refers to the local file {target!r}, and a reference "
+                             "set that is not itself local may only refer to remote archives")
 
 
 def _remote_protocol(refs: Any) -> str | None:
@@ -240,6 +276,8 @@ def open_references(source: str, split: tuple[str, str, str], *, storage_options
             raise SourceUnavailable(url, f"cannot read the references: {exc}") from None
         raise UsageError(f"{url}: not a kerchunk reference set ({type(exc).__name__}: {exc})") from None
     refs = fs.references
+    if target_protocol not in ("file", "local"):
+        _refuse_local_targets(url, refs)
     if isinstance(refs, dict) and not any(k.rsplit("/", 1)[-1] in _ZARR_KEYS for k in refs):
         raise UsageError(f"{url}: not a kerchunk reference set: none of its {len(refs):,} keys is a Zarr "
                          "metadata document (.zgroup, .zarray, zarr.json)")

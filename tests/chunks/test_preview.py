@@ -18,7 +18,7 @@ import pytest
 
 import catalogue
 from catalogue.chunks.layout import layout_from_documents
-from catalogue.chunks.preview import MAX_SIDE, plan
+from catalogue.chunks.preview import MAX_CHUNKS, MAX_RUNS, MAX_SIDE, plan
 
 PIL = pytest.importorskip("PIL.Image")
 zarr = pytest.importorskip("zarr")
@@ -43,6 +43,8 @@ def _layout(shape, chunks, dtype="float32"):
     ((50, 4096, 4096), (50, 256, 256), 64 * 1024 * 1024),     # chunks that span the leading axis
     ((10_000_000,), (100_000,), 2 * 1024 * 1024),             # a long 1-D coordinate
     ((64, 64), (64, 64), 8 * 1024 * 1024),                    # small: read whole
+    ((8760, 500), (1, 500), 8 * 1024 * 1024),                 # one row per chunk: runs, not single chunks
+    ((3000, 3000), (1, 1), 8 * 1024 * 1024),                  # tiny chunks: a bounded number of reads
 ])
 def test_the_plan_stays_within_the_budget(shape, chunks, budget):
     layout = _layout(shape, chunks)
@@ -60,7 +62,8 @@ def test_the_plan_stays_within_the_budget(shape, chunks, budget):
             assert axis.chunks[0] == 0 and axis.chunks[-1] == math.ceil(shape[d] / chunks[d]) - 1
         touched *= len(axis.chunks)
     assert touched * math.prod(chunks) * 4 <= budget
-    if math.prod(shape) * 4 <= budget:
+    assert touched <= MAX_CHUNKS and all(len(axis.slices()) <= MAX_RUNS for axis in axes)
+    if math.prod(shape) * 4 <= budget and math.prod(math.ceil(s / c) for s, c in zip(shape, chunks, strict=True)) <= MAX_CHUNKS:
         assert all(axis.complete for axis in axes)
 
 

@@ -14,6 +14,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -204,14 +205,33 @@ def test_a_missing_archive_file_is_an_error_not_fill(refs, tmp_path):
 
 # ------------------------------------------------------------------ over the network
 def test_references_served_over_http(refs, tmp_path, expected):
-    with servers.http_server(refs) as http:
-        url = f"{http.url}/combined.json"
+    served = tmp_path / "served"
+    served.mkdir()
+    for part in range(PARTS):
+        (served / f"air{part}.nc").write_bytes((refs / f"air{part}.nc").read_bytes())
+    with servers.http_server(served) as http:
+        moved = _references(refs / "air0.nc", f"{http.url}/air0.nc")
+        (served / "air0.json").write_text(json.dumps(moved))
+        url = f"{http.url}/air0.json"
         cat = catalogue.open(str(tmp_path / "c.db"))
         try:
             report = cat.harvest(url)
             assert report.ok and report.graph == url and report.arrays == 4
-            np.testing.assert_array_equal(cat.read(f"{url}/air"), expected)
+            graph = cat.node_graph(url)
+            assert set(graph.objects(URIRef(url), DCTERMS.source)) == {URIRef(f"{http.url}/air0.nc")}
+            np.testing.assert_array_equal(cat.read(f"{url}/air"), expected[:4])
             assert cat.harvest(url).unchanged
+            # rewritten with the same size: harvested again, not taken as unchanged
+            time.sleep(1.1)
+            rewritten = json.dumps(moved, sort_keys=True)
+            assert len(rewritten) == len((served / "air0.json").read_text())
+            (served / "air0.json").write_text(rewritten)
+            assert not cat.harvest(url).unchanged
+            # a remote reference set may not point into this machine's files
+            (served / "local.json").write_text(json.dumps(_references(refs / "air0.nc")))
+            with pytest.raises(CatalogueError, match="refers to the local file"):
+                cat.harvest(f"{http.url}/local.json")
+            assert f"{http.url}/local.json" not in {g for g, _n in cat.graphs()}
         finally:
             cat.close()
 
