@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from rdflib import Dataset, Graph, Namespace, URIRef
+from rdflib import PROV, Dataset, Graph, Namespace, URIRef
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from catalogue.chunks.layout import ArrayLayout
+    from catalogue.chunks.preview import PreviewJob
     from catalogue.graph.load.report import LoadReport
     from catalogue.graph.sparql.dataset import RDFDataset
     from catalogue.rdf.results import Answer
@@ -428,9 +429,19 @@ class Catalogue:
         return layout_from_documents(rebuild_documents(graph, iri), iri, base_url)
 
     def _chunk_store(self, layout: ArrayLayout, storage_options: dict[str, Any] | None = None) -> StoreAccess:
+        """The store to read ``layout``'s chunks from. An Icechunk branch or tag is read at the
+        snapshot the catalogue holds (the layout is that snapshot's), not at its head now."""
+        from catalogue.model.paths import quote_path
+        from catalogue.storage.icechunk import IcechunkAccess
         from catalogue.storage.opening import open_store
 
-        return open_store(layout.base_url, storage_options=storage_options)
+        store = open_store(layout.base_url, storage_options=storage_options)
+        if isinstance(store, IcechunkAccess) and store.current is not None and store.current.kind != "snapshot":
+            held = self.node_graph(layout.iri).value(URIRef(store.version_url), ZARR.snapshot)
+            if held is not None and str(held) != store.current.snapshot:
+                inner = f"/{quote_path(store.root)}" if store.root else ""
+                store = open_store(f"{store.repository_url}@{held}{inner}", storage_options=storage_options)
+        return store
 
     def resolve(self, iri: str, selection: str | None = None, *, stream: bool = False,
                 storage_options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -480,32 +491,39 @@ class Catalogue:
                     return candidate
         return iri
 
+    def preview_job(self, iri: str, *, max_bytes: int | None = None,
+                    storage_options: dict[str, Any] | None = None) -> PreviewJob:
+        """What a quicklook of ``iri`` needs from the catalogue (the array, its layout, its
+        store, its units, the key a cache keeps the picture under), without reading any chunk:
+        :meth:`~catalogue.chunks.preview.PreviewJob.draw` reads and draws, with no database
+        connection held. ``NodeNotFound`` when ``iri`` is not catalogued."""
+        from catalogue.chunks.preview import DEFAULT_MAX_BYTES, PreviewJob
+
+        target = self.preview_array(iri)
+        graph = self.node_graph(target)
+        node = URIRef(target)
+        key = (target, str(graph.value(node, ZARR.fingerprint)), str(graph.value(graph.identifier, PROV.wasGeneratedBy)))
+        name = target.rsplit("/", 1)[-1]
+        job = PreviewJob(name=name, key=key, coarsest=target != iri, max_bytes=max_bytes or DEFAULT_MAX_BYTES)
+        if node_kind(graph, target) != "array":
+            job.refusal = f"{iri} is a group: only arrays (and pyramids) have a preview"
+            return job
+        units = graph.value(node, ZARR.units)
+        job.units = str(units) if units else None
+        try:
+            job.layout = self.layout(target)
+            job.store = self._chunk_store(job.layout, storage_options)
+        except Exception as exc:  # a layout or store the reader cannot use: said in the picture
+            job.refusal = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return job
+
     def preview(self, iri: str, *, max_bytes: int | None = None,
                 storage_options: dict[str, Any] | None = None) -> bytes:
         """A quicklook PNG of array ``iri`` (or of the coarsest level of its pyramid), read
         within ``max_bytes`` of decoded chunks (:mod:`catalogue.chunks.preview`). Never raises
         for what the store holds: an array that cannot be read or drawn gets a placeholder
         picture saying why. ``NodeNotFound`` when ``iri`` is not catalogued."""
-        from catalogue.chunks.preview import DEFAULT_MAX_BYTES, sample
-        from catalogue.chunks.quicklook import line_png, placeholder_png, plane_png
-
-        target = self.preview_array(iri)
-        graph = self.node_graph(target)
-        if node_kind(graph, target) != "array":
-            return placeholder_png(f"{iri} is a group: only arrays (and pyramids) have a preview")
-        units = graph.value(URIRef(target), ZARR.units)
-        try:
-            layout = self.layout(target)
-            got = sample(layout, self._chunk_store(layout, storage_options), max_bytes or DEFAULT_MAX_BYTES)
-        except Exception as exc:  # a store or codec the reader cannot use: said in the picture
-            log.info("preview of %s: %s", target, exc)
-            return placeholder_png(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        name = target.rsplit("/", 1)[-1]
-        title = f"{name} [{got.selection}]" + (" (coarsest level)" if target != iri else "")
-        draw = plane_png if got.values.ndim >= 2 else line_png if got.values.ndim == 1 else None
-        if draw is None:
-            return placeholder_png(f"{name} is a scalar: {got.values!r}"[:120])
-        return draw(got.values, fill=layout.fill_value, title=title, units=str(units) if units else None)
+        return self.preview_job(iri, max_bytes=max_bytes, storage_options=storage_options).draw().png
 
     def tensorstore_spec(self, iri: str, *, assume_metadata: bool = False) -> dict[str, Any]:
         """A TensorStore spec opening the array (``assume_metadata``: metadata from the catalogue)."""

@@ -358,16 +358,15 @@ def _write_resolution(header: dict[str, Any], chunks: Any, indent: int | None) -
 @handle_errors
 def read(iri: str, selection: str | None, output: str, config: str | None, db: str | None) -> None:
     """Read a selection of ARRAY_IRI from its store (only the chunks needed) into a .npy file."""
-    import os
+    import io
 
     import numpy as np
 
     with _open(db) as cat:
         data = cat.read(iri, selection, storage_options=_chunk_options(cat, iri, config))
-    tmp = f"{output}.part"
-    with open(tmp, "wb") as fh:
-        np.save(fh, data, allow_pickle=data.dtype.kind == "O")
-    os.replace(tmp, output)
+    buffer = io.BytesIO()
+    np.save(buffer, data, allow_pickle=data.dtype.kind == "O")
+    _write_file(output, buffer.getvalue())
     click.echo(f"wrote {output}: shape {list(data.shape)}, dtype {data.dtype}", err=True)
 
 
@@ -387,15 +386,26 @@ def preview(iri: str, output: str, max_bytes: int | None, config: str | None, db
     Two or more dimensions: a 2-D plane on a colour map with its colour bar, fill values
     transparent; one dimension: a line. An array that cannot be read gets a picture saying why.
     """
-    import os
-
     with _open(db) as cat:
         png = cat.preview(iri, max_bytes=max_bytes, storage_options=_chunk_options(cat, iri, config))
-    tmp = f"{output}.part"
-    with open(tmp, "wb") as fh:
-        fh.write(png)
-    os.replace(tmp, output)
+    _write_file(output, png)
     click.echo(f"wrote {output}: {len(png):,} bytes", err=True)
+
+
+def _write_file(output: str, data: bytes) -> None:
+    """Write ``data`` to ``output`` whole or not at all; a path that cannot be written is a
+    usage error naming it (exit 2), not a traceback."""
+    import os
+
+    from catalogue.errors import UsageError
+
+    tmp = f"{output}.part"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, output)
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write it ({exc.strerror or exc})") from None
 
 
 @main.command("tensorstore-spec")

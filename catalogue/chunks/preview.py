@@ -27,7 +27,7 @@ from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.read import read_selection
 from catalogue.storage.access import StoreAccess
 
-__all__ = ["DEFAULT_MAX_BYTES", "MAX_SIDE", "Sample", "plan", "sample"]
+__all__ = ["DEFAULT_MAX_BYTES", "MAX_SIDE", "PreviewJob", "Quicklook", "Sample", "plan", "sample"]
 
 #: Decoded chunk bytes a quicklook may read (a few MB, whatever the array's size).
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
@@ -136,3 +136,48 @@ def sample(layout: ArrayLayout, store: StoreAccess, max_bytes: int = DEFAULT_MAX
     values = np.concatenate(rows, axis=0) if rows else np.empty((0,) * len(axes), dtype=layout.dtype)
     text = ", ".join([*(str(i) for i in leading), *(axis.describe() for axis in axes)])
     return Sample(values=values, selection=text, axes=axes)
+
+
+@dataclass(frozen=True)
+class Quicklook:
+    """A drawn picture; ``placeholder`` when it says why there is none (not worth caching:
+    the cause may pass)."""
+
+    png: bytes
+    placeholder: bool = False
+
+
+@dataclass
+class PreviewJob:
+    """A quicklook to draw: what the catalogue said of the array (its layout, store, units;
+    or why there is nothing to draw), and the key a cache keeps the picture under (the
+    array, its fingerprint, the harvest run that wrote it). :meth:`draw` reads the chunks
+    and needs no database: a server runs it outside its connection pool."""
+
+    name: str
+    key: tuple[str, ...]
+    coarsest: bool = False
+    max_bytes: int = DEFAULT_MAX_BYTES
+    layout: ArrayLayout | None = None
+    store: StoreAccess | None = None
+    units: str | None = None
+    refusal: str | None = None
+
+    def draw(self) -> Quicklook:
+        """Read within the budget and draw; a placeholder saying why for anything that fails."""
+        import logging
+
+        from catalogue.chunks.quicklook import line_png, placeholder_png, plane_png
+
+        if self.refusal is not None or self.layout is None or self.store is None:
+            return Quicklook(placeholder_png(self.refusal or f"{self.name}: nothing to draw"), placeholder=True)
+        try:
+            got = sample(self.layout, self.store, self.max_bytes)
+        except Exception as exc:  # a store or codec the reader cannot use: said in the picture
+            logging.getLogger(__name__).info("preview of %s: %s", self.name, exc)
+            return Quicklook(placeholder_png(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), True)
+        title = f"{self.name} [{got.selection}]" + (" (coarsest level)" if self.coarsest else "")
+        if got.values.ndim == 0:
+            return Quicklook(placeholder_png(f"{self.name} is a scalar: {got.values!r}"[:120]), placeholder=True)
+        draw = plane_png if got.values.ndim >= 2 else line_png
+        return Quicklook(draw(got.values, fill=self.layout.fill_value, title=title, units=self.units))

@@ -110,7 +110,7 @@ def ome_multiscales(group_path: str, image: OmeImage) -> Multiscales:
     levels = []
     for index, dataset in enumerate(multiscale.datasets):
         relative = None
-        if base is not None and dataset.scale is not None and all(base):
+        if base is not None and dataset.scale is not None and all(base) and len(base) == len(dataset.scale):
             relative = tuple(s / b for s, b in zip(dataset.scale, base, strict=True))
         levels.append(MultiscaleLevel(index=index, asset=dataset.path,
                                       scale=relative, translation=dataset.translation,

@@ -180,6 +180,10 @@ def _multiscale(value: Any, pointer: tuple[str | int, ...]) -> OmeMultiscale:
             raise OmeError(where, f"a dataset needs a path, got {short(d)}")
         scale, translation = _transforms(d.get("coordinateTransformations"), (*where, "coordinateTransformations"),
                                          rank)
+        for own, outer, key in ((scale, outer_scale, "scale"), (translation, outer_translation, "translation")):
+            if own is not None and outer is not None and len(own) != len(outer):
+                raise OmeError((*where, "coordinateTransformations"),
+                               f"{key} has {len(own)} values where the multiscale's has {len(outer)}")
         if outer_scale is not None:
             scale = tuple(a * b for a, b in zip(scale, outer_scale, strict=True)) if scale else outer_scale
         if outer_translation is not None:

@@ -24,10 +24,12 @@ version's virtual chunks need.
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -39,6 +41,8 @@ from catalogue.model.paths import quote_path
 from catalogue.storage.access import StoreAccess
 
 __all__ = ["IcechunkAccess", "IcechunkFileSystem", "Version", "open_icechunk", "split_icechunk"]
+
+log = logging.getLogger(__name__)
 
 #: The folders that make a folder an Icechunk repository.
 _MARKERS = ("refs", "snapshots")
@@ -66,7 +70,7 @@ def split_icechunk(source: str) -> tuple[str, str, str | None, str] | None:
         path = unquote(urlsplit(source).path) if scheme == "file" else source
         parts = Path(os.path.abspath(os.path.expanduser(path))).parts
         for end in range(len(parts), 0, -1):
-            name, at, ref = parts[end - 1].partition("@")
+            name, at, ref = parts[end - 1].rpartition("@") if "@" in parts[end - 1] else (parts[end - 1], "", "")
             candidate = Path(*parts[: end - 1], name)
             if _is_local_repository(candidate):
                 return str(candidate), candidate.as_uri(), (ref if at else None), "/".join(parts[end:])
@@ -76,15 +80,21 @@ def split_icechunk(source: str) -> tuple[str, str, str | None, str] | None:
     bucket_and_path = source[len("s3://"):].rstrip("/")
     segments = bucket_and_path.split("/")
     for end in range(len(segments), 0, -1):
-        name, at, ref = segments[end - 1].partition("@")
-        if at:
+        name, at, ref = segments[end - 1].rpartition("@")
+        if at and name and ref and not name.lower().endswith((".zarr", ".zr3", ".zarr2", ".zarr3")):
             location = "s3://" + "/".join([*segments[: end - 1], name])
-            return location, location, ref, unquote("/".join(segments[end:]))
+            return location, location, unquote(ref), unquote("/".join(segments[end:]))
     return None
 
 
 def _is_local_repository(path: Path) -> bool:
-    return all((path / marker).is_dir() for marker in _MARKERS) and not (path / "zarr.json").exists()
+    """Icechunk's own layout: ``refs/branch.NAME/ref.json`` beside ``snapshots/``, and no
+    Zarr document (a v2 store with groups named refs and snapshots is a store)."""
+    if not all((path / marker).is_dir() for marker in _MARKERS):
+        return False
+    if any((path / name).exists() for name in ("zarr.json", ".zgroup", ".zarray", ".zmetadata")):
+        return False
+    return any(path.glob("refs/branch.*/ref.json"))
 
 
 def is_s3_repository(location: str, storage_options: dict[str, Any] | None) -> bool:
@@ -170,6 +180,8 @@ class IcechunkAccess(StoreAccess):
 
     repository: Any = None
     repository_url: str = ""
+    #: The version's IRI (``REPO@REF``): the root of its graph.
+    version_url: str = ""
     current: Version | None = None
 
     @property
@@ -195,14 +207,33 @@ class IcechunkAccess(StoreAccess):
     def versions(self, history: int = 0) -> list[Version]:
         """The head of every branch and tag; with ``history``, also up to that many snapshots
         of each branch's ancestry (newest first, the head included), each named by its id."""
-        return repository_versions(self.repository, history)
+        return repository_versions(self.repository, history, self.repository_url)
 
 
-def repository_versions(repository: Any, history: int = 0) -> list[Version]:
+def repository_versions(repository: Any, history: int = 0, url: str = "") -> list[Version]:
+    try:
+        return _versions(repository, history)
+    except Exception as exc:  # icechunk.IcechunkError, storage errors: one line naming the repository
+        raise SourceUnavailable(url, f"cannot list the repository's versions: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0].strip(" x") if text else type(exc).__name__
+
+
+def _versions(repository: Any, history: int) -> list[Version]:
     out: dict[str, Version] = {}
     for kind, names in (("branch", sorted(repository.list_branches())), ("tag", sorted(repository.list_tags()))):
         for name in names:
-            ancestry = repository.ancestry(branch=name) if kind == "branch" else repository.ancestry(tag=name)
+            try:
+                # only as far back as asked: an ancestry may be thousands of snapshots long
+                ancestry = list(islice(repository.ancestry(branch=name) if kind == "branch"
+                                       else repository.ancestry(tag=name), history + 1 if kind == "branch" else 1))
+            except Exception as exc:  # a ref Icechunk lists but cannot follow: the others go on
+                log.warning("Icechunk %s %r: cannot read its history (%s); not catalogued", kind, name,
+                            _first_line(exc))
+                continue
             for depth, snapshot in enumerate(ancestry):
                 if depth == 0:
                     out[f"{kind}:{name}"] = _version(name, kind, snapshot)
@@ -266,13 +297,19 @@ def open_icechunk(source: str, split: tuple[str, str, str | None, str], *,
             raise SourceUnavailable(url, f"cannot open the Icechunk repository: {message}") from None
         raise SourceNotFound(f"{url}: not an Icechunk repository ({message})") from None
     ref = ref or DEFAULT_BRANCH
-    version, session = _session(repository, url, ref)
+    try:
+        version, session = _session(repository, url, ref)
+    except SourceNotFound:
+        raise
+    except Exception as exc:  # icechunk.IcechunkError: a ref it lists but cannot read, storage errors
+        raise SourceUnavailable(f"{url}@{ref}", f"cannot open the version: {_first_line(exc)}") from None
     inner = inner.strip("/")
     version_url = f"{url}@{quote_path(ref)}"
     store_url = f"{version_url}/{quote_path(inner)}" if inner else version_url
     fs = IcechunkFileSystem(session.store)
     access = IcechunkAccess(fs=fs, root=inner, url=store_url, listable=True, **limits)
     access.repository, access.repository_url, access.current = repository, url, version
+    access.version_url = version_url
     return access
 
 

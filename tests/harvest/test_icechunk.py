@@ -126,7 +126,19 @@ def test_unchanged_versions_cost_one_look_and_a_new_commit_is_seen(repository, t
         assert outcomes == {f"{copy.as_uri()}@main": "succeeded", f"{copy.as_uri()}@dev": "unchanged",
                             f"{copy.as_uri()}@v1.0": "unchanged"}
         graph = cat.node_graph(f"{copy.as_uri()}@main")
-        assert str(graph.value(URIRef(f"{copy.as_uri()}@main"), DCTERMS.title)) == "Climate, third"
+        main = URIRef(f"{copy.as_uri()}@main")
+        assert str(graph.value(main, DCTERMS.title)) == "Climate, third"
+        # what the previous run said of the version is replaced, not added to
+        for prop in (ZARR.snapshot, PROV.generatedAtTime, PROV.wasRevisionOf, ADMS.versionNotes, DCAT.version):
+            assert len(list(graph.objects(main, prop))) == 1, prop
+        assert str(graph.value(main, ADMS.versionNotes)) == "retitle again"
+
+        # a branch that moves on after the harvest is read at the snapshot catalogued
+        def overwrite(store) -> None:
+            zarr.open_array(store, path="temperature", mode="r+")[:] = DATA + 1
+
+        _commit(_repo(copy), "main", "new data", overwrite)
+        np.testing.assert_array_equal(cat.read(f"{copy.as_uri()}@main/temperature"), DATA)
     finally:
         cat.close()
 
@@ -208,3 +220,21 @@ def test_a_ref_that_does_not_exist_is_one_line(repository, tmp_path):
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "no branch, tag or snapshot 'nope'" in lines[0], done.stderr
+
+
+def test_what_is_not_a_repository_is_not_taken_for_one(tmp_path):
+    from catalogue.storage.icechunk import IcechunkAccess, split_icechunk
+    from catalogue.storage.opening import open_store
+
+    store = zarr.open_group(str(tmp_path / "v2.zarr"), mode="w", zarr_format=2)
+    store.create_group("refs")
+    store.create_group("snapshots")
+    assert split_icechunk(str(tmp_path / "v2.zarr")) is None
+    assert not isinstance(open_store(str(tmp_path / "v2.zarr")), IcechunkAccess)
+    (tmp_path / "proj" / "refs").mkdir(parents=True)  # a folder that merely has such folders
+    (tmp_path / "proj" / "snapshots").mkdir()
+    assert split_icechunk(str(tmp_path / "proj" / "data.zarr")) is None
+    assert split_icechunk("s3://bucket/user@example.com/data.zarr") == (
+        "s3://bucket/user", "s3://bucket/user", "example.com", "data.zarr")  # named as REPO@REF: taken at its word
+    assert split_icechunk("s3://bucket/data.zarr@main") is None  # a Zarr store's name is no repository
+    assert split_icechunk("s3://bucket/repo@has%20space/a") == ("s3://bucket/repo", "s3://bucket/repo", "has space", "a")
