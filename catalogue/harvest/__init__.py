@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +36,8 @@ from catalogue.storage.access import (
 from catalogue.storage.icechunk import IcechunkAccess
 from catalogue.storage.opening import open_store
 from catalogue.storage.references import ReferenceAccess
+
+log = logging.getLogger(__name__)
 
 
 class SourceReader:
@@ -131,7 +134,12 @@ class SourceReader:
         (:mod:`catalogue.rdf.versions`); none for a plain store."""
         root = URIRef(self.store.url)
         if isinstance(self.store, ReferenceAccess):
-            return [(root, DCTERMS.source, URIRef(url)) for url in self.store.referenced_files()]
+            try:
+                files = self.store.referenced_files()
+            except Exception as exc:  # a reference record that cannot be read: the harvest goes on
+                log.warning("%s: the archive files it refers to could not be listed (%s)", self.store.url, exc)
+                return []
+            return [(root, DCTERMS.source, URIRef(url)) for url in files]
         if isinstance(self.store, IcechunkAccess) and self.store.current is not None:
             v = self.store.current
             return version_triples(self.store.url, self.store.repository_url, name=v.ref, kind=v.kind,
