@@ -2,6 +2,10 @@
 
 The CLI is a thin layer over this module; everything a command does can be
 done from Python with the same semantics (transactions, errors, outputs).
+
+It is longer than 600 lines because it is the whole library's facade: one short method
+per operation (harvest, search, query, chunks, previews, exports...), each delegating to
+the package that owns the work, so that a user finds every operation on one object.
 """
 
 from __future__ import annotations
@@ -471,25 +475,9 @@ class Catalogue:
         """The array a quicklook of ``iri`` draws: where ``iri`` (an array, or a group with a
         pyramid) is a level of a multiscale pyramid, or inside one, the same node in its
         coarsest level; else ``iri`` itself."""
-        graph = self.node_graph(iri)
-        heads: dict[Any, list[tuple[int, str]]] = {}
-        for level, _p, node in graph.triples((None, ZARR.levelNode, None)):
-            head = graph.value(predicate=ZARR.level, object=level)
-            index = graph.value(level, ZARR.levelIndex)
-            if head is not None and index is not None:
-                heads.setdefault(head, []).append((int(index), str(node)))
-        for head, levels in heads.items():
-            levels.sort()
-            coarsest = levels[-1][1]
-            candidates = [coarsest + iri[len(node):] for _i, node in levels
-                          if iri == node or iri.startswith(node + "/")]
-            group = graph.value(predicate=ZARR.multiscales, object=head)
-            if group is not None and str(group) == iri:
-                candidates.append(coarsest)
-            for candidate in candidates:
-                if (URIRef(candidate), ZARR.path, None) in graph and node_kind(graph, candidate) == "array":
-                    return candidate
-        return iri
+        from catalogue.rdf.pyramids import coarsest_counterpart
+
+        return coarsest_counterpart(self.node_graph(iri), iri)
 
     def preview_job(self, iri: str, *, max_bytes: int | None = None,
                     storage_options: dict[str, Any] | None = None) -> PreviewJob:
