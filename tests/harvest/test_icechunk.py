@@ -238,3 +238,26 @@ def test_what_is_not_a_repository_is_not_taken_for_one(tmp_path):
         "s3://bucket/user", "s3://bucket/user", "example.com", "data.zarr")  # named as REPO@REF: taken at its word
     assert split_icechunk("s3://bucket/data.zarr@main") is None  # a Zarr store's name is no repository
     assert split_icechunk("s3://bucket/repo@has%20space/a") == ("s3://bucket/repo", "s3://bucket/repo", "has space", "a")
+
+
+def test_a_repository_on_s3_is_found_and_read(s3, tmp_path):
+    """An s3:// prefix holding a repository (moto's S3; written by icechunk itself) is taken
+    for one by its listing, expanded into its versions and read with the source's options."""
+    from catalogue.harvest.sources import Source
+
+    bucket, options = s3.bucket(), s3.storage_options
+    storage = ic.s3_storage(bucket=bucket, prefix="repos/climate.icechunk", endpoint_url=options["endpoint_url"],
+                            allow_http=True, force_path_style=True, access_key_id=options["key"],
+                            secret_access_key=options["secret"], region="us-east-1")
+    repo = ic.Repository.create(storage)
+    session = repo.writable_session("main")
+    group = zarr.group(store=session.store, attributes={"title": "On S3"})
+    group.create_array("t", shape=(4, 4), chunks=(2, 2), dtype="f4")[:] = DATA[:4, :4]
+    session.commit("first")
+    repo.create_tag("v1", repo.lookup_branch("main"))
+    url = f"s3://{bucket}/repos/climate.icechunk"
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        report = cat.harvest_sources([Source(url=url, storage_options=options)])
+        assert report.exit_code == 0, report.summary()
+        assert {g for g, _n in cat.graphs()} == {f"{url}@main", f"{url}@v1"}
+        np.testing.assert_array_equal(cat.read(f"{url}@v1/t", storage_options=options), DATA[:4, :4])
