@@ -26,7 +26,8 @@ from typing import Any
 
 from catalogue.model.json import short
 
-__all__ = ["Axis", "Channel", "OmeDataset", "OmeError", "OmeImage", "OmeMultiscale", "ome_attributes", "parse_ome"]
+__all__ = ["Axis", "Channel", "OmeDataset", "OmeError", "OmeImage", "OmeMultiscale", "declared_version",
+           "ome_attributes", "parse_ome"]
 
 
 class OmeError(ValueError):
@@ -63,10 +64,6 @@ class OmeMultiscale:
     datasets: tuple[OmeDataset, ...]
     #: The downscaling method (``type``), where said.
     type: str | None = None
-
-    def cell_size(self, dataset: OmeDataset) -> tuple[float, ...] | None:
-        """The physical size of one pixel of ``dataset`` along each axis (its ``scale``)."""
-        return dataset.scale
 
 
 @dataclass(frozen=True)
@@ -116,7 +113,7 @@ def parse_ome(attributes: dict[str, Any] | None) -> OmeImage | None:
     if found is None:
         return None
     prefix, ome = found
-    version = ome.get("version") if prefix else _older_version(ome)
+    version = declared_version(prefix, ome)
     if version is not None and not isinstance(version, str):
         raise OmeError((*prefix, "version"), f"version must be a string, got {short(version)}")
     multiscales = tuple(_multiscale(m, (*prefix, "multiscales", i))
@@ -141,11 +138,16 @@ def parse_ome(attributes: dict[str, Any] | None) -> OmeImage | None:
                     counts=counts)
 
 
-def _older_version(ome: dict[str, Any]) -> str | None:
+def declared_version(prefix: tuple[str, ...], ome: dict[str, Any]) -> Any:
+    """The version the OME keys declare, as written (``prefix`` and ``ome`` from
+    :func:`ome_attributes`): 0.5's one ``ome.version``; before it, the first ``version`` of
+    ``multiscales``, ``plate``, ``well`` or ``image-label``; None when none is given."""
+    if prefix:
+        return ome.get("version")
     for key in ("multiscales", "plate", "well", "image-label"):
         value = ome.get(key)
         first = value[0] if isinstance(value, list) and value else value
-        if isinstance(first, dict) and isinstance(first.get("version"), str):
+        if isinstance(first, dict) and "version" in first:
             return first["version"]
     return None
 

@@ -97,18 +97,6 @@ def _is_local_repository(path: Path) -> bool:
     return any(path.glob("refs/branch.*/ref.json"))
 
 
-def is_s3_repository(location: str, storage_options: dict[str, Any] | None) -> bool:
-    """Whether an ``s3://`` prefix holds an Icechunk repository (one listing of ``refs/``)."""
-    import fsspec
-
-    try:
-        fs = fsspec.filesystem("s3", skip_instance_cache=True, **(storage_options or {}))
-        return bool(fs.ls(location.removeprefix("s3://") + "/refs", detail=False)) and \
-            bool(fs.ls(location.removeprefix("s3://") + "/snapshots", detail=False))
-    except (OSError, ValueError):
-        return False
-
-
 # ------------------------------------------------------------------ fsspec adapter
 class IcechunkFileSystem(AsyncFileSystem):
     """Icechunk's (async, zarr-python) store as a read-only fsspec filesystem.
@@ -194,9 +182,6 @@ class IcechunkAccess(StoreAccess):
 
     def real_location(self, key: str) -> str | None:
         return None
-
-    def version(self) -> Version | None:
-        return self.current
 
     def virtual_chunk_containers(self) -> list[str]:
         """The URL prefixes of the repository's virtual chunk containers (the storage that
@@ -292,7 +277,7 @@ def open_icechunk(source: str, split: tuple[str, str, str | None, str], *,
             storage, authorize_virtual_chunk_access=icechunk.containers_credentials(
                 {prefix: None for prefix in containers}) if containers else None)
     except Exception as exc:  # icechunk.IcechunkError and the storage's own errors
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        message = _first_line(exc)
         if location.startswith("s3://"):
             raise SourceUnavailable(url, f"cannot open the Icechunk repository: {message}") from None
         raise SourceNotFound(f"{url}: not an Icechunk repository ({message})") from None

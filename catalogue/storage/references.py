@@ -32,6 +32,7 @@ from __future__ import annotations
 import operator
 import os
 import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,16 +168,7 @@ class ReferenceAccess(StoreAccess):
 
     def referenced_files(self) -> list[str]:
         """The distinct archive files the references point into, as absolute URLs, sorted."""
-        found: set[str] = set()
-        refs = self.fs.references  # type: ignore[attr-defined]
-        for key in _keys(refs):
-            try:
-                ref = refs[key]
-            except (KeyError, FileNotFoundError):
-                continue
-            if isinstance(ref, list | tuple) and ref and isinstance(ref[0], str):
-                found.add(_absolute(ref[0]))
-        return sorted(found)
+        return sorted({_absolute(target) for _key, target in _targets(self.fs.references)})  # type: ignore[attr-defined]
 
 
 def _whole(value: Any) -> int | None:
@@ -187,6 +179,18 @@ def _whole(value: Any) -> int | None:
         return operator.index(value)
     except TypeError:
         return None
+
+
+def _targets(refs: Any) -> Iterator[tuple[str, str]]:
+    """``(key, archive URL or path)`` of every reference that points into a file (inline
+    ones, and parquet rows whose path is empty or NaN, are left out)."""
+    for key in _keys(refs):
+        try:
+            ref = refs[key]
+        except (KeyError, FileNotFoundError):
+            continue
+        if isinstance(ref, list | tuple) and ref and isinstance(ref[0], str) and ref[0]:
+            yield key, ref[0]
 
 
 def _keys(refs: Any) -> list[str]:
@@ -210,13 +214,8 @@ def _refuse_local_targets(url: str, refs: Any) -> None:
     ``catalogue read`` or the server's previews read files of the machine they run on."""
     import fsspec
 
-    for key in _keys(refs):
-        try:
-            ref = refs[key]
-        except (KeyError, FileNotFoundError):
-            continue
-        target = ref[0] if isinstance(ref, list | tuple) and ref and isinstance(ref[0], str) else ""
-        if target and ("://" not in target or fsspec.utils.get_protocol(target) in ("file", "local")):
+    for key, target in _targets(refs):
+        if "://" not in target or fsspec.utils.get_protocol(target) in ("file", "local"):
             raise UsageError(f"{url}: refused: {key} refers to the local file {target!r}, and a reference "
                              "set that is not itself local may only refer to remote archives")
 
@@ -225,14 +224,7 @@ def _remote_protocol(refs: Any) -> str | None:
     """The protocol of the first archive a reference mapping points into (None: none)."""
     import fsspec
 
-    for key in refs:
-        try:
-            ref = refs[key]
-        except (KeyError, FileNotFoundError):
-            continue
-        if isinstance(ref, list | tuple) and ref and isinstance(ref[0], str) and ref[0]:
-            return fsspec.utils.get_protocol(ref[0])
-    return None
+    return next((fsspec.utils.get_protocol(target) for _key, target in _targets(refs)), None)
 
 
 def _target_path(location: str, target: Any) -> str:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from catalogue.model.ome import ome_attributes
+from catalogue.model.ome import declared_version, ome_attributes
 from catalogue.resources import schema_text
 from catalogue.validate.context import ATTRS, NodeChecker
 from catalogue.validate.schemas import schema_errors
@@ -42,7 +42,7 @@ def check_ome(c: NodeChecker) -> None:
     prefix, ome = found
     if not set(ome) & set(_SCHEMAS):  # a labels group lists its label images: no schema of its own
         return
-    version = ome.get("version") if prefix else _version(ome)
+    version = declared_version(prefix, ome)
     if version not in VERSIONS:
         c.add("ome.version", ATTRS, (*prefix, "version") if prefix else (),
               f"OME-Zarr version {version!r}: only the NGFF {' and '.join(VERSIONS)} schemas are bundled")
@@ -56,15 +56,6 @@ def check_ome(c: NodeChecker) -> None:
             continue
         for tokens, _keyword, message in schema_errors(_validator(str(version), name), document):
             c.add("ome.schema", ATTRS, tokens, f"NGFF {version} {name}: {message}")
-
-
-def _version(ome: dict[str, Any]) -> Any:
-    for key in ("multiscales", "plate", "well", "image-label"):
-        value = ome.get(key)
-        first = value[0] if isinstance(value, list) and value else value
-        if isinstance(first, dict) and "version" in first:
-            return first["version"]
-    return None
 
 
 @cache
