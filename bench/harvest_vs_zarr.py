@@ -14,9 +14,10 @@ The store is written to a temporary folder by ``tests/support/stores.big_v3_hier
 * ``zarr``     ``list(zarr.open_group(store, mode="r").members(max_depth=None))``
 * ``harvest``  ``catalogue.open(<fresh database>).harvest(store)``
 * ``split``    the same harvest again, with ``SourceReader.load`` (read + model),
-  ``SourceReader.extents`` (where and when, coordinate values included) and
-  ``hierarchy_triples`` (conversion to RDF) timed inside it; the SQL write is the
-  remainder.
+  ``SourceReader.extents`` (where and when, coordinate values included),
+  ``validate_hierarchy`` (validation), ``hierarchy_triples`` (conversion to RDF) and
+  ``index_graphs`` (the search index rows, written in the harvest's commit) timed
+  inside it; the SQL write is the remainder.
 
 ``--coordinates`` gives every group ``time``/``lat``/``lon`` coordinate arrays with values
 (``tests/support/stores.add_coordinates``), so that every array has an extent; the
@@ -58,8 +59,10 @@ from sqlalchemy.engine import make_url  # noqa: E402
 import catalogue  # noqa: E402
 import catalogue.api  # noqa: E402
 from bench.common import environment, interleaved_rounds, timed  # noqa: E402
+from catalogue.discovery import indexer  # noqa: E402
 from catalogue.graph.database import database_url  # noqa: E402
 from catalogue.harvest import SourceReader  # noqa: E402
+from catalogue.harvest import run as harvest_run  # noqa: E402
 from catalogue.harvest import writer as harvest_writer  # noqa: E402
 from tests.support import stores  # noqa: E402
 
@@ -151,42 +154,41 @@ def run_harvest(store: pathlib.Path, databases: Any) -> dict[str, float]:
 
 @contextlib.contextmanager
 def _instrumented() -> Iterator[dict[str, float]]:
-    """Time reading (``SourceReader.load``) and conversion (``hierarchy_triples``) inside a harvest.
+    """Time the parts of a harvest (:data:`PARTS`) inside it, by wrapping the functions that do them.
 
     The harvest's writer materialises the triples with ``list(...)`` anyway; the wrapper
-    does that itself so that the conversion (pyld included) is timed on its own.
+    does that itself so that the conversion is timed on its own.
     """
-    spent: dict[str, float] = {"read": 0.0, "convert": 0.0, "extents": 0.0}
-    load, convert, extents = SourceReader.load, harvest_writer.hierarchy_triples, SourceReader.extents
+    spent = dict.fromkeys(PARTS, 0.0)
+    originals = [(owner, attribute, getattr(owner, attribute)) for owner, attribute, _key, _listed in _WRAPPED]
 
-    def timed_extents(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return extents(*args, **kwargs)
-        finally:
-            spent["extents"] += time.perf_counter() - start
+    def wrap(function: Callable[..., Any], key: str, listed: bool) -> Callable[..., Any]:
+        def timed_part(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return iter(list(function(*args, **kwargs))) if listed else function(*args, **kwargs)
+            finally:
+                spent[key] += time.perf_counter() - start
+        return timed_part
 
-    def timed_load(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return load(*args, **kwargs)
-        finally:
-            spent["read"] += time.perf_counter() - start
-
-    def timed_convert(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return iter(list(convert(*args, **kwargs)))
-        finally:
-            spent["convert"] += time.perf_counter() - start
-
-    SourceReader.load, harvest_writer.hierarchy_triples = timed_load, timed_convert  # type: ignore[method-assign]
-    SourceReader.extents = timed_extents  # type: ignore[method-assign]
+    for (owner, attribute, function), (_o, _a, key, listed) in zip(originals, _WRAPPED, strict=True):
+        setattr(owner, attribute, wrap(function, key, listed))
     try:
         yield spent
     finally:
-        SourceReader.load, harvest_writer.hierarchy_triples = load, convert  # type: ignore[method-assign]
-        SourceReader.extents = extents  # type: ignore[method-assign]
+        for owner, attribute, function in originals:
+            setattr(owner, attribute, function)
+
+
+#: The timed parts of an instrumented harvest; the SQL write is the rest.
+PARTS = ("read", "extents", "validate", "convert", "index")
+_WRAPPED: list[tuple[Any, str, str, bool]] = [
+    (SourceReader, "load", "read", False),
+    (SourceReader, "extents", "extents", False),
+    (harvest_run, "validate_hierarchy", "validate", False),
+    (harvest_writer, "hierarchy_triples", "convert", True),
+    (indexer, "index_graphs", "index", False),
+]
 
 
 def run_split(store: pathlib.Path, databases: Any) -> dict[str, float]:
@@ -199,10 +201,8 @@ def run_split(store: pathlib.Path, databases: Any) -> dict[str, float]:
             cat.close()
     return {
         "split_total": seconds,
-        "read": spent["read"],
-        "extents": spent["extents"],
-        "convert": spent["convert"],
-        "write": seconds - spent["read"] - spent["extents"] - spent["convert"],
+        **spent,
+        "write": seconds - sum(spent.values()),
         "extents_overhead": spent["extents"] / (seconds - spent["extents"]),
     }
 
@@ -236,7 +236,9 @@ ROWS = [
     ("split_total", "harvest, instrumented run", 2),
     ("read", "read + model (SourceReader.load)", 4),
     ("extents", "where and when (SourceReader.extents)", 4),
+    ("validate", "validation (validate_hierarchy)", 4),
     ("convert", "to triples (hierarchy_triples)", 4),
+    ("index", "search index rows (index_graphs)", 4),
     ("write", "SQL write (remainder)", 4),
     ("open", "catalogue.open: fresh db + migrations", 0),
 ]
@@ -262,7 +264,7 @@ def summarise(runs: dict[str, list[float]]) -> dict[str, dict[str, Any]]:
             "ratio_to_zarr": statistics.median(v / z for v, z in zip(values, zarr_runs, strict=True)),
             "ratio_of_medians": median / zarr_median,
         }
-        if key in ("read", "extents", "convert", "write"):
+        if key in (*PARTS, "write"):
             entry["share_of_harvest"] = median / split_median
         out[key] = entry
     return out
@@ -280,8 +282,6 @@ def print_table(summary: dict[str, dict[str, Any]], header: str, db_label: str) 
         "x zarr: median over rounds of (step / zarr-python in the same round); "
         "share: of the instrumented harvest"
     )
-
-
 
 
 def _metadata_bytes(store: pathlib.Path) -> tuple[int, int]:
@@ -378,7 +378,9 @@ def main(argv: list[str] | None = None) -> int:
                     "extents": "catalogue.harvest.SourceReader.extents (coordinate values included)",
                     "extents_overhead": "extents / (split_total - extents), per round",
                     "convert": "list(catalogue.rdf.convert.hierarchy_triples(...))",
-                    "write": "split_total - read - convert: graph replacement in SQL, commit",
+                    "validate": "catalogue.harvest.run.validate_hierarchy",
+                    "index": "catalogue.discovery.indexer.index_graphs (in the commit)",
+                    "write": "split_total minus the parts above: graph replacement in SQL, commit",
                     "open": "catalogue.open on a fresh database: schema creation (Alembic)",
                 },
                 "environment": environment(("zarr-catalogue", "zarr", "rdflib", "pyld", "sqlalchemy", "jsonschema", "psycopg")),

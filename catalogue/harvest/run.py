@@ -25,6 +25,7 @@ from catalogue.graph.database import is_deadlock
 from catalogue.graph.lock import HarvestLocked, HarvestLockLost, harvest_lock
 from catalogue.harvest import SourceReader
 from catalogue.harvest.fingerprints import canonical_fingerprint
+from catalogue.harvest.heap import relaxed_collector
 from catalogue.harvest.records import RunRecords
 from catalogue.harvest.writer import (
     fingerprints,
@@ -156,7 +157,7 @@ def harvest_source(
     (see :meth:`catalogue.api.Catalogue.harvest`)."""
     url = source_url(source)
     try:
-        with harvest_lock(records.store.engine, url, wait=wait) as holder:
+        with relaxed_collector(), harvest_lock(records.store.engine, url, wait=wait) as holder:
             run = Run(source=url, label=name, host=holder.host, pid=holder.pid, holder=holder.token)
             records.start(run)
             try:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from catalogue.model.ome import declared_version, ome_attributes
 from catalogue.resources import schema_text
 from catalogue.validate.context import ATTRS, NodeChecker
-from catalogue.validate.schemas import schema_errors
+from catalogue.validate.schemas import compiled_twin, schema_errors
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -64,10 +64,10 @@ def _validator(version: str, name: str) -> Draft202012Validator:
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
-    resources = []
-    for file in _FILES[version]:
-        contents = json.loads(schema_text(f"ngff/{version}/{file}.schema"))
-        resources.append((contents["$id"], Resource.from_contents(contents, default_specification=DRAFT202012)))
-    registry = Registry().with_resources(resources)
+    documents = [json.loads(schema_text(f"ngff/{version}/{file}.schema")) for file in _FILES[version]]
+    registry = Registry().with_resources(
+        (d["$id"], Resource.from_contents(d, default_specification=DRAFT202012)) for d in documents)
     schema = json.loads(schema_text(f"ngff/{version}/{name}.schema"))
-    return Draft202012Validator(schema, registry=registry)
+    validator = Draft202012Validator(schema, registry=registry)
+    compiled_twin(validator, [(d["$id"], d) for d in documents])  # the twin, with the same documents
+    return validator
