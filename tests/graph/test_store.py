@@ -327,6 +327,29 @@ def test_hash_collision_is_detected(sql_store, monkeypatch):
     assert list(g.objects()) == []  # everything above was rolled back
 
 
+def test_a_blank_node_stored_before_is_one_term_and_a_colliding_one_is_refused(sql_store, monkeypatch):
+    """Blank nodes skip the look-up before the insert (each conversion mints new labels):
+    one stored before is found by the insert's conflict, and a collision still refused."""
+    g = Graph(sql_store, identifier=G1)
+    b = BNode("kept")
+    g.add((b, EX.p, Literal("one")))
+    sql_store.commit()
+    g.add((b, EX.p, Literal("two")))
+    g.add((BNode("new"), EX.p, b))
+    sql_store.commit()
+    assert sorted(str(o) for o in g.objects(b, EX.p)) == ["one", "two"]
+    assert len({sql_store._lookup_term_id(b)}) == 1 and set(g.subjects(EX.p, b)) == {BNode("new")}
+    real_encode = term_ids.encode
+    victim = encode(Literal("one"))[0]
+    monkeypatch.setattr(term_ids, "encode",
+                        lambda node: (victim, *real_encode(node)[1:]) if node == BNode("thief") else real_encode(node))
+    with pytest.raises(TermCollisionError):
+        g.add((BNode("thief"), EX.p, Literal("three")))
+    sql_store.rollback()
+    monkeypatch.setattr(term_ids, "encode", real_encode)
+    assert len(g) == 3
+
+
 # ------------------------------------------------------------- add / remove
 
 
