@@ -101,6 +101,23 @@ def multiscales(hierarchy: Hierarchy) -> tuple[dict[str, Multiscales], list[Find
     return out, findings
 
 
+def ome_images(hierarchy: Hierarchy) -> dict[str, OmeImage]:
+    """The OME-Zarr metadata of every group that has some, by group path (a group whose
+    metadata does not parse is left out: :func:`multiscales` reported it)."""
+    out: dict[str, OmeImage] = {}
+    for path in sorted(hierarchy.nodes):
+        node = hierarchy.nodes[path]
+        if node.kind != "group" or not node.attributes:
+            continue
+        try:
+            image = parse_ome(node.attributes)
+        except OmeError:
+            continue
+        if image is not None:
+            out[path] = image
+    return out
+
+
 def ome_multiscales(group_path: str, image: OmeImage) -> Multiscales:
     """The catalogue's pyramid of an OME-Zarr image: its first multiscale's datasets in the
     spec's order (finest first), each level's ``scale`` relative to the finest, its

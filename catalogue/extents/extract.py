@@ -147,6 +147,7 @@ def extract_extents(hierarchy: Hierarchy, store: StoreAccess | None, *,
     result.nodes = dict(sorted(result.nodes.items()))
     result.multiscales, problems = conventions.multiscales(hierarchy)
     findings.extend(problems)
+    result.ome = conventions.ome_images(hierarchy)
     result.findings = list(findings)
     return result
 

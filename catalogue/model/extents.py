@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final, Literal
 
+from catalogue.model.ome import OmeImage
+
 __all__ = [
     "CRS84",
     "Box",
@@ -311,11 +313,13 @@ def _list(values: tuple[float, ...] | None) -> list[float] | None:
 @dataclass
 class HierarchyExtents:
     """What ``extents/`` found for one hierarchy: extents by node path (``""`` is the root),
-    multiscale pyramids by group path, and findings (conflicts between sources, caps hit,
+    multiscale pyramids by group path, the OME-Zarr structure (plates, wells, images and
+    their labels) by group path, and findings (conflicts between sources, caps hit,
     values that could not be decoded) for the validation report."""
 
     nodes: dict[str, Extent] = field(default_factory=dict)
     multiscales: dict[str, Multiscales] = field(default_factory=dict)
+    ome: dict[str, OmeImage] = field(default_factory=dict)
     #: ``catalogue.validate.findings.Finding`` objects (typed loosely: model/ is below validate/).
     findings: list[object] = field(default_factory=list)
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from catalogue.model.json import short
 
-__all__ = ["Axis", "Channel", "OmeDataset", "OmeError", "OmeImage", "OmeMultiscale", "declared_version",
-           "ome_attributes", "parse_ome"]
+__all__ = ["Axis", "Channel", "OmeDataset", "OmeError", "OmeImage", "OmeMultiscale", "Plate", "PlateWell",
+           "WellField", "declared_version", "ome_attributes", "parse_ome"]
 
 
 class OmeError(ValueError):
@@ -75,18 +75,52 @@ class Channel:
 
 
 @dataclass(frozen=True)
+class PlateWell:
+    """One well of a plate: its group's path below the plate, and its row and column names."""
+
+    path: str
+    row: str | None
+    column: str | None
+
+
+@dataclass(frozen=True)
+class Plate:
+    """A high-content screening plate (``plate``): rows and columns by name, in order, and its wells."""
+
+    name: str | None
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    wells: tuple[PlateWell, ...]
+    #: The most fields of view any well has, where declared.
+    field_count: int | None = None
+    acquisitions: int = 0
+
+
+@dataclass(frozen=True)
+class WellField:
+    """One field of view of a well (``well.images``): its image group's path below the well."""
+
+    path: str
+    acquisition: int | None = None
+
+
+@dataclass(frozen=True)
 class OmeImage:
-    """What one group's OME metadata says: its version, images, channels, labels."""
+    """What one group's OME metadata says: its version, images, channels, labels, and
+    for a plate or a well their structure."""
 
     version: str | None
     multiscales: tuple[OmeMultiscale, ...] = ()
     channels: tuple[Channel, ...] = ()
-    #: Paths of label images (the ``labels`` group's list).
+    #: Paths of label images (the ``labels`` group's list), relative to that group.
     labels: tuple[str, ...] = ()
     #: "image", "labels", "plate", "well", "bioformats2raw" or "label image".
     kind: str = "image"
-    #: Plate: number of rows, columns and wells; well: number of fields (images).
-    counts: tuple[tuple[str, int], ...] = ()
+    plate: Plate | None = None
+    #: A well's fields of view.
+    fields: tuple[WellField, ...] = ()
+    #: A label image's source image (``image-label.source.image``), relative to it: "../../" by default.
+    label_source: str | None = None
 
 
 def ome_attributes(attributes: dict[str, Any] | None) -> tuple[tuple[str, ...], dict[str, Any]] | None:
@@ -120,22 +154,19 @@ def parse_ome(attributes: dict[str, Any] | None) -> OmeImage | None:
                         for i, m in enumerate(_list(ome, "multiscales", prefix)))
     channels = _channels(ome.get("omero"), (*prefix, "omero"))
     labels = tuple(_string(v, (*prefix, "labels", i)) for i, v in enumerate(_list(ome, "labels", prefix)))
-    kind, counts = "image", ()
+    kind, plate, fields, label_source = "image", None, (), None
     if "plate" in ome:
-        kind, counts = "plate", _plate_counts(ome["plate"], (*prefix, "plate"))
+        kind, plate = "plate", _plate(ome["plate"], (*prefix, "plate"))
     elif "well" in ome:
-        images = ome["well"].get("images") if isinstance(ome["well"], dict) else None
-        if not isinstance(images, list):
-            raise OmeError((*prefix, "well", "images"), f"well.images must be a list, got {short(images)}")
-        kind, counts = "well", (("fields", len(images)),)
+        kind, fields = "well", _fields(ome["well"], (*prefix, "well"))
     elif "image-label" in ome:
-        kind = "label image"
+        kind, label_source = "label image", _label_source(ome["image-label"], (*prefix, "image-label"))
     elif "bioformats2raw.layout" in ome:
         kind = "bioformats2raw"
     elif labels and not multiscales:
         kind = "labels"
     return OmeImage(version=version, multiscales=multiscales, channels=channels, labels=labels, kind=kind,
-                    counts=counts)
+                    plate=plate, fields=fields, label_source=label_source)
 
 
 def declared_version(prefix: tuple[str, ...], ome: dict[str, Any]) -> Any:
@@ -252,13 +283,64 @@ def _channels(omero: Any, pointer: tuple[str, ...]) -> tuple[Channel, ...]:
     return tuple(out)
 
 
-def _plate_counts(plate: Any, pointer: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+def _names(plate: dict[str, Any], key: str, pointer: tuple[str, ...]) -> tuple[str, ...]:
+    value = plate.get(key)
+    if not isinstance(value, list):
+        raise OmeError((*pointer, key), f"plate.{key} must be a list, got {short(value)}")
+    names = []
+    for i, item in enumerate(value):
+        name = item.get("name") if isinstance(item, dict) else None
+        if not isinstance(name, str):
+            raise OmeError((*pointer, key, i), f"a plate {key[:-1]} needs a name, got {short(item)}")
+        names.append(name)
+    return tuple(names)
+
+
+def _index(names: tuple[str, ...], value: Any) -> str | None:
+    return names[value] if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names) else None
+
+
+def _plate(plate: Any, pointer: tuple[str, ...]) -> Plate:
     if not isinstance(plate, dict):
         raise OmeError(pointer, f"plate must be an object, got {short(plate)}")
-    counts = []
-    for key in ("rows", "columns", "wells"):
-        value = plate.get(key)
-        if not isinstance(value, list):
-            raise OmeError((*pointer, key), f"plate.{key} must be a list, got {short(value)}")
-        counts.append((key, len(value)))
-    return tuple(counts)
+    rows, columns = _names(plate, "rows", pointer), _names(plate, "columns", pointer)
+    raw = plate.get("wells")
+    if not isinstance(raw, list):
+        raise OmeError((*pointer, "wells"), f"plate.wells must be a list, got {short(raw)}")
+    wells = []
+    for i, well in enumerate(raw):
+        path = well.get("path") if isinstance(well, dict) else None
+        if not isinstance(path, str) or not path:
+            raise OmeError((*pointer, "wells", i), f"a well needs a path, got {short(well)}")
+        # 0.4 gives indexes; 0.1-0.3 only the path "row/column"
+        row, column = _index(rows, well.get("rowIndex")), _index(columns, well.get("columnIndex"))
+        if row is None and column is None and path.count("/") == 1:
+            row, column = path.split("/")
+        wells.append(PlateWell(path, row, column))
+    name, field_count, acquisitions = plate.get("name"), plate.get("field_count"), plate.get("acquisitions")
+    return Plate(name=name if isinstance(name, str) else None, rows=rows, columns=columns, wells=tuple(wells),
+                 field_count=field_count if isinstance(field_count, int) and not isinstance(field_count, bool) else None,
+                 acquisitions=len(acquisitions) if isinstance(acquisitions, list) else 0)
+
+
+def _fields(well: Any, pointer: tuple[str, ...]) -> tuple[WellField, ...]:
+    images = well.get("images") if isinstance(well, dict) else None
+    if not isinstance(images, list):
+        raise OmeError((*pointer, "images"), f"well.images must be a list, got {short(images)}")
+    out = []
+    for i, image in enumerate(images):
+        path = image.get("path") if isinstance(image, dict) else None
+        if not isinstance(path, str) or not path:
+            raise OmeError((*pointer, "images", i), f"a field of view needs a path, got {short(image)}")
+        acquisition = image.get("acquisition")
+        out.append(WellField(path, acquisition if isinstance(acquisition, int) and not isinstance(acquisition, bool)
+                             else None))
+    return tuple(out)
+
+
+def _label_source(label: Any, pointer: tuple[str, ...]) -> str:
+    source = label.get("source") if isinstance(label, dict) else None
+    image = source.get("image", "../../") if isinstance(source, dict) else "../../"
+    if not isinstance(image, str):
+        raise OmeError((*pointer, "source", "image"), f"the source image must be a path, got {short(image)}")
+    return image

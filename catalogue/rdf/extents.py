@@ -57,6 +57,7 @@ from catalogue.model.extents import (
 )
 from catalogue.model.nodes import Hierarchy
 from catalogue.rdf.convert import Triple
+from catalogue.rdf.ome import ome_triples
 from catalogue.rdf.vocabulary import ZARR
 
 __all__ = [
@@ -83,7 +84,7 @@ LOCN = Namespace("http://www.w3.org/ns/locn#")
 #: The predicates that hang an extent or a pyramid off a node: what a harvest replaces.
 NODE_PREDICATES = (
     DCTERMS.spatial, DCTERMS.temporal, DCAT.spatialResolutionInMeters, DCAT.temporalResolution,
-    ZARR.crs, ZARR.crsWkt, ZARR.crsName, ZARR.nativeBbox, ZARR.extentSource, ZARR.multiscales,
+    ZARR.crs, ZARR.crsWkt, ZARR.crsName, ZARR.nativeBbox, ZARR.extentSource, ZARR.multiscales, ZARR.ome,
 )
 
 
@@ -166,7 +167,8 @@ def multiscales_triples(h: Hierarchy, pyramid: Multiscales) -> list[Triple]:
 
 
 def hierarchy_extent_triples(h: Hierarchy, extents: HierarchyExtents) -> list[Triple]:
-    """Every extent and pyramid of a harvested hierarchy, for nodes that are in it."""
+    """Every extent, pyramid and OME-Zarr structure (:mod:`.ome`) of a harvested
+    hierarchy, for nodes that are in it."""
     out: list[Triple] = []
     for path, extent in sorted(extents.nodes.items()):
         if path in h.nodes and not extent.empty:
@@ -174,6 +176,9 @@ def hierarchy_extent_triples(h: Hierarchy, extents: HierarchyExtents) -> list[Tr
     for _path, pyramid in sorted(extents.multiscales.items()):
         if pyramid.path in h.nodes:
             out += multiscales_triples(h, pyramid)
+    for path, image in sorted(extents.ome.items()):
+        if path in h.nodes:
+            out += ome_triples(h, path, image)
     return out
 
 

@@ -85,3 +85,15 @@ def test_vocab_command_prints_the_ontology():
         result = CliRunner().invoke(main, ["vocab", "--format", fmt], catch_exceptions=False)
         assert result.exit_code == 0
         assert len(Graph().parse(data=result.stdout, format=parse_as)) == len(ontology())
+
+
+def test_every_term_the_code_writes_is_in_the_ontology():
+    """``ZARR.name`` in the package's source: each one defined (with label and comment, above)."""
+    import re
+
+    from tests.support.paths import REPO
+
+    used = {name for path in (REPO / "catalogue").rglob("*.py")
+            for name in re.findall(r"\bZARR\.([A-Za-z_]\w*)", path.read_text(encoding="utf-8"))}
+    defined = {str(s)[len(str(ZARR)):] for s in ontology().subjects(RDF.type, None) if str(s).startswith(str(ZARR))}
+    assert used and used - {"term"} <= defined, sorted(used - defined)

@@ -82,6 +82,15 @@ def test_images_are_pyramids_with_axes_units_and_physical_sizes(images, version,
         label = graph.value(URIRef(f"{url}/labels/cells"), ZARR.multiscales)
         linked = {graph.value(level, ZARR.levelNode) for level in graph.objects(label, ZARR.level)}
         assert len(linked) >= 2 and linked == {URIRef(f"{url}/labels/cells/s{i}") for i in range(len(linked))}
+        # the image links to its label image, which links back to the image it segments
+        ome = graph.value(URIRef(url), ZARR.ome)
+        assert (ome, RDF.type, ZARR.OmeImage) in graph
+        links = [(str(graph.value(i, ZARR.labelPath)), graph.value(i, ZARR.labelNode))
+                 for i in graph.objects(ome, ZARR.labelImage)]
+        assert links == [("labels/cells", URIRef(f"{url}/labels/cells"))]
+        label_ome = graph.value(URIRef(f"{url}/labels/cells"), ZARR.ome)
+        assert (label_ome, RDF.type, ZARR.LabelImage) in graph
+        assert graph.value(label_ome, ZARR.sourceImage) == URIRef(url)
         # the catalogue's model reads it back
         pyramid = cat.multiscales(url)
         assert pyramid is not None and pyramid.axis_units[1] == "micrometer" and pyramid.channels == ("DAPI", "GFP")
@@ -170,6 +179,30 @@ def test_plate_and_well_from_the_spec_examples(tmp_path):
         group.attrs["well"] = {"version": "0.4", "images": [{"path": "0", "acquisition": 1}]}
     report = validate_store(str(tmp_path / "plate.ome.zarr"))
     assert [f.one_line() for f in report.findings if f.severity != "info"] == []
+    field = zarr.open_group(str(tmp_path / "plate.ome.zarr" / "A" / "1" / "0"), mode="w", zarr_format=2)
+    field.attrs["multiscales"] = [{"version": "0.4", "axes": [{"name": "y", "type": "space"}, {"name": "x", "type": "space"}],
+                                   "datasets": [{"path": "0", "coordinateTransformations": [{"type": "scale", "scale": [1, 1]}]}]}]
+    field.create_array("0", shape=(4, 4), dtype="uint8")
+    # In the graph: plate -> wells (row, column) -> fields of view -> images, walked by SPARQL
+    url = (tmp_path / "plate.ome.zarr").as_uri()
+    with catalogue.open(str(tmp_path / "plate.db")) as cat:
+        for _ in range(2):  # a re-harvest replaces the structure, not adds to it
+            cat.harvest(str(tmp_path / "plate.ome.zarr"), full=True)
+        rows = cat.query(f"""
+            PREFIX zarr: <https://w3id.org/zarr-catalogue/vocab#>
+            SELECT ?name ?row ?column ?well ?image WHERE {{
+              <{url}> zarr:ome ?plate . ?plate a zarr:Plate ; zarr:plateName ?name ; zarr:well ?w .
+              ?w zarr:rowName ?row ; zarr:columnName ?column ; zarr:wellNode ?well .
+              OPTIONAL {{ ?well zarr:ome ?o . ?o a zarr:Well ; zarr:fieldOfView ?f . ?f zarr:fieldNode ?image }}
+            }} ORDER BY ?column""")
+        assert [tuple(str(v) if v is not None else None for v in r) for r in rows] == [
+            ("test", "A", "1", f"{url}/A/1", f"{url}/A/1/0"), ("test", "A", "2", f"{url}/A/2", None)]
+        counts = cat.query(f"""PREFIX zarr: <https://w3id.org/zarr-catalogue/vocab#>
+            SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{url}> {{ ?g zarr:ome ?o }} }}""")
+        assert int(next(iter(counts))[0]) == 4  # the plate, two wells, one image
+        (names,) = next(iter(cat.query(f"""PREFIX zarr: <https://w3id.org/zarr-catalogue/vocab#>
+            SELECT ?rows WHERE {{ <{url}> zarr:ome/zarr:columnNames ?rows }}""")))
+        assert json.loads(str(names)) == ["1", "2"]
     root.attrs["plate"] = {**plate["plate"], "wells": [{"path": "A/1"}]}  # rowIndex and columnIndex are required
     rules = _rules(validate_store(str(tmp_path / "plate.ome.zarr")))
     assert {r[0] for r in rules} >= {"ome.schema"}

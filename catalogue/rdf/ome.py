@@ -1,0 +1,99 @@
+"""The OME-Zarr structure of a hierarchy as triples: plates and their wells, wells and their
+fields of view, images and their label images.
+
+The group's attributes are in the graph already, whole (``zarr:attributes``); what this
+adds is the structure they declare, as links between catalogued nodes, so that a SPARQL
+query walks from a plate to the images of one well, or from an image to its
+segmentations, without parsing JSON. Each group with OME metadata gets one blank node
+under ``zarr:ome`` (typed by what the group is) carrying the rest; a harvest replaces it
+with the extents (``rdf.extents.NODE_PREDICATES``). Paths are kept as declared (relative
+to the group); ``zarr:*Node`` links are made only to nodes the hierarchy holds.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+
+from rdflib import RDF, BNode, Literal, URIRef
+
+from catalogue.model.nodes import Hierarchy
+from catalogue.model.ome import OmeError, OmeImage, parse_ome
+from catalogue.rdf.convert import Triple
+from catalogue.rdf.vocabulary import ZARR
+
+__all__ = ["CLASSES", "ome_triples"]
+
+#: The class of a group's ``zarr:ome`` node, by what its OME metadata makes it.
+CLASSES = {"image": ZARR.OmeImage, "plate": ZARR.Plate, "well": ZARR.Well, "label image": ZARR.LabelImage,
+           "labels": ZARR.LabelCollection, "bioformats2raw": ZARR.Bioformats2raw}
+
+
+def _node(h: Hierarchy, group: str, relative: str) -> URIRef | None:
+    """The catalogued node ``relative`` (a path as OME declares it) names from ``group``."""
+    joined = posixpath.normpath(posixpath.join(group, relative)) if relative else group
+    path = "" if joined == "." else joined.strip("/")
+    return URIRef(h.iri(path)) if path in h.nodes and not joined.startswith("..") else None
+
+
+def _link(out: list[Triple], h: Hierarchy, group: str, head: BNode, link: URIRef, path_p: URIRef, node_p: URIRef,
+          relative: str) -> BNode:
+    item = BNode()
+    out += [(head, link, item), (item, path_p, Literal(relative))]
+    target = _node(h, group, relative)
+    if target is not None:
+        out.append((item, node_p, target))
+    return item
+
+
+def ome_triples(h: Hierarchy, path: str, image: OmeImage) -> list[Triple]:
+    """The ``zarr:ome`` node of the group at ``path`` and what hangs off it."""
+    head = BNode()
+    group = URIRef(h.iri(path))
+    out: list[Triple] = [(group, ZARR.ome, head), (head, RDF.type, CLASSES.get(image.kind, ZARR.OmeImage))]
+    if image.version:
+        out.append((head, ZARR.conventionVersion, Literal(image.version)))
+    plate = image.plate
+    if plate is not None:
+        if plate.name:
+            out.append((head, ZARR.plateName, Literal(plate.name)))
+        for prop, names in ((ZARR.rowNames, plate.rows), (ZARR.columnNames, plate.columns)):
+            out.append((head, prop, Literal(json.dumps(list(names), ensure_ascii=False), datatype=RDF.JSON)))
+        if plate.field_count is not None:
+            out.append((head, ZARR.fieldCount, Literal(plate.field_count)))
+        if plate.acquisitions:
+            out.append((head, ZARR.acquisitionCount, Literal(plate.acquisitions)))
+        for well in plate.wells:
+            item = _link(out, h, path, head, ZARR.well, ZARR.wellPath, ZARR.wellNode, well.path)
+            for prop, name in ((ZARR.rowName, well.row), (ZARR.columnName, well.column)):
+                if name is not None:
+                    out.append((item, prop, Literal(name)))
+    for field in image.fields:
+        item = _link(out, h, path, head, ZARR.fieldOfView, ZARR.fieldPath, ZARR.fieldNode, field.path)
+        if field.acquisition is not None:
+            out.append((item, ZARR.acquisition, Literal(field.acquisition)))
+    # A labels group lists its label images; an image reaches them through its "labels" child.
+    if image.kind == "labels":
+        relatives = list(image.labels)
+    else:
+        relatives = [f"labels/{name}" for name in _listed_labels(h, posixpath.join(path, "labels") if path else "labels")]
+    for relative in relatives:
+        _link(out, h, path, head, ZARR.labelImage, ZARR.labelPath, ZARR.labelNode, relative)
+    if image.label_source is not None:
+        out.append((head, ZARR.sourceImagePath, Literal(image.label_source)))
+        source = _node(h, path, image.label_source)
+        if source is not None:
+            out.append((head, ZARR.sourceImage, source))
+    return out
+
+
+def _listed_labels(h: Hierarchy, labels_group: str) -> tuple[str, ...]:
+    """The label images an image's ``labels`` child group lists (none when it has none)."""
+    node = h.nodes.get(labels_group)
+    if node is None or node.kind != "group":
+        return ()
+    try:
+        found = parse_ome(node.attributes)
+    except OmeError:
+        return ()
+    return found.labels if found is not None else ()
