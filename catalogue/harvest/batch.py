@@ -142,7 +142,7 @@ def harvest_sources(
     place of its stores: :func:`~catalogue.harvest.discover.expand_sources`), then the
     stores a prune removed.
     """
-    from catalogue.harvest.discover import expand_sources
+    from catalogue.harvest.discover import expand_sources, vanished, vanished_versions
 
     limits = {k: options[k] for k in ("concurrency", "timeout", "retries") if options.get(k) is not None}
     catalogued = {s.graph for s in records.sources() if s.graph and s.outcome != "removed"}
@@ -156,29 +156,34 @@ def harvest_sources(
             on_result(result)
     batch = _harvest_entries(records, entries, strict, progress, on_result, jobs, open_records, overall, options)
     batch.results = failed + batch.results
+    wait = options.get("wait", False)
     for source, found in expanded.discoveries:
         batch.discovered.append(found)
         if source.prune:
-            batch.results += _prune(records, source, found, options.get("wait", False), on_result)
+            if not found.complete:
+                log.warning("%s: not pruned, the discovery was incomplete (%s)", source.label, found.unseen[0])
+                continue
+            batch.results += _prune(records, source, lambda graphs, s=source, f=found: vanished(s, f, graphs),
+                                    wait, on_result)
+    for source, repository, present in expanded.versioned:
+        batch.results += _prune(records, source, lambda graphs, r=repository, p=present: vanished_versions(
+            r, p, graphs), wait, on_result)
     return batch
 
 
-def _prune(records: RunRecords, source: Source, found: Any, wait: bool,
+def _prune(records: RunRecords, source: Source, candidates: Callable[[list[str]], list[str]], wait: bool,
            on_result: Callable[[SourceResult], None] | None) -> list[SourceResult]:
-    """Remove the graphs of the stores below ``source`` that its discovery no longer finds
-    and that are gone when asked again under their lock (:func:`~.discover.vanished`,
-    :func:`~.discover.is_gone`): never after an incomplete discovery, or one that found
-    nothing at all."""
-    from catalogue.harvest.discover import is_gone, vanished
+    """Remove the graphs ``candidates`` picks of the catalogued ones (the stores below a
+    discovering ``source`` that its discovery no longer finds, :func:`~.discover.vanished`;
+    the versions of an Icechunk repository no longer found, :func:`~.discover.vanished_versions`)
+    that are gone when asked again under their lock (:func:`~.discover.is_gone`)."""
+    from catalogue.harvest.discover import is_gone
     from catalogue.harvest.run import withdraw_source
 
-    if not found.complete:
-        log.warning("%s: not pruned, the discovery was incomplete (%s)", source.label, found.unseen[0])
-        return []
     sources = {s.graph: s.source for s in records.sources() if s.graph and s.outcome != "removed"}
     options = source.storage_options or None
     out = []
-    for iri in vanished(source, found, list(sources)):
+    for iri in candidates(list(sources)):
         entry = Source(url=sources[iri], name="")
         try:
             report = withdraw_source(records, sources[iri], iri, wait=wait,

@@ -40,7 +40,7 @@ from catalogue.storage.listing import Listing, list_folders
 from catalogue.storage.opening import open_store
 
 __all__ = ["DEFAULT_MAX_LISTINGS", "METADATA_NAMES", "SUFFIXES", "Discovery", "Expanded", "discover",
-           "expand_sources", "is_gone", "is_store_root", "vanished", "zarr_suffixed"]
+           "expand_sources", "is_gone", "is_store_root", "vanished", "vanished_versions", "zarr_suffixed"]
 
 log = logging.getLogger(__name__)
 
@@ -210,15 +210,20 @@ class Expanded:
     discoveries: list[tuple[Source, Discovery]] = field(default_factory=list)
     #: Sources whose discovery found nothing to harvest, with the error to report.
     failed: list[tuple[Source, CatalogueError]] = field(default_factory=list)
+    #: Each pruning Icechunk repository source: its URL and the IRIs of the versions found.
+    versioned: list[tuple[Source, str, set[str]]] = field(default_factory=list)
 
 
-def _versions(source: Source, repository: IcechunkAccess) -> list[Source]:
-    """An Icechunk repository's versions as sources (:mod:`catalogue.storage.icechunk`)."""
+def _versions(source: Source, repository: IcechunkAccess, out: Expanded) -> list[Source]:
+    """An Icechunk repository's versions as sources (:mod:`catalogue.storage.icechunk`);
+    for a pruning source, what a prune compares with goes to ``out.versioned``."""
     entries = []
     for version in repository.versions(source.history):
         url = f"{repository.repository_url}@{quote_path(version.ref)}"
         entries.append(replace(source, url=url, name=f"{source.name}@{version.ref}" if source.name else "",
                                discover=False, prune=False, history=0))
+    if source.prune:
+        out.versioned.append((source, repository.repository_url, {e.url for e in entries}))
     return entries
 
 
@@ -248,14 +253,14 @@ def expand_sources(sources: list[Source], *, max_document_bytes: int = DEFAULT_M
             if isinstance(store, IcechunkAccess):
                 # the repository named (not one of its versions): every branch and tag head
                 named = split_icechunk(source.url)
-                out.entries += _versions(source, store) if named and named[2] is None and not store.root \
+                out.entries += _versions(source, store, out) if named and named[2] is None and not store.root \
                     else [source]
                 continue
             root_is_node = None if store.url in catalogued else _root_is_node(store)
             if root_is_node is False and store.url.startswith("s3://") \
                     and {"refs", "snapshots"} <= set(store.child_folders("")):
                 out.entries += _versions(source, open_store(
-                    f"{store.url}@main", storage_options=source.storage_options or None, **options))
+                    f"{store.url}@main", storage_options=source.storage_options or None, **options), out)
                 continue
         except CatalogueError:
             out.entries.append(source)
@@ -339,6 +344,15 @@ def vanished(source: Source, found: Discovery, harvested: list[str]) -> list[str
             continue
         gone.append(iri)
     return sorted(gone)
+
+
+def vanished_versions(repository_url: str, present: set[str], harvested: list[str]) -> list[str]:
+    """The graphs of ``harvested`` that are versions of the Icechunk repository
+    (``REPOSITORY@REF``) and not among the versions found now (``present``): a deleted
+    branch or tag, a snapshot no longer in the history asked for. Candidates of a prune,
+    each still to be checked gone (:func:`is_gone`: a snapshot that still exists stays)."""
+    prefix = repository_url + "@"
+    return sorted(iri for iri in harvested if iri.startswith(prefix) and iri not in present)
 
 
 def is_gone(source: str, storage_options: dict[str, Any] | None = None) -> bool:

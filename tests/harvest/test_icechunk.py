@@ -143,6 +143,30 @@ def test_unchanged_versions_cost_one_look_and_a_new_commit_is_seen(repository, t
         cat.close()
 
 
+def test_a_deleted_branch_is_pruned_only_with_prune(repository, tmp_path):
+    from catalogue.harvest.sources import Source
+
+    copy = tmp_path / "copy.icechunk"
+    subprocess.run(["cp", "-r", str(repository), str(copy)], check=True)
+    url = copy.as_uri()
+    cat = catalogue.open(str(tmp_path / "c.db"))
+    try:
+        cat.harvest_sources([str(copy)])
+        _repo(copy).delete_branch("dev")
+        cat.harvest_sources([str(copy)])  # without prune: the version stays catalogued
+        assert {g for g, _n in cat.graphs()} == {f"{url}@main", f"{url}@dev", f"{url}@v1.0"}
+        report = cat.harvest_sources([Source(url=str(copy), prune=True)])
+        assert report.exit_code == 0, report.summary()
+        assert {g for g, _n in cat.graphs()} == {f"{url}@main", f"{url}@v1.0"}
+        removed = [r for r in report.as_json()["sources"] if r["outcome"] == "removed"]
+        assert [r["graph"] for r in removed] == [f"{url}@dev"]
+        # the dataset no longer lists the version
+        versions = cat.query(f"SELECT ?v WHERE {{ <{url}> <{DCAT.hasVersion}> ?v }}")
+        assert {str(v) for (v,) in versions} == {f"{url}@main", f"{url}@v1.0"}
+    finally:
+        cat.close()
+
+
 def test_history_catalogues_each_branchs_latest_snapshots(repository, tmp_path):
     db = str(tmp_path / "c.db")
     done = subprocess.run([CATALOGUE, "harvest", "--db", db, str(repository), "--history", "3"],
