@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from catalogue.errors import CatalogueError, UsageError
@@ -145,6 +145,9 @@ def harvest_sources(
     from catalogue.harvest.discover import expand_sources, vanished, vanished_versions
 
     limits = {k: options[k] for k in ("concurrency", "timeout", "retries") if options.get(k) is not None}
+    if options.get("storage_options"):  # the whole harvest's, for the entries without their own
+        entries = [e if e.storage_options else replace(e, storage_options=dict(options["storage_options"]))
+                   for e in entries]
     catalogued = {s.graph for s in records.sources() if s.graph and s.outcome != "removed"}
     expanded = expand_sources(entries, max_document_bytes=options.get("max_document_bytes",
                                                                       DEFAULT_MAX_DOCUMENT_BYTES),

@@ -203,6 +203,11 @@ def test_harvest_a_bucket_prefix_of_stores(s3, folder, sqlite_url):
         assert {f"s3://{bucket}/archive/{p}" for p in expected} <= graphs
         assert f"s3://{bucket}/archive/region2/implicit.zarr" in graphs
         assert len(batch.results) == len(expected) + 1
+    # The storage options given to the whole harvest (the API's keyword) reach the discovery too
+    with catalogue.open(sqlite_url + "-2") as cat:
+        batch = cat.harvest_sources([f"s3://{bucket}/archive/region0"], storage_options=s3.storage_options)
+        assert batch.exit_code == 0, [r.error for r in batch.results if r.error]
+        assert {f"s3://{bucket}/archive/{p}" for p in expected if p.startswith("region0/")} <= _graphs(cat)
 
 
 @pytest.fixture
