@@ -71,8 +71,11 @@ def render_table(result: Result, out: IO[str]) -> None:
     graph = Graph()
     bind_prefixes(graph)
     ns = graph.namespace_manager
-    names = [str(v) for v in (result.vars or [])]
-    rows = [[_cell(row[i], ns).replace("\n", "\\n") for i in range(len(names))] for row in result]
+    variables = list(result.vars or [])
+    names = [str(v) for v in variables]
+    # From the bindings, not by iterating: rdflib's iteration leaves out a solution that
+    # binds nothing (OPTIONAL of no match), which is a solution all the same.
+    rows = [[_cell(b.get(v), ns).replace("\n", "\\n") for v in variables] for b in result.bindings]
     widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
     out.write("  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True)).rstrip() + "\n")
     out.write("  ".join("-" * w for w in widths) + "\n")

@@ -39,6 +39,14 @@ def test_query_table_is_the_default(db):
     assert code == 0 and out.splitlines()[0].split() == ["a", "dt"] and out.rstrip().endswith("rows)")
 
 
+def test_a_solution_that_binds_nothing_is_a_row(db):
+    """OPTIONAL of no match: one solution, ?x unbound (rdflib's iteration would drop it)."""
+    code, out, _ = run("query", "SELECT ?x WHERE { OPTIONAL { <urn:nobody> <urn:p> ?x } }", "--db", db)
+    assert code == 0 and out.rstrip().endswith("(1 row)"), out
+    _, out, _ = run("query", "SELECT ?x WHERE { OPTIONAL { <urn:nobody> <urn:p> ?x } }", "--db", db, "--format", "json")
+    assert json.loads(out)["results"]["bindings"] == [{}]
+
+
 def test_query_formats(db):
     _, out, _ = run("query", ARRAYS, "--db", db, "--format", "json")
     data = json.loads(out)

@@ -122,6 +122,10 @@ class VarRef:
         return self.id is not None
 
 
+#: One row and no variables: the join identity, what a group with nothing in it matches.
+_UNIT = "(SELECT 1 AS one) AS unit_"
+
+
 @dataclass
 class Block:
     """A flat ``SELECT`` under construction.
@@ -151,9 +155,11 @@ class Block:
         )
 
     def add_item(self, source: str, on: str | None = None, *, left: bool = False) -> None:
+        if not self.items and left:
+            # A group that starts with OPTIONAL: the optional part joins the one empty
+            # solution (SPARQL's join identity), as the block with no items stands for.
+            self.items.append(("", _UNIT, None))
         if not self.items:
-            if left:
-                raise AssertionError("a block cannot start with a LEFT JOIN")
             self.items.append(("", source, None))
             if on:
                 self.where.append(on)
@@ -162,7 +168,7 @@ class Block:
 
     def from_sql(self) -> str:
         if not self.items:
-            return "(SELECT 1 AS one) AS unit_"
+            return _UNIT
         out = []
         for join, source, on in self.items:
             if not join:

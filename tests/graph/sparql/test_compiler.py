@@ -51,6 +51,10 @@ def _fill(ds: Dataset) -> None:
 
 
 COMPILED = [
+    # a group that starts with OPTIONAL: the optional part joins the one empty solution
+    "SELECT ?x WHERE { OPTIONAL { :nobody :p ?x } }",
+    "SELECT ?s ?o WHERE { OPTIONAL { ?s :p ?o } }",
+    "SELECT ?s ?o ?n WHERE { OPTIONAL { ?s :p ?o } OPTIONAL { ?s :name ?n } }",
     "SELECT ?a WHERE { ?a :type :Array }",
     "SELECT ?a ?t WHERE { ?a :type :Array ; :title ?t FILTER(regex(?t, 'temp', 'i')) }",
     "SELECT ?a ?t WHERE { ?a :title ?t FILTER(regex(?t, '^sal.*[0-4]$')) }",
@@ -141,10 +145,8 @@ def catalogue_ds(module_db_url: str) -> Iterator[Dataset]:
 def _rows(result) -> list[dict[str, object]]:
     if result.type == "ASK":
         return [{"ask": result.askAnswer}]
-    return [
-        {str(k): v for k, v in zip(result.vars, row, strict=True) if v is not None}
-        for row in result
-    ]
+    # From the bindings: iterating an rdflib result leaves out solutions that bind nothing.
+    return [{str(k): b[k] for k in result.vars if b.get(k) is not None} for b in result.bindings]
 
 
 def _run(ds: Dataset, query: str) -> tuple[list[dict[str, object]], list[ExplainEntry]]:
