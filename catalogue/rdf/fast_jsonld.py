@@ -255,6 +255,10 @@ class _Conversion:
         self.indexed: set[str] = set()  # node ids given an @index (pyld fails on a second)
         self.iris: dict[str, URIRef] = {}
         self.literals: dict[tuple[str, str], Literal] = {}
+        # The same JSON values recur (shapes, chunk sizes, data types): their literal by
+        # (type, value, datatype), before the lexical form is even worked out. The type
+        # keeps True and 1, 1 and 1.0 apart; a NaN never finds itself, and is worked out.
+        self.by_value: dict[tuple[type, Any, str | None], Literal] = {}
 
     def iri(self, iri: str) -> URIRef:
         term = self.iris.get(iri)
@@ -263,6 +267,14 @@ class _Conversion:
         return term
 
     def literal(self, value: Any, datatype: str | None) -> Literal:
+        seen = (value.__class__, value, datatype)
+        term = self.by_value.get(seen)
+        if term is not None:
+            return term
+        term = self.by_value[seen] = self._literal(value, datatype)
+        return term
+
+    def _literal(self, value: Any, datatype: str | None) -> Literal:
         try:
             key = lexical(value, datatype)
         except OverflowError as exc:  # an integer beyond a double: pyld fails the same way, let it
