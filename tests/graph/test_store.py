@@ -350,6 +350,20 @@ def test_a_blank_node_stored_before_is_one_term_and_a_colliding_one_is_refused(s
     assert len(g) == 3
 
 
+def test_new_terms_are_numbered_predicates_then_classes_then_graphs_then_the_rest(sql_store):
+    """The terms in most quads get the smallest ids (SQLite stores small integers in fewer
+    bytes), each group in order of first appearance."""
+    from rdflib import RDF
+
+    if sql_store.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL numbers terms by its own sequence")
+    g = Graph(sql_store, identifier=G1)
+    sql_store.addN([(EX.a, EX.p2, Literal("x"), g), (EX.a, RDF.type, EX.C, g), (EX.b, EX.p1, EX.a, g)])
+    sql_store.commit()
+    ids = {n: sql_store._lookup_term_id(n) for n in (EX.p2, RDF.type, EX.p1, EX.C, G1, EX.a, Literal("x"), EX.b)}
+    assert sorted(ids, key=ids.get) == [EX.p2, RDF.type, EX.p1, EX.C, G1, EX.a, Literal("x"), EX.b]
+
+
 # ------------------------------------------------------------- add / remove
 
 

@@ -10,6 +10,7 @@ for how long each cache stays right).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import Final, cast
 
@@ -208,24 +209,18 @@ def _resolve_slots(
     appearance: the terms that recur in most quads get the smallest ids, which
     SQLite stores in the fewest bytes.
     """
-    unresolved = [slot for slot, tid in enumerate(slot_ids) if tid is None]
     predicates = {row[2] for row in local_rows}
     classes = {row[3] for row in local_rows if row[2] == type_slot}
     graph_slots = {row[0] for row in local_rows}
-
-    def rank(slot: int) -> int:
-        if slot in predicates:
-            return 0
-        if slot in classes:
-            return 1
-        if slot in graph_slots:
-            return 2
-        return 3
+    ranked: tuple[list[int], ...] = ([], [], [], [])  # each in order of first appearance
+    for slot, tid in enumerate(slot_ids):
+        if tid is None:
+            ranked[0 if slot in predicates else 1 if slot in classes else 2 if slot in graph_slots else 3].append(slot)
 
     # hash -> (node, content), in id-assignment order; slots -> hash
     pending: dict[int, tuple[Node, TermRow]] = {}
     slot_hashes: list[tuple[int, int]] = []
-    for slot in sorted(unresolved, key=rank):  # stable: first appearance within a rank
+    for slot in itertools.chain.from_iterable(ranked):
         node = nodes[slot]
         term_hash, kind, value, datatype, lang = encode(node)
         content = (kind, value, datatype, lang)
