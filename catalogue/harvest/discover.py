@@ -4,7 +4,10 @@ Data centres keep thousands of stores under one directory or prefix. A SOURCE wh
 holds no metadata document is searched breadth-first, one concurrent listing per level
 (:func:`catalogue.storage.listing.list_folders`): a folder holding ``zarr.json``,
 ``.zgroup``, ``.zarray`` or ``.zmetadata`` is a store root, and is not descended into
-(its nodes are its own harvest's business, and its chunk folders cost nothing).
+(its nodes are its own harvest's business, and its chunk folders cost nothing). A
+``.json`` file in a folder that is not a store is a kerchunk reference set when its
+first 64 KB name a Zarr document as a key (:func:`looks_like_references`); parquet
+reference folders hold ``.zmetadata`` and are found as stores.
 
 **Implicit roots.** Some v3 writers leave the root of a store without a document while
 its children have theirs. A folder whose name ends in a Zarr suffix (:data:`SUFFIXES`:
@@ -40,7 +43,7 @@ from catalogue.storage.listing import Listing, list_folders
 from catalogue.storage.opening import open_store
 
 __all__ = ["DEFAULT_MAX_LISTINGS", "METADATA_NAMES", "SUFFIXES", "Discovery", "Expanded", "discover",
-           "expand_sources", "is_gone", "is_store_root", "vanished", "vanished_versions", "zarr_suffixed"]
+           "expand_sources", "is_gone", "is_store_root", "looks_like_references", "reference_candidates", "vanished", "vanished_versions", "zarr_suffixed"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,29 @@ DEFAULT_MAX_LISTINGS: Final = 10_000
 def zarr_suffixed(path: str) -> bool:
     """Whether the last part of ``path`` ends in a Zarr suffix (``.ome.zarr`` included)."""
     return posixpath.basename(path.rstrip("/")).lower().endswith(SUFFIXES)
+
+
+#: What is read of each ``.json`` file met, to tell a kerchunk reference set from other JSON.
+REFERENCE_HEAD: Final = 65_536
+#: Keys only a reference set's mapping holds at its top (version 0) or in its ``refs`` (1).
+_REFERENCE_KEYS: Final = tuple(f'"{name}"'.encode() for name in (V2_GROUP, V2_ARRAY, V3_DOCUMENT, ".zattrs"))
+
+
+def reference_candidates(path: str, listing: Listing) -> list[str]:
+    """The ``.json`` files of a folder that is not a store (``zarr.json`` excepted): what a
+    kerchunk reference set is named (:mod:`catalogue.storage.references`)."""
+    return [f"{path}/{name}" if path else name for name in listing.files
+            if name.lower().endswith(".json") and name != V3_DOCUMENT]
+
+
+def looks_like_references(head: bytes | None) -> bool:
+    """Whether the start of a JSON file is a kerchunk reference set's: an object whose
+    first :data:`REFERENCE_HEAD` bytes name a Zarr metadata document as a key (a GeoJSON,
+    a STAC item or a notebook never does). The harvest then reads it whole, and refuses
+    it in one line if it is not one after all."""
+    if not head or not head.lstrip().startswith(b"{"):
+        return False
+    return any(key + b":" in head or key + b" :" in head for key in _REFERENCE_KEYS)
 
 
 def is_store_root(listing: Listing) -> bool:
@@ -138,6 +164,8 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
     #: a symlink to one already met (a loop, or a second name of a folder) is not followed,
     #: so that no store is found twice under two names.
     level: list[str] = [""]
+    #: ``.json`` files met in folders that are not stores: reference sets, perhaps.
+    candidates: list[str] = []
     root = store.real_location("")
     met: set[str] = {root} if root is not None else set()
     while level:
@@ -161,6 +189,8 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
                 continue
             if path and zarr_suffixed(path):
                 pending.add(path)
+            elif scope.descends(path):
+                candidates += [c for c in reference_candidates(path, listing) if not scope.excluded(c)]
             # A pending folder's own folders are listed even past the depth limit: whether
             # it is an implicit root is decided by them, as the reader decides it.
             if not scope.descends(path) and path not in pending:
@@ -183,6 +213,7 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
                                                             "the listed ones not listed", 1)
             break
         level = below
+    stores.update(_reference_sets(store, candidates, found))
     # A store directly in a pending folder makes that folder an implicit root (the reader
     # reads such a root's own folders, as here); deeper stores stay stores of their own.
     for path in sorted(stores):
@@ -198,6 +229,30 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
             found.excluded += 1
     found.implicit &= set(found.stores)
     return found
+
+
+def _reference_sets(store: StoreAccess, candidates: list[str], found: Discovery) -> list[str]:
+    """Those of ``candidates`` whose start looks like a reference set's; a file that cannot
+    be read makes the discovery incomplete (so that nothing is pruned on its account)."""
+    if not candidates:
+        return []
+    starts, ends = [0] * len(candidates), [REFERENCE_HEAD] * len(candidates)
+    try:
+        heads: list[bytes | CatalogueError | None] = list(store.read_ranges(candidates, starts, ends))
+    except CatalogueError:  # one failed: each on its own, to tell which
+        heads = []
+        for key in candidates:
+            try:
+                heads.append(store.read_ranges([key], [0], [REFERENCE_HEAD])[0])
+            except CatalogueError as exc:
+                heads.append(exc)
+    out = []
+    for key, head in zip(candidates, heads, strict=True):
+        if isinstance(head, CatalogueError):
+            found.unseen.append(str(head))
+        elif looks_like_references(head):
+            out.append(key)
+    return out
 
 
 # ------------------------------------------------------------------ sources

@@ -137,6 +137,32 @@ def test_reference_sets_are_harvested_as_stores(refs, db_url, expected):
         cat.close()
 
 
+def test_reference_files_in_a_folder_of_stores_are_discovered(refs, tmp_path):
+    """JSON reference sets (versions 0 and 1) and parquet folders below a folder that is no
+    store are found by discovery, beside a Zarr store; other JSON files are not taken for
+    reference sets, and a prune removes a reference set that is gone."""
+    import shutil
+
+    from catalogue.harvest.sources import Source
+
+    folder = tmp_path / "archive"
+    shutil.copytree(refs, folder / "refs")
+    (folder / "notes.json").write_text(json.dumps({"type": "FeatureCollection", "features": []}))
+    (folder / "refs" / "big.json").write_text(json.dumps({"title": "x" * 100_000, "zarr.json": "late"}))
+    zarr = pytest.importorskip("zarr")
+    zarr.open_group(str(folder / "plain.zarr"), mode="w", zarr_format=3).attrs["title"] = "plain"
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        report = cat.harvest_sources([Source(url=str(folder), prune=True)])
+        assert report.exit_code == 0, report.summary()
+        graphs = {g for g, _n in cat.graphs()}
+        base = (folder / "refs").as_uri()
+        assert graphs == {f"{base}/{n}" for n in ("air0.json", "air1_v0.json", "combined.json", "combined.parq",
+                                                  "inline.parq")} | {(folder / "plain.zarr").as_uri()}
+        (folder / "refs" / "air1_v0.json").unlink()
+        cat.harvest_sources([Source(url=str(folder), prune=True)])
+        assert f"{base}/air1_v0.json" not in {g for g, _n in cat.graphs()}
+
+
 def test_resolve_gives_each_chunks_archive_and_byte_range(refs, tmp_path):
     cat = catalogue.open(str(tmp_path / "c.db"))
     try:
