@@ -10,6 +10,7 @@ the package that owns the work, so that a user finds every operation on one obje
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -503,6 +504,15 @@ class Catalogue:
             job.store = self._chunk_store(job.layout, storage_options)
         except Exception as exc:  # a layout or store the reader cannot use: said in the picture
             job.refusal = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return job
+        if len(job.layout.shape) >= 2:
+            from catalogue.rdf.coordinates import latitude_coordinate
+
+            latitude = latitude_coordinate(graph, target, -2)
+            if latitude is not None:
+                with contextlib.suppress(Exception):  # a latitude that cannot be read: drawn as stored
+                    job.latitude = self.layout(latitude)
+                    job.latitude_store = self._chunk_store(job.latitude, storage_options)
         return job
 
     def preview(self, iri: str, *, max_bytes: int | None = None,

@@ -162,6 +162,11 @@ class PreviewJob:
     store: StoreAccess | None = None
     units: str | None = None
     refusal: str | None = None
+    #: The latitude coordinate along the drawn rows, where there is one: a plane whose
+    #: latitudes increase down the rows (south first, as many models write them) is
+    #: turned so that north is up, as on a map.
+    latitude: ArrayLayout | None = None
+    latitude_store: StoreAccess | None = None
 
     def draw(self) -> Quicklook:
         """Read within the budget and draw; a placeholder saying why for anything that fails."""
@@ -179,5 +184,21 @@ class PreviewJob:
         title = f"{self.name} [{got.selection}]" + (" (coarsest level)" if self.coarsest else "")
         if got.values.ndim == 0:
             return Quicklook(placeholder_png(f"{self.name} is a scalar: {got.values!r}"[:120]), placeholder=True)
-        draw = plane_png if got.values.ndim >= 2 else line_png
-        return Quicklook(draw(got.values, fill=self.layout.fill_value, title=title, units=self.units))
+        if got.values.ndim >= 2:
+            values = got.values
+            if self._south_first():
+                values, title = values[::-1], title + " (north up)"
+            return Quicklook(plane_png(values, fill=self.layout.fill_value, title=title, units=self.units))
+        return Quicklook(line_png(got.values, fill=self.layout.fill_value, title=title, units=self.units))
+
+    def _south_first(self) -> bool:
+        """Whether the latitude coordinate increases along the rows (its first and last
+        values: two small reads); False when it cannot be told."""
+        lat, store = self.latitude, self.latitude_store
+        if lat is None or store is None or len(lat.shape) != 1 or lat.shape[0] < 2:
+            return False
+        try:
+            first, last = (float(read_selection(lat, store, (i,))) for i in (0, lat.shape[0] - 1))
+        except Exception:  # a coordinate that cannot be read: drawn as stored
+            return False
+        return first < last

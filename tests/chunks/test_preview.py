@@ -177,3 +177,35 @@ def test_the_web_route_and_the_portal(catalogued):
         assert client.get("/node/preview.png", params={"iri": f"{root.as_uri()}/nope"}).status_code == 404
         page = client.get("/browse", params={"iri": iri}).text
         assert "/node/preview.png?iri=" in page and 'alt="Quicklook of' in page
+
+
+def test_a_map_is_drawn_north_up_whichever_way_its_latitudes_run(tmp_path):
+    """Many models write latitudes south first: the rows are turned so that north is up,
+    as they are where the latitudes run north first already; without a latitude
+    coordinate the plane is drawn as stored."""
+    pictures = {}
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        for name, lat in (("south_first", np.linspace(-80, 80, 9)), ("north_first", np.linspace(80, -80, 9)),
+                          ("no_coordinate", np.linspace(-80, 80, 9))):
+            root = zarr.open_group(str(tmp_path / f"{name}.zarr"), mode="w", zarr_format=3)
+            dims = ("lat", "lon") if name != "no_coordinate" else ("y", "x")
+            if name != "no_coordinate":
+                coord = root.create_array("lat", shape=(9,), dtype="f8", dimension_names=("lat",))
+                coord[:] = lat
+                coord.attrs.update({"standard_name": "latitude", "units": "degrees_north"})
+            field = root.create_array("field", shape=(9, 12), chunks=(9, 12), dtype="f4", dimension_names=dims)
+            field[:] = np.repeat(lat[:, None], 12, axis=1).astype("f4")  # the value is the latitude
+            cat.harvest(str(tmp_path / f"{name}.zarr"))
+            pictures[name] = np.asarray(_picture(cat.preview(f"{(tmp_path / f'{name}.zarr').as_uri()}/field")))
+
+    def top_is_north(pixels) -> bool:
+        """The plane's top rows brighter than its bottom ones (viridis: high values, here
+        the northern latitudes, are yellow; low ones purple), down the middle column."""
+        column = pixels[:, pixels.shape[1] // 2]
+        white = (column[:, :3] == 255).all(axis=1)
+        top = int(np.argmin(white))                  # the first row of the plane, below the title
+        bottom = top + int(np.argmax(white[top:])) - 1  # its last, above the colour bar's margin
+        return int(column[top + 2, 1]) > int(column[bottom - 2, 1])
+
+    assert top_is_north(pictures["south_first"]) and top_is_north(pictures["north_first"])
+    assert not top_is_north(pictures["no_coordinate"])
