@@ -103,7 +103,8 @@ def main(verbose: int) -> None:
               help="Deepest store below a folder of stores (1: its own folders), else deepest node.")
 @click.option("--max-listings", type=click.IntRange(min=1), default=None,
               help="Folders listed at most to find the stores below a SOURCE that is not one (default 10,000).")
-@click.option("--prune", is_flag=True, help="Remove the graphs of stores below a folder of stores that are gone.")
+@click.option("--prune", is_flag=True, help="Remove the graphs of stores below a folder of stores, and of versions of an "
+              "Icechunk repository, that are gone.")
 @click.option("--no-discover", is_flag=True, help="Refuse a SOURCE that is not itself a Zarr store (no discovery).")
 @click.option("--history", type=click.IntRange(min=0), default=None, metavar="N",
               help="Icechunk repositories: also the N latest snapshots of each branch (default: branch and tag heads).")

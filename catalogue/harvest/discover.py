@@ -43,7 +43,8 @@ from catalogue.storage.listing import Listing, list_folders
 from catalogue.storage.opening import open_store
 
 __all__ = ["DEFAULT_MAX_LISTINGS", "METADATA_NAMES", "SUFFIXES", "Discovery", "Expanded", "discover",
-           "expand_sources", "is_gone", "is_store_root", "looks_like_references", "reference_candidates", "vanished", "vanished_versions", "zarr_suffixed"]
+           "expand_sources", "is_gone", "is_store_root", "looks_like_references", "reference_candidates",
+           "vanished", "vanished_versions", "zarr_suffixed"]
 
 log = logging.getLogger(__name__)
 
@@ -231,27 +232,32 @@ def discover(store: StoreAccess, *, include: tuple[str, ...] = (), exclude: tupl
     return found
 
 
+#: ``.json`` heads read at once (64 KB each: a folder of 100,000 STAC items is read in
+#: batches, each judged and let go).
+_HEADS_PER_READ: Final = 256
+
+
 def _reference_sets(store: StoreAccess, candidates: list[str], found: Discovery) -> list[str]:
-    """Those of ``candidates`` whose start looks like a reference set's; a file that cannot
-    be read makes the discovery incomplete (so that nothing is pruned on its account)."""
-    if not candidates:
-        return []
-    starts, ends = [0] * len(candidates), [REFERENCE_HEAD] * len(candidates)
-    try:
-        heads: list[bytes | CatalogueError | None] = list(store.read_ranges(candidates, starts, ends))
-    except CatalogueError:  # one failed: each on its own, to tell which
-        heads = []
-        for key in candidates:
-            try:
-                heads.append(store.read_ranges([key], [0], [REFERENCE_HEAD])[0])
-            except CatalogueError as exc:
-                heads.append(exc)
+    """Those of ``candidates`` whose start looks like a reference set's. A file that cannot
+    be read makes the discovery incomplete, so that nothing is pruned on its account."""
     out = []
-    for key, head in zip(candidates, heads, strict=True):
-        if isinstance(head, CatalogueError):
-            found.unseen.append(str(head))
-        elif looks_like_references(head):
-            out.append(key)
+    for start in range(0, len(candidates), _HEADS_PER_READ):
+        batch = candidates[start:start + _HEADS_PER_READ]
+        try:
+            heads: list[bytes | CatalogueError | None] = list(
+                store.read_ranges(batch, [0] * len(batch), [REFERENCE_HEAD] * len(batch)))
+        except CatalogueError:  # one failed: each on its own, to tell which
+            heads = []
+            for key in batch:
+                try:
+                    heads.append(store.read_ranges([key], [0], [REFERENCE_HEAD])[0])
+                except CatalogueError as exc:
+                    heads.append(exc)
+        for key, head in zip(batch, heads, strict=True):
+            if isinstance(head, CatalogueError):
+                found.unseen.append(str(head))
+            elif looks_like_references(head):
+                out.append(key)
     return out
 
 

@@ -43,7 +43,8 @@ def relaxed_collector() -> Iterator[None]:
         if _depth == 0:
             _saved = gc.get_threshold()
             young, *older = _saved
-            _relaxed = (max(young, YOUNG_THRESHOLD), *older)
+            # 0 is the collector switched off by the application: left so.
+            _relaxed = (max(young, YOUNG_THRESHOLD) if young else 0, *older)
             gc.set_threshold(*_relaxed)
         _depth += 1
     try:

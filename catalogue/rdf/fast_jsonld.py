@@ -257,7 +257,7 @@ class _Conversion:
         self.literals: dict[tuple[str, str], Literal] = {}
         # The same JSON values recur (shapes, chunk sizes, data types): their literal by
         # (type, value, datatype), before the lexical form is even worked out. The type
-        # keeps True and 1, 1 and 1.0 apart; a NaN never finds itself, and is worked out.
+        # keeps True and 1, 1 and 1.0 apart.
         self.by_value: dict[tuple[type, Any, str | None], Literal] = {}
 
     def iri(self, iri: str) -> URIRef:
@@ -267,7 +267,8 @@ class _Conversion:
         return term
 
     def literal(self, value: Any, datatype: str | None) -> Literal:
-        seen = (value.__class__, value, datatype)
+        # float.hex keeps 0.0 and -0.0 apart (equal as numbers, not as xsd:double texts)
+        seen = (value.__class__, value.hex() if value.__class__ is float else value, datatype)
         term = self.by_value.get(seen)
         if term is not None:
             return term

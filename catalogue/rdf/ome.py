@@ -30,7 +30,10 @@ CLASSES = {"image": ZARR.OmeImage, "plate": ZARR.Plate, "well": ZARR.Well, "labe
 
 
 def _node(h: Hierarchy, group: str, relative: str) -> URIRef | None:
-    """The catalogued node ``relative`` (a path as OME declares it) names from ``group``."""
+    """The catalogued node ``relative`` (a path as OME declares it) names from ``group``;
+    None for an absolute path (OME's paths are relative) or one above the hierarchy."""
+    if relative.startswith("/"):
+        return None
     joined = posixpath.normpath(posixpath.join(group, relative)) if relative else group
     path = "" if joined == "." else joined.strip("/")
     return URIRef(h.iri(path)) if path in h.nodes and not joined.startswith("..") else None

@@ -94,10 +94,10 @@ def _tsv_term(term: object) -> str:
 
 def render_tsv(result: Result, out: IO[str]) -> None:
     """SPARQL 1.1 Query Results TSV (rdflib ships no serializer for it)."""
-    names = [str(v) for v in (result.vars or [])]
-    out.write("\t".join(f"?{n}" for n in names) + "\n")
-    for row in result:
-        out.write("\t".join(_tsv_term(row[i]) for i in range(len(names))) + "\n")
+    variables = list(result.vars or [])
+    out.write("\t".join(f"?{v}" for v in variables) + "\n")
+    for b in result.bindings:  # not by iterating, which leaves out a solution binding nothing
+        out.write("\t".join(_tsv_term(b.get(v)) for v in variables) + "\n")
 
 
 def render(result: Result, out: IO[str], fmt: str | None) -> None:

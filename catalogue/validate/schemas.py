@@ -21,12 +21,15 @@ document it finds invalid, or cannot judge, goes through jsonschema, whose error
 valid document faster: where the two engines differ (Python's ``re`` and Rust's
 regexes on ``$`` before a newline, say), it must never call valid what jsonschema
 rejects, which ``tests/validate/test_fast_schemas.py`` checks on every shipped schema.
+Documents holding what only Python has (tuples, NaN, infinities, other types) and
+validators that assert formats are left to jsonschema.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections.abc import Iterator
 from functools import cache
@@ -128,7 +131,8 @@ def compiled_twin(validator: Draft7Validator | Draft202012Validator,
             return held[1]
     twin = None
     name = _RS_CLASSES.get(type(validator).__name__)
-    if name is not None:
+    # A validator asserting formats judges what the twin (formats off) would not.
+    if name is not None and getattr(validator, "format_checker", None) is None:
         import jsonschema_rs
 
         def refuse(uri: str) -> Any:
@@ -147,12 +151,33 @@ def compiled_twin(validator: Draft7Validator | Draft202012Validator,
 
 def _valid_by_twin(validator: Draft7Validator | Draft202012Validator, instance: Any) -> bool:
     twin = compiled_twin(validator)
-    if twin is None:
+    if twin is None or not _plain_json(instance):
         return False
     try:
         return bool(twin.is_valid(instance))
     except Exception:  # a value it cannot take (a huge integer?): jsonschema judges
         return False
+
+
+def _plain_json(instance: Any) -> bool:
+    """Whether ``instance`` is what a JSON text parses to, where the two engines agree:
+    no tuple (jsonschema-rs takes one for an array, jsonschema does not) and no NaN or
+    infinity (jsonschema-rs gives them no type at all, so ``not``/``if`` come out
+    differently). Anything else goes to jsonschema."""
+    stack = [instance]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+        elif kind is float:
+            if value != value or value in (math.inf, -math.inf):
+                return False
+        elif kind not in (str, int, bool) and value is not None:
+            return False
+    return True
 
 
 #: Errors of recently seen (schema, key, value) triples. The arrays of one

@@ -44,3 +44,14 @@ def test_nested_and_concurrent_harvests_restore_once_and_respect_a_change_made_m
         assert gc.get_threshold() == (1234, 5, 6)
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_collector_switched_off_stays_off():
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(0, 10, 10)
+        with relaxed_collector():
+            assert gc.get_threshold()[0] == 0
+        assert gc.get_threshold() == (0, 10, 10)
+    finally:
+        gc.set_threshold(*before)

@@ -359,7 +359,9 @@ def test_generated_node_objects_convert_to_pyld_triples(doc):
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_values_python_calls_equal_stay_apart_in_one_conversion():
     """The literal cache of a conversion is keyed by type and value: True and 1, 1 and 1.0,
-    0.0 and -0.0, two NaNs, "1" and 1 meet in one document and each gets pyld's literal."""
+    0.0 and -0.0 (which pyld writes as the integer 0 here; as doubles they would differ,
+    so the key keeps them apart), two NaNs, "1" and 1 meet in one document and each gets
+    pyld's literal."""
     values = [1, True, 1.0, 0.0, -0.0, False, 0, float("nan"), float("nan"), "1", "True", 1e21, 1e21]
     doc = {"@context": CATALOGUE_CONTEXT_IRI, "@graph": [
         {"@id": f"file:///s/a{i}", "fill_value": v, "zarr_format": v, "shape": [v, v]} for i, v in enumerate(values)]}

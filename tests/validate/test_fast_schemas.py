@@ -176,3 +176,24 @@ def test_where_the_engines_differ_jsonschema_has_the_last_word():
     wrong = document("EPSG 4326")
     assert [t for t, _k, _m in schema_errors(validator, wrong)] == [("attributes", "proj:code")]
     assert list(schema_errors(validator, wrong)) == list(schema_errors(validator, wrong, use_twin=False))
+
+
+def test_what_only_python_has_goes_to_jsonschema():
+    """jsonschema-rs takes a tuple for an array and gives NaN no type at all: such
+    documents are judged by jsonschema, so its errors are not lost."""
+    from jsonschema import Draft202012Validator
+
+    not_a_number = Draft202012Validator({"not": {"type": "number"}})
+    assert compiled_twin(not_a_number).is_valid(math.nan)  # the twin alone would pass it
+    assert list(schema_errors(not_a_number, math.nan)) != []
+    arrays = Draft202012Validator({"type": "object", "properties": {"shape": {"type": "array"}}})
+    assert compiled_twin(arrays).is_valid({"shape": (2, 3)})
+    assert [t for t, _k, _m in schema_errors(arrays, {"shape": (2, 3)})] == [("shape",)]
+
+
+def test_a_validator_asserting_formats_has_no_twin():
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    checking = Draft202012Validator({"type": "string", "format": "date"}, format_checker=FormatChecker())
+    assert compiled_twin(checking) is None
+    assert list(schema_errors(checking, "not a date")) != []

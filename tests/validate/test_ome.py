@@ -206,3 +206,28 @@ def test_plate_and_well_from_the_spec_examples(tmp_path):
     root.attrs["plate"] = {**plate["plate"], "wells": [{"path": "A/1"}]}  # rowIndex and columnIndex are required
     rules = _rules(validate_store(str(tmp_path / "plate.ome.zarr")))
     assert {r[0] for r in rules} >= {"ome.schema"}
+
+
+def test_structure_paths_stay_inside_the_hierarchy():
+    """OME paths are relative to the group declaring them: an absolute one, or one above
+    the hierarchy's root, links to no node (its text is kept)."""
+    from catalogue.model.nodes import Hierarchy, Location, Node
+    from catalogue.model.ome import parse_ome
+    from catalogue.rdf.ome import ome_triples
+
+    def group(path: str, attributes: dict) -> Node:
+        return Node(path=path, kind="group", zarr_format=2, documents={".zgroup": {"zarr_format": 2}, ".zattrs": attributes},
+                    locations={".zgroup": Location("x")})
+
+    plate = {"plate": {"version": "0.4", "rows": [{"name": "A"}], "columns": [{"name": "1"}],
+                       "wells": [{"path": "/A/1", "rowIndex": 0, "columnIndex": 0},
+                                 {"path": "../A/1", "rowIndex": 0, "columnIndex": 0},
+                                 {"path": "A/1", "rowIndex": 0, "columnIndex": 0}]}}
+    h = Hierarchy(url="file:///s.zarr", zarr_format=2, nodes={
+        "": group("", {}), "p": group("p", plate), "A": group("A", {}), "A/1": group("A/1", {}),
+        "p/A": group("p/A", {}), "p/A/1": group("p/A/1", {})})
+    triples = ome_triples(h, "p", parse_ome(h.nodes["p"].attributes))
+    linked = {str(o) for _s, p, o in triples if p == ZARR.wellNode}
+    assert linked == {"file:///s.zarr/p/A/1", "file:///s.zarr/A/1"}  # "../A/1" is inside; "/A/1" is not followed
+    paths = sorted(str(o) for _s, p, o in triples if p == ZARR.wellPath)
+    assert paths == ["../A/1", "/A/1", "A/1"]

@@ -66,9 +66,11 @@ class SQLiteDialect:
         inserted = conn.exec_driver_sql(_INSERT_TERMS, numbered).rowcount
         if inserted == len(rows):
             return {row[1]: row[0] for row in numbered}
-        # Otherwise some hash was stored meanwhile (impossible while this transaction
-        # holds the write lock); the caller reads all of them back by hash.
-        return {}
+        # Some hash was stored already (a blank node's label, written without a look-up
+        # first): the ids of the reserved range are the rows this insert wrote, since the
+        # transaction holds the write lock; the caller reads the others back by hash.
+        return {int(h): int(i) for h, i in conn.exec_driver_sql(
+            "SELECT hash, id FROM terms WHERE id >= ? AND id < ?", (first, first + len(rows)))}
 
     def lock_writers(self, conn: Connection, *, shared: bool = False, graph: str | None = None) -> None:
         pass  # the database's own write lock, taken by the store: one writer at a time

@@ -167,12 +167,16 @@ def _read_result(result: Result, form: str, cap: int | None) -> Answer:
         return Answer(form, graph=graph)
     variables = list(result.vars or [])
     rows: list[dict[Variable, Node]] = []
+    # The solutions as they stream (rdflib's iteration would leave out one that binds
+    # nothing, an OPTIONAL that matched nothing; it is a solution all the same).
+    pending = getattr(result, "_genbindings", None)
+    solutions = pending if pending is not None else result.bindings
     try:
-        for row in result:
+        for solution in solutions:
             check_deadline()
             if cap is not None and len(rows) >= cap:
                 raise _too_large(cap, "result rows")
-            rows.append({v: row[i] for i, v in enumerate(variables) if row[i] is not None})
+            rows.append({v: value for v in variables if (value := solution.get(v)) is not None})
     finally:
         # Close a half-read stream here, on the worker that owns the connection.
         pending = getattr(result, "_genbindings", None)

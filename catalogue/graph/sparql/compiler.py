@@ -413,6 +413,10 @@ class Compiler:
                 tid = -1
             inner = GraphScope("const", gid=tid)
         block = self.pattern(part.p, inner)
+        if inner.mode == "const":
+            # GRAPH <g> matches nothing unless <g> is a named graph of the dataset, even
+            # where its group needs no triple of it ({}, OPTIONAL, BIND): asked once.
+            block.where.append("1 = 0" if inner.gid == -1 else f"EXISTS (SELECT 1 FROM graphs WHERE id = {inner.gid})")
         if inner.mode == "var" and term not in block.vars:
             # The group matched nothing graph-dependent (e.g. only VALUES/BIND):
             # GRAPH ?g still ranges over the named graphs.

@@ -122,8 +122,14 @@ class VarRef:
         return self.id is not None
 
 
-#: One row and no variables: the join identity, what a group with nothing in it matches.
-_UNIT = "(SELECT 1 AS one) AS unit_"
+#: Aliases of the one-row table, unique within the process (so within any statement).
+_UNITS = itertools.count()
+
+
+def _unit() -> str:
+    """One row and no variables: the join identity, what a group with nothing in it
+    matches; each with an alias of its own (joined groups copy each other's items)."""
+    return f"(SELECT 1 AS one) AS unit_{next(_UNITS)}"
 
 
 @dataclass
@@ -158,7 +164,7 @@ class Block:
         if not self.items and left:
             # A group that starts with OPTIONAL: the optional part joins the one empty
             # solution (SPARQL's join identity), as the block with no items stands for.
-            self.items.append(("", _UNIT, None))
+            self.items.append(("", _unit(), None))
         if not self.items:
             self.items.append(("", source, None))
             if on:
@@ -168,7 +174,7 @@ class Block:
 
     def from_sql(self) -> str:
         if not self.items:
-            return _UNIT
+            return _unit()
         out = []
         for join, source, on in self.items:
             if not join:

@@ -122,6 +122,17 @@ SPEC = [
     ),
     # COUNT over an empty implicit group is 0, not unbound.
     ("SELECT (COUNT(?x) AS ?c) WHERE { ?x :nothing ?y }", [{"c": Literal(0)}]),
+    # GRAPH of an IRI that names no graph matches nothing, whatever its group (rdflib
+    # gives one empty solution); of a named graph, the group's solutions.
+    ("SELECT * WHERE { GRAPH :nograph { } }", []),
+    ("SELECT ?x WHERE { GRAPH :nograph { OPTIONAL { ?s :nothing ?x } } }", []),
+    ("SELECT ?x WHERE { GRAPH :g1 { OPTIONAL { ?s :nothing ?x } } }", [{}]),
+    # Groups that start with OPTIONAL, joined (each its own one-row table; rdflib
+    # evaluates the right side under the left's bindings and gives other rows).
+    ("SELECT ?x ?y WHERE { { OPTIONAL { :nobody :p ?x } } { OPTIONAL { :nobody :q ?y } } }", [{}]),
+    ("SELECT ?x ?y WHERE { OPTIONAL { :nobody :p ?x } { OPTIONAL { :nobody :q ?y } } }", [{}]),
+    ("SELECT ?x ?y WHERE { GRAPH :g1 { OPTIONAL { :nobody :p ?x } } GRAPH :g2 { OPTIONAL { :nobody :q ?y } } }",
+     [{}]),
 ]
 
 

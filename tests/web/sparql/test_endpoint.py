@@ -415,6 +415,19 @@ def test_format_parameter_overrides_accept(client, query, fmt, accept, expected)
     assert response.headers["content-type"].split(";")[0] == expected
 
 
+@pytest.mark.parametrize(("accept", "rows"), [("application/sparql-results+json", None),
+                                              ("text/tab-separated-values", "?x\n\n"), ("text/csv", 'x\r\n""\r\n')])
+def test_a_solution_that_binds_nothing_is_answered(client, accept: str, rows: str | None) -> None:
+    """An OPTIONAL that matches nothing is one solution with nothing bound, in every format
+    (CSV quotes the one empty field, so that the row is not a blank line)."""
+    response = sparql(client, "SELECT ?x WHERE { OPTIONAL { <urn:nobody> <urn:p> ?x } }", accept)
+    assert response.status_code == 200, response.text
+    if rows is None:
+        assert response.json()["results"]["bindings"] == [{}]
+    else:
+        assert response.text == rows
+
+
 @pytest.mark.parametrize("fmt", ["bogus", "turtle", "../../etc/passwd", "%2e%2e%2f"])
 def test_format_parameter_unavailable_is_406(client, fmt: str) -> None:
     response = sparql(client, SELECT, format=fmt)
