@@ -296,46 +296,49 @@ def _names(plate: dict[str, Any], key: str, pointer: tuple[str, ...]) -> tuple[s
     return tuple(names)
 
 
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _index(names: tuple[str, ...], value: Any) -> str | None:
-    return names[value] if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names) else None
+    index = _integer(value)
+    return names[index] if index is not None and 0 <= index < len(names) else None
+
+
+def _listed_paths(value: Any, pointer: tuple[str | int, ...], what: str) -> list[tuple[dict[str, Any], str]]:
+    """Each object of a list with its non-empty ``path`` (wells of a plate, images of a well)."""
+    if not isinstance(value, list):
+        raise OmeError(pointer, f"{'.'.join(str(p) for p in pointer[-2:])} must be a list, got {short(value)}")
+    out = []
+    for i, item in enumerate(value):
+        path = item.get("path") if isinstance(item, dict) else None
+        if not isinstance(path, str) or not path:
+            raise OmeError((*pointer, i), f"{what} needs a path, got {short(item)}")
+        out.append((item, path))
+    return out
 
 
 def _plate(plate: Any, pointer: tuple[str, ...]) -> Plate:
     if not isinstance(plate, dict):
         raise OmeError(pointer, f"plate must be an object, got {short(plate)}")
     rows, columns = _names(plate, "rows", pointer), _names(plate, "columns", pointer)
-    raw = plate.get("wells")
-    if not isinstance(raw, list):
-        raise OmeError((*pointer, "wells"), f"plate.wells must be a list, got {short(raw)}")
     wells = []
-    for i, well in enumerate(raw):
-        path = well.get("path") if isinstance(well, dict) else None
-        if not isinstance(path, str) or not path:
-            raise OmeError((*pointer, "wells", i), f"a well needs a path, got {short(well)}")
+    for well, path in _listed_paths(plate.get("wells"), (*pointer, "wells"), "a well"):
         # 0.4 gives indexes; 0.1-0.3 only the path "row/column"
         row, column = _index(rows, well.get("rowIndex")), _index(columns, well.get("columnIndex"))
         if row is None and column is None and path.count("/") == 1:
             row, column = path.split("/")
         wells.append(PlateWell(path, row, column))
-    name, field_count, acquisitions = plate.get("name"), plate.get("field_count"), plate.get("acquisitions")
+    name, acquisitions = plate.get("name"), plate.get("acquisitions")
     return Plate(name=name if isinstance(name, str) else None, rows=rows, columns=columns, wells=tuple(wells),
-                 field_count=field_count if isinstance(field_count, int) and not isinstance(field_count, bool) else None,
+                 field_count=_integer(plate.get("field_count")),
                  acquisitions=len(acquisitions) if isinstance(acquisitions, list) else 0)
 
 
 def _fields(well: Any, pointer: tuple[str, ...]) -> tuple[WellField, ...]:
     images = well.get("images") if isinstance(well, dict) else None
-    if not isinstance(images, list):
-        raise OmeError((*pointer, "images"), f"well.images must be a list, got {short(images)}")
-    out = []
-    for i, image in enumerate(images):
-        path = image.get("path") if isinstance(image, dict) else None
-        if not isinstance(path, str) or not path:
-            raise OmeError((*pointer, "images", i), f"a field of view needs a path, got {short(image)}")
-        acquisition = image.get("acquisition")
-        out.append(WellField(path, acquisition if isinstance(acquisition, int) and not isinstance(acquisition, bool)
-                             else None))
-    return tuple(out)
+    return tuple(WellField(path, _integer(image.get("acquisition")))
+                 for image, path in _listed_paths(images, (*pointer, "images"), "a field of view"))
 
 
 def _label_source(label: Any, pointer: tuple[str, ...]) -> str:
