@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import json
 import posixpath
+from dataclasses import dataclass, field
 
-from rdflib import RDF, BNode, Literal, URIRef
+from rdflib import RDF, BNode, Graph, Literal, URIRef
 
 from catalogue.model.nodes import Hierarchy
 from catalogue.model.ome import OmeError, OmeImage, parse_ome
 from catalogue.rdf.convert import Triple
 from catalogue.rdf.vocabulary import ZARR
 
-__all__ = ["CLASSES", "ome_triples"]
+__all__ = ["CLASSES", "OmeLink", "OmeStructure", "ome_triples", "read_ome"]
 
 #: The class of a group's ``zarr:ome`` node, by what its OME metadata makes it.
 CLASSES = {"image": ZARR.OmeImage, "plate": ZARR.Plate, "well": ZARR.Well, "label image": ZARR.LabelImage,
@@ -71,10 +72,10 @@ def ome_triples(h: Hierarchy, path: str, image: OmeImage) -> list[Triple]:
             for prop, name in ((ZARR.rowName, well.row), (ZARR.columnName, well.column)):
                 if name is not None:
                     out.append((item, prop, Literal(name)))
-    for field in image.fields:
-        item = _link(out, h, path, head, ZARR.fieldOfView, ZARR.fieldPath, ZARR.fieldNode, field.path)
-        if field.acquisition is not None:
-            out.append((item, ZARR.acquisition, Literal(field.acquisition)))
+    for view in image.fields:
+        item = _link(out, h, path, head, ZARR.fieldOfView, ZARR.fieldPath, ZARR.fieldNode, view.path)
+        if view.acquisition is not None:
+            out.append((item, ZARR.acquisition, Literal(view.acquisition)))
     # A labels group lists its label images; an image reaches them through its "labels" child.
     if image.kind == "labels":
         relatives = list(image.labels)
@@ -100,3 +101,72 @@ def _listed_labels(h: Hierarchy, labels_group: str) -> tuple[str, ...]:
     except OmeError:
         return ()
     return found.labels if found is not None else ()
+
+
+# ------------------------------------------------------------------ reading back
+_KINDS = {str(cls): kind for kind, cls in CLASSES.items()}
+
+
+@dataclass(frozen=True)
+class OmeLink:
+    """One link of a group's OME structure: the path as declared, the node it names when
+    catalogued, and what else it says (a well's row and column, a field's acquisition)."""
+
+    path: str
+    iri: str | None
+    detail: str = ""
+
+
+@dataclass
+class OmeStructure:
+    """What a group's ``zarr:ome`` node says, for a page to show."""
+
+    kind: str
+    version: str | None = None
+    name: str | None = None
+    rows: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    #: Wells of a plate, fields of view of a well, label images of an image.
+    links: list[OmeLink] = field(default_factory=list)
+    #: A label image's source image.
+    source: OmeLink | None = None
+
+
+def read_ome(graph: Graph, iri: str) -> OmeStructure | None:
+    """The OME structure of group ``iri`` as its harvest stored it, or None."""
+    head = graph.value(URIRef(iri), ZARR.ome)
+    if head is None:
+        return None
+    kind = next((_KINDS[str(t)] for t in graph.objects(head, RDF.type) if str(t) in _KINDS), "image")
+    out = OmeStructure(kind=kind)
+    for attribute, prop in (("version", ZARR.conventionVersion), ("name", ZARR.plateName)):
+        value = graph.value(head, prop)
+        setattr(out, attribute, str(value) if value is not None else None)
+    for attribute, prop in (("rows", ZARR.rowNames), ("columns", ZARR.columnNames)):
+        value = graph.value(head, prop)
+        try:
+            names = json.loads(str(value)) if value is not None else []
+        except ValueError:
+            names = []
+        setattr(out, attribute, [str(n) for n in names] if isinstance(names, list) else [])
+
+    def link(item: object, path_p: URIRef, node_p: URIRef, detail: str = "") -> OmeLink:
+        node = graph.value(item, node_p)
+        return OmeLink(str(graph.value(item, path_p) or ""), str(node) if node is not None else None, detail)
+
+    for item in graph.objects(head, ZARR.well):
+        row, column = graph.value(item, ZARR.rowName), graph.value(item, ZARR.columnName)
+        where = f"row {row}, column {column}" if row is not None and column is not None else ""
+        out.links.append(link(item, ZARR.wellPath, ZARR.wellNode, where))
+    for item in graph.objects(head, ZARR.fieldOfView):
+        acquisition = graph.value(item, ZARR.acquisition)
+        out.links.append(link(item, ZARR.fieldPath, ZARR.fieldNode,
+                              f"acquisition {acquisition}" if acquisition is not None else ""))
+    for item in graph.objects(head, ZARR.labelImage):
+        out.links.append(link(item, ZARR.labelPath, ZARR.labelNode))
+    out.links.sort(key=lambda x: (x.path, x.detail))
+    source_path = graph.value(head, ZARR.sourceImagePath)
+    if source_path is not None:
+        source = graph.value(head, ZARR.sourceImage)
+        out.source = OmeLink(str(source_path), str(source) if source is not None else None)
+    return out

@@ -134,6 +134,10 @@ def test_the_portal_shows_levels_axes_and_channels(images, tmp_path):
         assert "z (space, micrometer)" in page and "c (channel)" in page and "DAPI, GFP" in page
         facets = client.get("/datasets", params={"axis_unit": "micrometer"}).json()
         assert facets["total"] == 1 and facets["hits"][0]["axis_units"] == ["micrometer"]
+        # the image's page links to its label image, whose page links back to the image
+        assert 'id="ome"' in page and ">labels/cells</a>" in page
+        label = client.get("/browse", params={"iri": f"{images['0.5'].as_uri()}/labels/cells"}).text
+        assert "Label image" in label and "Segments" in label
 
 
 def _rules(report) -> set[tuple[str, str, str]]:
@@ -200,6 +204,20 @@ def test_plate_and_well_from_the_spec_examples(tmp_path):
         counts = cat.query(f"""PREFIX zarr: <https://w3id.org/zarr-catalogue/vocab#>
             SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{url}> {{ ?g zarr:ome ?o }} }}""")
         assert int(next(iter(counts))[0]) == 4  # the plate, two wells, one image
+        from starlette.testclient import TestClient
+
+        from catalogue.web.app import create_app
+        from catalogue.web.settings import Settings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client = TestClient(create_app(Settings(db=str(tmp_path / "plate.db"))))
+        with client:  # the plate's page: its rows, columns and wells, each linked
+            page = client.get("/browse", params={"iri": url}).text
+            assert "Plate" in page and "1 row (A) by 2 columns (1, 2), 2 wells" in page
+            assert ">A/1</a></span> <span class=\"muted\">row A, column 1</span>" in page
+            well = client.get("/browse", params={"iri": f"{url}/A/1"}).text
+            assert "1 field of view" in well and "acquisition 1" in well
         (names,) = next(iter(cat.query(f"""PREFIX zarr: <https://w3id.org/zarr-catalogue/vocab#>
             SELECT ?rows WHERE {{ <{url}> zarr:ome/zarr:columnNames ?rows }}""")))
         assert json.loads(str(names)) == ["1", "2"]

@@ -6,9 +6,12 @@ import posixpath
 import urllib.parse
 from typing import Any
 
+from rdflib import Graph, URIRef
+
 from catalogue.api import Catalogue
 from catalogue.rdf.dcat import iri_name
 from catalogue.rdf.extents import BUDGET_RULE, budget_stopped, names_used
+from catalogue.rdf.ome import read_ome
 
 from ..http.errors import HTTPError
 from .arrays import array_view, attribute_rows, attributes_of
@@ -85,6 +88,7 @@ def node_page(cat: Catalogue, iri: str, *, base: str, recheck: float | None = No
     # The dataset always says where and when (or that its store does not); other nodes only when they do.
     page.extent = view if view.shown or info is root else None
     if info.kind == "group":
+        page.ome = read_ome(Graph(store=cat.store, identifier=URIRef(digest.graph)), iri)
         page.attributes = attribute_rows(attributes_of(docs))
         page.groups = [c for c in _children(digest, info) if c.kind == "group"]
         prefix = info.path + "/" if info.path else ""

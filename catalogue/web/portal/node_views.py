@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from catalogue.rdf.dcat import iri_name
+from catalogue.rdf.ome import OmeStructure
 
 from .arrays import ArrayView, AttributeRow
 from .extent_view import ExtentView
@@ -93,6 +94,8 @@ class NodePage:
     store_link: bool = False
     #: Where and when (``None`` on nodes that neither declare an extent nor are a dataset).
     extent: ExtentView | None = None
+    #: A group's OME-Zarr structure (plate and wells, well and fields, image and labels).
+    ome: OmeStructure | None = None
 
     @property
     def root_name(self) -> str:
