@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import pathlib
 import shutil
+import tempfile
 from typing import Any, ClassVar
 
 import pytest
@@ -123,8 +124,8 @@ class IndexMachine(RuleBasedStateMachine):
         for g in list(self.cat.store.graph_ids()):
             self.cat.update(f"DROP SILENT GRAPH <{g}>")
         self.cat.reindex()
-        stores_folder = self.folder / f"run{id(self)}"
-        stores_folder.mkdir()
+        # A folder of its own per run (an ``id`` is reused once its object is freed).
+        stores_folder = pathlib.Path(tempfile.mkdtemp(prefix="run", dir=self.folder))
         self.stores = _stores(stores_folder)
         self.harvested: list[str] = []
 
