@@ -335,6 +335,9 @@ class Outcome:
     name: str = ""
     load_seconds: float = 0.0  # new dataset + loading + commit
     query_seconds: float = 0.0  # query + pulling all results
+    #: Catalogue stores: why parts of the query were left to rdflib's evaluator (the
+    #: ``--explain`` notes of the entries that ran no SQL); empty when all compiled.
+    fallbacks: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -367,6 +370,10 @@ class Report:
     def passed(self) -> set[str]:
         return {o.iri for o in self.outcomes if o.status == "passed"}
 
+    def fallbacks(self) -> Counter[str]:
+        """How many queries left a part to rdflib, by reason (the note's first words)."""
+        return Counter(note for o in self.outcomes for note in dict.fromkeys(o.fallbacks))
+
     def by_iri(self) -> dict[str, Outcome]:
         return {o.iri: o for o in self.outcomes}
 
@@ -384,6 +391,8 @@ class Report:
             "not_evaluation_tests": self.other_types,
             "manifest_notes": self.notes,
             "backend_notes": self.backend_notes,
+            "fallbacks": {"queries": sum(1 for o in self.outcomes if o.fallbacks and o.status != "skipped"),
+                          "by_reason": dict(self.fallbacks().most_common())},
             "outcomes": [
                 asdict(o)
                 | {k: round(getattr(o, k), 4) for k in ("seconds", "load_seconds", "query_seconds")}
@@ -490,8 +499,16 @@ def run_test(
             loaded = time.perf_counter()
             outcome.load_seconds = loaded - started
             phase = "query"
-            result = dataset.query(query_text, base=str(test.query_iri))
-            _materialise(result)
+            log = [] if hasattr(dataset.store, "sql_log") else None
+            if log is not None:
+                dataset.store.sql_log = log
+            try:
+                result = dataset.query(query_text, base=str(test.query_iri))
+                _materialise(result)
+            finally:
+                if log is not None:
+                    dataset.store.sql_log = None
+                    outcome.fallbacks = [e.note for e in log if e.sql is None]
             outcome.query_seconds = time.perf_counter() - loaded
         phase = "compare"
         reason = compare_result(
@@ -616,6 +633,11 @@ def format_report(report: Report, baseline: set[str] | None = None, verbose: boo
         f"emptying the store {report.reset_seconds:.1f} s"
     )
     lines.extend(f"  BACKEND: {note}" for note in report.backend_notes)
+    ran = [o for o in report.outcomes if o.status != "skipped"]
+    if any(o.fallbacks for o in ran) or report.store != "Memory":
+        falling = [o for o in ran if o.fallbacks]
+        lines.append(f"  fallbacks to rdflib's evaluator: {len(falling)} of {len(ran)} queries")
+        lines.extend(f"    {n:4d}  {reason}" for reason, n in report.fallbacks().most_common(15))
     for approval, by_status in report.counts_by_approval().items():
         lines.append(f"  {approval}: " + ", ".join(f"{n} {s}" for s, n in by_status.items()))
     if report.other_types:
