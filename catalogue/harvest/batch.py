@@ -9,6 +9,7 @@ summary, so that a Python user gets what the command prints.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -166,11 +167,10 @@ def harvest_sources(
             if not found.complete:
                 log.warning("%s: not pruned, the discovery was incomplete (%s)", source.label, found.unseen[0])
                 continue
-            batch.results += _prune(records, source, lambda graphs, s=source, f=found: vanished(s, f, graphs),
-                                    wait, on_result)
+            batch.results += _prune(records, source, functools.partial(vanished, source, found), wait, on_result)
     for source, repository, present in expanded.versioned:
-        batch.results += _prune(records, source, lambda graphs, r=repository, p=present: vanished_versions(
-            r, p, graphs), wait, on_result)
+        batch.results += _prune(records, source, functools.partial(vanished_versions, repository, present),
+                                wait, on_result)
     return batch
 
 

@@ -178,7 +178,7 @@ def hierarchy_extent_triples(h: Hierarchy, extents: HierarchyExtents) -> list[Tr
             out += multiscales_triples(h, pyramid)
     for path, image in sorted(extents.ome.items()):
         if path in h.nodes:
-            out += ome_triples(h, path, image)
+            out += ome_triples(h, path, image, extents.ome)
     return out
 
 

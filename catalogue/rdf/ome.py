@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rdflib import RDF, BNode, Graph, Literal, URIRef
 
 from catalogue.model.nodes import Hierarchy
-from catalogue.model.ome import OmeError, OmeImage, parse_ome
+from catalogue.model.ome import OmeImage
 from catalogue.rdf.convert import Triple
 from catalogue.rdf.vocabulary import ZARR
 
@@ -50,8 +51,10 @@ def _link(out: list[Triple], h: Hierarchy, group: str, head: BNode, link: URIRef
     return item
 
 
-def ome_triples(h: Hierarchy, path: str, image: OmeImage) -> list[Triple]:
-    """The ``zarr:ome`` node of the group at ``path`` and what hangs off it."""
+def ome_triples(h: Hierarchy, path: str, image: OmeImage, images: Mapping[str, OmeImage]) -> list[Triple]:
+    """The ``zarr:ome`` node of the group at ``path`` and what hangs off it; ``images`` is
+    every group's OME metadata by path (an image's label images are listed by its
+    ``labels`` child)."""
     head = BNode()
     group = URIRef(h.iri(path))
     out: list[Triple] = [(group, ZARR.ome, head), (head, RDF.type, CLASSES.get(image.kind, ZARR.OmeImage))]
@@ -80,7 +83,8 @@ def ome_triples(h: Hierarchy, path: str, image: OmeImage) -> list[Triple]:
     if image.kind == "labels":
         relatives = list(image.labels)
     else:
-        relatives = [f"labels/{name}" for name in _listed_labels(h, posixpath.join(path, "labels") if path else "labels")]
+        listing = images.get(posixpath.join(path, "labels") if path else "labels")
+        relatives = [f"labels/{name}" for name in listing.labels] if listing is not None else []
     for relative in relatives:
         _link(out, h, path, head, ZARR.labelImage, ZARR.labelPath, ZARR.labelNode, relative)
     if image.label_source is not None:
@@ -89,18 +93,6 @@ def ome_triples(h: Hierarchy, path: str, image: OmeImage) -> list[Triple]:
         if source is not None:
             out.append((head, ZARR.sourceImage, source))
     return out
-
-
-def _listed_labels(h: Hierarchy, labels_group: str) -> tuple[str, ...]:
-    """The label images an image's ``labels`` child group lists (none when it has none)."""
-    node = h.nodes.get(labels_group)
-    if node is None or node.kind != "group":
-        return ()
-    try:
-        found = parse_ome(node.attributes)
-    except OmeError:
-        return ()
-    return found.labels if found is not None else ()
 
 
 # ------------------------------------------------------------------ reading back

@@ -244,7 +244,7 @@ def test_structure_paths_stay_inside_the_hierarchy():
     h = Hierarchy(url="file:///s.zarr", zarr_format=2, nodes={
         "": group("", {}), "p": group("p", plate), "A": group("A", {}), "A/1": group("A/1", {}),
         "p/A": group("p/A", {}), "p/A/1": group("p/A/1", {})})
-    triples = ome_triples(h, "p", parse_ome(h.nodes["p"].attributes))
+    triples = ome_triples(h, "p", parse_ome(h.nodes["p"].attributes), {})
     linked = {str(o) for _s, p, o in triples if p == ZARR.wellNode}
     assert linked == {"file:///s.zarr/p/A/1", "file:///s.zarr/A/1"}  # "../A/1" is inside; "/A/1" is not followed
     paths = sorted(str(o) for _s, p, o in triples if p == ZARR.wellPath)
