@@ -8,6 +8,9 @@ condition, so that the statements around it are the same."""
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, NamedTuple
@@ -15,7 +18,7 @@ from typing import Any, Final, NamedTuple
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from catalogue.graph.search_schema import BOX_PARTS
+from catalogue.graph.search_schema import BOX_PARTS, HUGE_AREA
 from catalogue.model.extents import Box
 
 from .indexer import micros
@@ -103,10 +106,16 @@ class Sql:
         tsq = " & ".join(self._ts_term(t, n == last) for n, t in enumerate(terms))
         return f"d.doc @@ CAST({self.param(tsq)} AS tsquery)"
 
-    def text_condition(self, texts: list[list[str]]) -> Condition:
-        """Datasets matching every term of one of the alternatives."""
+    def text_condition(self, texts: list[list[str]], *, narrowed: bool = False) -> Condition:
+        """Datasets matching every term of one of the alternatives. ``narrowed``: a box or
+        a period lists the candidates too; then, on PostgreSQL, text that many datasets
+        hold (:data:`TEXT_ROW_SHARE`) is read from each candidate's words rather than
+        listed by its index: the planner, which knows no box's selectivity, would AND the
+        word's bitmap of tens of thousands of rows into the few hundred candidates."""
         check = "(" + " OR ".join(self.matches(terms) for terms in texts) + ")"
         if not self.sqlite:
+            if narrowed and text_share(self.conn, texts) >= TEXT_ROW_SHARE:
+                return Condition(self._lexeme_check(texts))
             return Condition(check)
         either = self.param(" OR ".join(self._fts(terms) for terms in texts))
         return Condition(check, driver=f"SELECT rowid AS gid FROM search_text WHERE search_text MATCH {either}",
@@ -115,33 +124,30 @@ class Sql:
     def _lexeme_check(self, texts: list[list[str]]) -> str:
         """The text condition read from the row's ``words`` (the indexed lexemes, each
         between spaces): a term is `` term `` or `` stem `` in them, the last one also
-        `` term…``; exactly what FTS5's ``ascii`` tokenizer matches."""
+        `` term…``; exactly what FTS5's ``ascii`` tokenizer, and PostgreSQL's ``tsquery``
+        over the same lexemes, match."""
         alternatives = []
         for terms in texts:
             conds = []
             for n, token in enumerate(terms):
                 # the last term is a prefix: " tok" finds " tok " too
                 options = {f" {token}" if n == len(terms) - 1 else f" {token} ", f" {stem(token)} "}
-                conds.append("(" + " OR ".join(f"instr(d.words, {self.param(o)}) > 0"
-                                               for o in sorted(options)) + ")")
+                find = "instr(d.words, {})" if self.sqlite else "strpos(d.words, {})"
+                conds.append("(" + " OR ".join(find.format(self.param(o)) + " > 0" for o in sorted(options)) + ")")
             alternatives.append("(" + " AND ".join(conds) + ")")
         return "(" + " OR ".join(alternatives) + ")"
 
     def _text_estimate(self, texts: list[list[str]]) -> int:
         """At most how many datasets the text matches: per alternative the least, over its
         terms, of the datasets holding the term, its stem or (the last) a word it begins,
-        from FTS5's vocabulary (``search_text_vocab``)."""
+        from FTS5's vocabulary (``search_text_vocab``, through :func:`vocabulary_count`)."""
         total = 0
         for terms in texts:
             least = None
             for n, token in enumerate(terms):
-                options = {token, stem(token)}
-                found = sum(int(self.conn.execute(text("SELECT doc FROM search_text_vocab WHERE term = :t"),
-                                                  {"t": o}).scalar() or 0) for o in options)
+                found = sum(vocabulary_count(self.conn, o, prefix=False) for o in {token, stem(token)})
                 if n == len(terms) - 1:
-                    found += int(self.conn.execute(text(
-                        "SELECT sum(doc) FROM search_text_vocab WHERE term > :t AND term < :u"),
-                        {"t": token, "u": token + "\U0010ffff"}).scalar() or 0)
+                    found += vocabulary_count(self.conn, token, prefix=True)
                 least = found if least is None else min(least, found)
             total += least or 0
         return total
@@ -151,8 +157,13 @@ class Sql:
         if self.sqlite:
             fts = "{" + COLUMNS[n] + "} : " + self._fts_term(token, prefix)
             return f"d.gid IN (SELECT rowid FROM search_text WHERE search_text MATCH {self.param(fts)})"
-        tsq = self._ts_term(token, prefix, TSWEIGHTS[n])
-        return f"d.doc @@ CAST({self.param(tsq)} AS tsquery)"
+        # PostgreSQL reads the field from the row's words (kept in the row: search_schema's
+        # POSTGRES_LAYOUT), as the lexemes between spaces that ``doc`` holds with weight
+        # TSWEIGHTS[n]: ``doc @@ 'token':*A`` fetched ``doc`` out of line for every row and
+        # field, seconds for a word in most datasets.
+        field = f"split_part(d.words, '|', {n + 1})"
+        options = {f" {token}" if prefix else f" {token} ", f" {stem(token)} "}
+        return "(" + " OR ".join(f"strpos({field}, {self.param(o)}) > 0" for o in sorted(options)) + ")"
 
     def score(self, terms: list[str]) -> str:
         """The relevance of dataset ``d`` for the terms (it matches all of them)."""
@@ -164,31 +175,109 @@ class Sql:
         return " + ".join(parts)
 
 
+#: Seconds a vocabulary count is kept (:func:`vocabulary_count`).
+VOCABULARY_SECONDS: Final = 300.0
+#: Vocabulary counts kept per process.
+VOCABULARY_ENTRIES: Final = 4_096
+
+_vocabulary: OrderedDict[tuple[str, str, bool], tuple[float, int]] = OrderedDict()
+_vocabulary_lock = threading.Lock()
+
+
+def vocabulary_count(conn: Connection, token: str, *, prefix: bool) -> int:
+    """Datasets whose text holds ``token`` (``prefix``: the words it begins, itself
+    excluded), by FTS5's vocabulary, remembered for :data:`VOCABULARY_SECONDS`.
+
+    ``fts5vocab`` counts a term by reading its whole list of datasets: a common word's
+    100,000 took tens of milliseconds, more than the search it was planning. The count
+    only chooses which condition lists its datasets (:func:`plan`), never what a search
+    answers, so one that is minutes old, or from before the last harvest, plans as well."""
+    key = (str(conn.engine.url), token, prefix)
+    now = time.monotonic()
+    with _vocabulary_lock:
+        kept = _vocabulary.get(key)
+        if kept is not None and now - kept[0] < VOCABULARY_SECONDS:
+            _vocabulary.move_to_end(key)
+            return kept[1]
+    if prefix:
+        found = conn.execute(text("SELECT sum(doc) FROM search_text_vocab WHERE term > :t AND term < :u"),
+                             {"t": token, "u": token + "\U0010ffff"}).scalar()
+    else:
+        found = conn.execute(text("SELECT doc FROM search_text_vocab WHERE term = :t"), {"t": token}).scalar()
+    count = int(found or 0)
+    with _vocabulary_lock:
+        _vocabulary[key] = (now, count)
+        _vocabulary.move_to_end(key)
+        while len(_vocabulary) > VOCABULARY_ENTRIES:
+            _vocabulary.popitem(last=False)
+    return count
+
+
+#: Share of the datasets (PostgreSQL's statistics) from which a text narrowed by a box
+#: or period is checked row by row (:meth:`Sql.text_condition`).
+TEXT_ROW_SHARE: Final = 0.02
+
+_lexemes: dict[str, tuple[float, dict[str, float]]] = {}
+
+
+def text_share(conn: Connection, texts: list[list[str]]) -> float:
+    """About which share of the datasets the text matches, from the most common lexemes
+    PostgreSQL's ``ANALYZE`` found in ``doc`` (a lexeme it does not list is rare: it counts
+    as none), kept for :data:`VOCABULARY_SECONDS` like :func:`vocabulary_count`."""
+    key, now = str(conn.engine.url), time.monotonic()
+    kept = _lexemes.get(key)
+    if kept is None or now - kept[0] >= VOCABULARY_SECONDS:
+        row = conn.execute(text(
+            "SELECT CAST(CAST(most_common_elems AS text) AS text[]), most_common_elem_freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = 'search_datasets' AND attname = 'doc'")).first()
+        common = dict(zip(row[0], row[1], strict=False)) if row is not None and row[0] else {}
+        kept = _lexemes[key] = (now, common)
+    common = kept[1]
+    total = 0.0
+    for terms in texts:
+        least = 1.0
+        for n, token in enumerate(terms):
+            share = sum(common.get(o, 0.0) for o in {token, stem(token)})
+            if n == len(terms) - 1:
+                share += sum(f for lexeme, f in common.items() if lexeme.startswith(token) and lexeme != token)
+            least = min(least, share)
+        total += least
+    return min(total, 1.0)
+
+
 def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | None] | None) -> Condition:
-    """Datasets whose box intersects ``box``: index candidates, then exactly. On SQLite the
-    R*Tree's third dimension is time: with a ``period`` too, its candidates are near in
-    both (the period itself is checked exactly by its own condition)."""
+    """Datasets whose box intersects ``box``: index candidates, then exactly. With a
+    ``period`` too, the candidates are near in both (the period itself is checked exactly
+    by its own condition): on SQLite the R*Tree's third dimension is time; on PostgreSQL
+    the box indexes hold the period as their second column, and huge boxes, which every
+    box query meets, are found by their period alone (:data:`~catalogue.graph.search_schema.HUGE_AREA`)."""
     candidates, exact = [], []
     when = ""
-    if sql.sqlite and period is not None:
+    if period is not None:
         start, end = period
-        if end is not None:
-            when += f" AND mint <= {sql.param(micros(end) / 1e6)}"
-        if start is not None:
-            when += f" AND maxt >= {sql.param(micros(start) / 1e6)}"
+        if sql.sqlite:
+            if end is not None:
+                when += f" AND mint <= {sql.param(micros(end) / 1e6)}"
+            if start is not None:
+                when += f" AND maxt >= {sql.param(micros(start) / 1e6)}"
+        else:
+            low = sql.param(micros(start) if start is not None else None)
+            high = sql.param(micros(end) if end is not None else None)
+            when = f" AND d.span && int8range(CAST({low} AS bigint), CAST({high} AS bigint), '[]')"
     for x0, y0, x1, y1 in box.parts():
         p = [sql.param(v) for v in (x0, y0, x1, y1)]
         if sql.sqlite:
             candidates.append(f"SELECT DISTINCT key / {BOX_PARTS} AS gid FROM search_boxes WHERE maxx >= {p[0]} "
                               f"AND minx <= {p[2]} AND maxy >= {p[1]} AND miny <= {p[3]}{when}")
-        else:
+        else:  # each arm the predicate of one index (graph/search_schema.py: POSTGRES_LAYOUT)
             query = f"box(point({p[0]}, {p[1]}), point({p[2]}, {p[3]}))"
-            candidates += [f"d.env && {query}", f"d.env2 && {query}"]
+            candidates += [f"(d.env && {query} AND area(d.env) < {HUGE_AREA}{when})", f"(d.env2 && {query}{when})"]
         exact.append(f"(d.south <= {p[3]} AND {p[1]} <= d.north AND ("
                      f"(d.west <= d.east AND d.west <= {p[2]} AND {p[0]} <= d.east) OR "
                      f"(d.west > d.east AND (d.west <= {p[2]} OR {p[0]} <= d.east))))")
     exactly = f"({' OR '.join(exact)})"
     if not sql.sqlite:
+        candidates.append(f"(area(d.env) >= {HUGE_AREA}{when})")
         return Condition(f"({' OR '.join(candidates)}) AND {exactly}")
     driver = " UNION ".join(candidates)
     # The estimate counts twice a dataset whose two halves (only boxes across the
@@ -221,6 +310,10 @@ def facet_condition(sql: Sql, name: str, values: list[str]) -> Condition:
 
 #: Rows a driver may give for the text to be checked row by row rather than listed.
 ROW_CHECKS: Final = 3_000
+#: Beyond :data:`ROW_CHECKS`, a condition is still checked row by row when it admits at
+#: least this many times the driver's rows: listing its set (an ephemeral index of, say, a
+#: common word's 80,000 datasets) costs more than reading its data from the driver's rows.
+ROW_CHECK_RATIO: Final = 4
 
 
 class Plan(NamedTuple):
@@ -240,15 +333,17 @@ def plan(conditions: list[Condition]) -> Plan:
     the condition admitting the fewest datasets, by a cheap estimate (FTS5's vocabulary
     for text, the R*Tree's count for a box, the kept facet counts), lists them, and the
     others are checked row by row (``CROSS JOIN`` keeps SQLite to that order): through
-    their indexes, or, when the driver gives at most :data:`ROW_CHECKS` rows, from the
-    row's own data (its facet tags, its indexed lexemes). PostgreSQL's planner combines
+    their indexes, or, when the driver gives at most :data:`ROW_CHECKS` rows or a
+    condition admits :data:`ROW_CHECK_RATIO` times as many, from the row's own data (its
+    facet tags, its indexed lexemes). PostgreSQL's planner combines
     the indexes of one table itself."""
     drivers = [c for c in conditions if c.driver is not None]
     if not drivers:
         return Plan("search_datasets d", " AND ".join(c.check for c in conditions), False)
     best = min(drivers, key=lambda c: c.rows())
     small = best.rows() <= ROW_CHECKS
-    by_row = [c for c in conditions if c is not best and small and c.row_check]
+    by_row = [c for c in conditions if c is not best and c.row_check
+              and (small or c.rows() >= ROW_CHECK_RATIO * best.rows())]
     checks = [c.check for c in conditions if c is not best and c not in by_row]
     checks += [best.exact] if best.exact else []
     checks += [c.row_check for c in by_row if c.row_check]  # last: the dearest

@@ -59,3 +59,38 @@ def test_upgrade_builds_the_index_and_the_source_status(db_url, tmp_path: pathli
         # the replay reads the PROV records, whose times are kept to the millisecond
         assert [(s["source"], s["outcome"], s["runs"], s["failures"], s["graph"], s["error"]) for s in replayed] == [
             (s["source"], s["outcome"], s["runs"], s["failures"], s["graph"], s["error"]) for s in statuses]
+
+
+def test_upgrade_brings_postgresql_the_map_search_layout(postgres_url, tmp_path: pathlib.Path):
+    """0008: from the layout of 0007 (box indexes without the period, words and facet
+    values stored out of line) to the head's, with the same answers."""
+    from bench.search_scale import write_extents_catalogue
+    from catalogue.model.extents import Box
+
+    source = tmp_path / "extents.nq"
+    write_extents_catalogue(source, 120)
+    searches = [SearchQuery(q="sea", bbox=Box(-60, -40, 20, 30)), SearchQuery(bbox=Box(170, -20, -170, 20)),
+                SearchQuery(q="temperature", dtype=["float32"], bbox=Box(-180, -90, 180, 90), limit=50)]
+    with catalogue.open(postgres_url) as cat:
+        cat.load(str(source))
+        before = [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)]
+    engine = make_engine(postgres_url)
+    try:
+        downgrade(engine, "0007_parallel_harvests")
+        indexes = {i["name"] for i in inspect(engine).get_indexes("search_datasets")}
+        assert {"ix_search_datasets_env", "ix_search_datasets_env2"} <= indexes
+        assert not {"ix_search_datasets_near", "ix_search_datasets_huge"} & indexes
+        upgrade(engine)
+        indexes = {i["name"] for i in inspect(engine).get_indexes("search_datasets")}
+        assert {"ix_search_datasets_near", "ix_search_datasets_far", "ix_search_datasets_huge"} <= indexes
+        assert not {"ix_search_datasets_env", "ix_search_datasets_env2"} & indexes
+        with engine.connect() as conn:
+            storage = dict(conn.exec_driver_sql(
+                "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'search_datasets'::regclass "
+                "AND attname IN ('words', 'facets')").all())
+        assert storage == {"words": "m", "facets": "m"}
+    finally:
+        engine.dispose()
+    with catalogue.open(postgres_url) as cat:
+        assert [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)] == before
+        assert before[0][0] and before[1][0]

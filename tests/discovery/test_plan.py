@@ -1,0 +1,128 @@
+"""SQLite's search plan: which condition lists its datasets, which are checked row by
+row, and the vocabulary counts that steer it (:mod:`catalogue.discovery.conditions`).
+
+The plan may only change how fast a search is, never what it answers: the answers are
+compared with the plan forced each way, and with absurd estimates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import text
+
+import catalogue
+import catalogue.discovery.conditions as conditions
+import catalogue.discovery.query as query_module
+from bench.search_scale import write_extents_catalogue
+from catalogue.discovery.conditions import Condition, plan
+from catalogue.discovery.query import SearchQuery
+from catalogue.model.extents import Box
+
+SEARCHES = [
+    SearchQuery(q="temperature", bbox=Box(-60, -40, 20, 30),
+                datetime=(datetime(1990, 1, 1, tzinfo=UTC), datetime(2005, 12, 31, tzinfo=UTC))),
+    SearchQuery(q="sea", bbox=Box(150, -30, -150, 30), dtype=["float32"], units=["K"]),
+    SearchQuery(q="ocean s", datetime=(datetime(1970, 1, 1, tzinfo=UTC), None), dimension=["time"]),
+    SearchQuery(q="wind", sort="title", bbox=Box(-180, -90, 180, 90)),
+    SearchQuery(q="glacier", dtype=["float64", "int16"]),
+]
+
+
+@pytest.fixture(scope="module")
+def extents_db(module_db_url, tmp_path_factory) -> str:
+    """400 datasets with boxes (some huge, some across the antimeridian) and periods."""
+    source = tmp_path_factory.mktemp("plan") / "extents.nq"
+    write_extents_catalogue(source, 400)
+    with catalogue.open(module_db_url) as cat:
+        cat.load(str(source))
+    return module_db_url
+
+
+def _answers(db: str) -> list[tuple]:
+    with catalogue.open(db) as cat:
+        return [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, SEARCHES)]
+
+
+def _condition(name: str, rows: int, *, row_check: bool = True) -> Condition:
+    return Condition(f"{name}_check", driver=f"SELECT {name}", estimate=lambda: rows,
+                     row_check=f"{name}_row" if row_check else None)
+
+
+def test_the_least_condition_drives_and_a_much_larger_one_is_checked_from_the_row():
+    box, word = _condition("box", 5_000, row_check=False), _condition("word", 80_000)
+    found = plan([word, box])
+    assert found.source.startswith("(SELECT box)")
+    # 5,000 driver rows are more than ROW_CHECKS, but the word's set is 16 times larger:
+    # listing it would cost more than reading each driver row's words
+    assert "word_row" in found.where and "word_check" not in found.where
+    close = _condition("word", 12_000)
+    found = plan([close, _condition("box", 5_000, row_check=False)])
+    assert "word_check" in found.where and "word_row" not in found.where
+    small = plan([_condition("word", 12_000), _condition("box", 2_000, row_check=False)])
+    assert small.small and "word_row" in small.where
+
+
+def test_answers_do_not_depend_on_the_plan(extents_db, monkeypatch):
+    expected = _answers(extents_db)
+    assert any(total for total, _hits, _facets in expected)
+    for limits in ({"ROW_CHECKS": 0, "ROW_CHECK_RATIO": 10**9}, {"ROW_CHECKS": 0, "ROW_CHECK_RATIO": 1},
+                   {"ROW_CHECKS": 10**9}, {"PYTHON_FACETS": 0, "PYTHON_RANKING": 0},
+                   {"PYTHON_FACETS": 10**9, "PYTHON_RANKING": 10**9}):
+        with monkeypatch.context() as patch:
+            for name, value in limits.items():
+                patch.setattr(conditions if hasattr(conditions, name) else query_module, name, value)
+            assert _answers(extents_db) == expected, limits
+    for absurd in (0, 10**9):  # estimates steer the plan only
+        with monkeypatch.context() as patch:
+            patch.setattr(conditions, "vocabulary_count", lambda *_a, _n=absurd, **_k: _n)
+            patch.setattr(conditions, "text_share", lambda *_a, _n=absurd, **_k: _n)  # PostgreSQL's
+            assert _answers(extents_db) == expected, absurd
+
+
+def test_postgresql_reads_huge_boxes_by_their_period_and_common_words_from_the_row(extents_db):
+    if not extents_db.startswith("postgresql"):
+        pytest.skip("PostgreSQL's plan")
+    query = SEARCHES[0]
+    with catalogue.open(extents_db) as cat:
+        conn = cat.store.connection
+        conn.execute(text("ANALYZE search_datasets"))
+        conditions._lexemes.clear()  # statistics read before the ANALYZE are kept a while
+        sql = conditions.Sql(conn)
+        base = query_module._base(sql, query, query.alternatives())
+        where = plan(base).where
+        assert "area(d.env) >= 16200" in where and "d.env && box(" in where
+        assert "strpos(d.words" in where  # "temperature" is in most datasets' text
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+        shown = "\n".join(r[0] for r in conn.execute(text(f"EXPLAIN SELECT d.gid FROM {plan(base).source} "
+                                                           f"WHERE {where}"), sql.params))
+        assert "ix_search_datasets_huge" in shown and "ix_search_datasets_near" in shown, shown
+        assert "ix_search_datasets_doc" not in shown and "ix_search_datasets_start" not in shown, shown
+        cat.store.rollback()
+
+
+def test_vocabulary_counts_are_remembered_for_a_while(extents_db, monkeypatch):
+    if not extents_db.startswith("sqlite"):
+        pytest.skip("FTS5's vocabulary")
+    with catalogue.open(extents_db) as cat:
+        conn = cat.store.connection
+        exact = int(conn.execute(text("SELECT doc FROM search_text_vocab WHERE term = 'ocean'")).scalar())
+        prefixed = int(conn.execute(text("SELECT sum(doc) FROM search_text_vocab WHERE term > 'oc' "
+                                         "AND term < 'oc\U0010ffff'")).scalar())
+        assert exact > 0 and prefixed >= exact
+        assert conditions.vocabulary_count(conn, "ocean", prefix=False) == exact
+        assert conditions.vocabulary_count(conn, "oc", prefix=True) == prefixed
+        asked: list[str] = []
+        real_execute = type(conn).execute
+
+        def counting(self, statement, *args, **kwargs):
+            asked.append(str(statement))
+            return real_execute(self, statement, *args, **kwargs)
+
+        monkeypatch.setattr(type(conn), "execute", counting)
+        assert conditions.vocabulary_count(conn, "ocean", prefix=False) == exact
+        assert not any("search_text_vocab" in s for s in asked)  # remembered
+        monkeypatch.setattr(conditions, "VOCABULARY_SECONDS", 0.0)
+        assert conditions.vocabulary_count(conn, "ocean", prefix=False) == exact
+        assert any("search_text_vocab" in s for s in asked)  # asked again once stale
+        cat.store.rollback()
