@@ -28,7 +28,6 @@ from .summary import FACETS
 #: Field weights for relevance: title > keywords > variables > summary.
 WEIGHTS: Final = (8, 4, 2, 1)
 COLUMNS: Final = ("title", "keywords", "variables", "summary")
-TSWEIGHTS: Final = "ABCD"
 
 
 @dataclass
@@ -83,13 +82,13 @@ class Sql:
         return "(" + " OR ".join(options) + ")"
 
     @staticmethod
-    def _ts_term(token: str, prefix: bool, weight: str = "") -> str:
+    def _ts_term(token: str, prefix: bool) -> str:
         def lexeme(t: str) -> str:
             return "'" + t.replace("\\", "\\\\").replace("'", "''") + "'"
-        options = [f"{lexeme(token)}:{'*' if prefix else ''}{weight}" if prefix or weight else lexeme(token)]
+        options = [f"{lexeme(token)}:*" if prefix else lexeme(token)]
         root = stem(token)
         if root != token:
-            options.append(f"{lexeme(root)}:{weight}" if weight else lexeme(root))
+            options.append(lexeme(root))
         return "(" + " | ".join(options) + ")"
 
     def _fts(self, terms: list[str]) -> str:
@@ -158,8 +157,8 @@ class Sql:
             fts = "{" + COLUMNS[n] + "} : " + self._fts_term(token, prefix)
             return f"d.gid IN (SELECT rowid FROM search_text WHERE search_text MATCH {self.param(fts)})"
         # PostgreSQL reads the field from the row's words (kept in the row: search_schema's
-        # POSTGRES_LAYOUT), as the lexemes between spaces that ``doc`` holds with weight
-        # TSWEIGHTS[n]: ``doc @@ 'token':*A`` fetched ``doc`` out of line for every row and
+        # POSTGRES_LAYOUT), the lexemes between spaces that ``doc`` holds with the field's
+        # weight: ``doc @@ 'token':*A`` fetched ``doc`` out of line for every row and
         # field, seconds for a word in most datasets.
         field = f"split_part(d.words, '|', {n + 1})"
         options = {f" {token}" if prefix else f" {token} ", f" {stem(token)} "}

@@ -285,15 +285,16 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
                                  f"ORDER BY {ORDER[sort]} LIMIT {limit} OFFSET {offset}"))
         return total, counts, [Hit(iri=r[0], json=r[1].encode("utf-8")) for r in rows]
     if total > PYTHON_RANKING:
-        # Scored once per match, materialised, then the page's ids; the hits' JSON is read
-        # for those alone. Left to itself PostgreSQL sorted every dataset of the catalogue
-        # by score, out of line JSON and all, to probe the work table in that order (it
-        # keeps no statistics of it): seconds for a word in most datasets.
+        # Scored once per match (on PostgreSQL materialised first), then the page's ids; the
+        # hits' JSON is read for those alone. Left to itself PostgreSQL sorted every dataset
+        # of the catalogue by score, out of line JSON and all, to probe the work table in
+        # that order (it keeps no statistics of it): seconds for a word in most datasets.
+        scored = (f"SELECT d.gid, d.title_key, d.title, d.iri, {score(sql, texts)} AS score FROM {joined} "
+                  f"WHERE d.gid = b.gid AND {everything}")
+        if not sql.sqlite:  # SQLite's sorter keeps the page's rows only, as it is asked
+            scored = f"WITH scored AS MATERIALIZED ({scored}) SELECT * FROM scored d"
         page = [r[0] for r in conn.execute(text(
-            f"WITH scored AS MATERIALIZED (SELECT d.gid, d.title_key, d.title, d.iri, {score(sql, texts)} AS score "
-            f"FROM {joined} WHERE d.gid = b.gid AND {everything}) "
-            f"SELECT d.gid FROM scored d ORDER BY d.score DESC, {ORDER['title']} LIMIT {limit} OFFSET {offset}"),
-            sql.params)]
+            f"{scored} ORDER BY score DESC, {ORDER['title']} LIMIT {limit} OFFSET {offset}"), sql.params)]
         return total, counts, _hits(conn, page)
     found = [(*row[:4], *field_words(row[4])) for row in conn.execute(text(
         f"SELECT d.gid, d.title_key, d.title, d.iri, d.words FROM {joined} WHERE d.gid = b.gid AND {everything}"))]

@@ -44,8 +44,8 @@ from typing import Final
 
 from sqlalchemy.engine import Connection
 
-__all__ = ["BOX_PARTS", "HUGE_AREA", "NO_TIME", "POSTGRES_LAYOUT", "SEARCH_COLUMNS", "SEARCH_INDEXES", "SEARCH_TABLES", "create_search_indexes",
-           "drop_search_indexes"]
+__all__ = ["BOX_PARTS", "HUGE_AREA", "NO_TIME", "POSTGRES_LAYOUT", "SEARCH_COLUMNS", "SEARCH_INDEXES",
+           "SEARCH_TABLES", "create_search_indexes", "drop_search_indexes"]
 
 #: The time range of a box whose dataset has no period (R*Tree bounds are 32-bit floats).
 NO_TIME: Final = 1e18
