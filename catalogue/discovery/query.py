@@ -305,13 +305,15 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
 
 
 def _hits(conn: Connection, wanted: list[int]) -> list[Hit]:
-    """The hits of datasets ``wanted`` (graph ids), in that order."""
+    """The hits of datasets ``wanted`` (graph ids), in that order. On PostgreSQL each
+    statement sees what was committed when it began: a dataset removed since the page was
+    chosen is left out rather than failing the search."""
     if not wanted:
         return []
     stored = {gid: (iri, hit) for gid, iri, hit in conn.execute(
         text("SELECT gid, iri, hit FROM search_datasets WHERE gid IN :g").bindparams(
             bindparam("g", expanding=True)), {"g": wanted})}
-    return [Hit(iri=stored[g][0], json=stored[g][1].encode("utf-8")) for g in wanted]
+    return [Hit(iri=stored[g][0], json=stored[g][1].encode("utf-8")) for g in wanted if g in stored]
 
 
 def _rank(texts: list[list[str]], fields: tuple[str, ...]) -> int:

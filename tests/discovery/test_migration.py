@@ -89,6 +89,14 @@ def test_upgrade_brings_postgresql_the_map_search_layout(postgres_url, tmp_path:
                 "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'search_datasets'::regclass "
                 "AND attname IN ('words', 'facets')").all())
         assert storage == {"words": "m", "facets": "m"}
+        with engine.connect() as conn:
+            defined = dict(conn.exec_driver_sql(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'search_datasets'").all())
+        from catalogue.graph.search_schema import HUGE_AREA
+
+        # the searches' predicate must match the migration's, or the partial indexes go unused
+        assert f"< ({HUGE_AREA})" in defined["ix_search_datasets_near"].replace("::double precision", "")
+        assert f">= ({HUGE_AREA})" in defined["ix_search_datasets_huge"].replace("::double precision", "")
     finally:
         engine.dispose()
     with catalogue.open(postgres_url) as cat:
