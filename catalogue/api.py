@@ -256,7 +256,10 @@ class Catalogue:
                 self.store.rollback()
                 if not queued:  # nothing to do: no write lock taken
                     return ReindexReport(failed=[], datasets=self.totals().datasets)
-            return reindex(self.store.write_transaction, full=full, progress=progress)
+            report = reindex(self.store.write_transaction, full=full, progress=progress)
+            if full:  # every row of the search tables was rewritten (see SQLStore.vacuum)
+                self.store.vacuum()
+            return report
         if "\x00" in graph:
             raise NotFound(f"no graph <{graph!r}> in the catalogue")
         self.store.rollback()

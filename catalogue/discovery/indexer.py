@@ -29,10 +29,9 @@ from typing import Any, Final
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
 
-from catalogue.graph.database import busy_error
 from catalogue.graph.derived import dequeue, queued_graphs
+from catalogue.graph.dialect import dialect_for
 from catalogue.graph.search_schema import BOX_PARTS, NO_TIME
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.stac import collection_id
@@ -307,24 +306,7 @@ def analyze(conn: Connection) -> None:
     """Refresh the planner's statistics of the search tables. After a bulk load they
     would describe the tables as they were (empty, often) until autovacuum comes round,
     and the first searches would be planned for empty tables."""
-    tables = ("search_datasets", "search_facets", "search_facet_counts")
-    if conn.dialect.name == "sqlite":
-        for table in tables:
-            conn.exec_driver_sql(f"ANALYZE {table}")
-        return
-    # ANALYZE waits for a VACUUM of the same table (an anti-wraparound autovacuum is not
-    # cancelled for it): statistics are not worth failing the load they follow, so it
-    # waits briefly, in a savepoint, and is left to autovacuum if it cannot.
-    before = conn.exec_driver_sql("SELECT current_setting('lock_timeout')").scalar()
-    try:
-        with conn.begin_nested():
-            conn.exec_driver_sql("SELECT set_config('lock_timeout', '2s', true)")
-            conn.exec_driver_sql(f"ANALYZE {', '.join(tables)}")
-    except OperationalError as exc:
-        if busy_error(exc) is None:
-            raise
-    finally:
-        conn.exec_driver_sql("SELECT set_config('lock_timeout', %(v)s, true)", {"v": before})
+    dialect_for(conn.dialect.name).analyze(conn, ("search_datasets", "search_facets", "search_facet_counts"))
 
 
 #: Queued graphs a writer's commit indexes along with its own.

@@ -449,6 +449,14 @@ class SQLStore(Store):
         conn = self._begin_write()
         self._s.dialect.analyze(conn)
 
+    def vacuum(self) -> None:
+        """After a large write has committed (a bulk load): let the database settle its
+        new rows for readers (PostgreSQL's ``VACUUM``, on a connection of its own, outside
+        any transaction; nothing on SQLite). Without it the first searches and queries
+        after a load of 100,000 datasets ran up to three times slower until autovacuum
+        came round."""
+        self._s.dialect.vacuum(self.engine)
+
     # ---------------------------------------------------------------- term access
 
     def _load_datatypes(self) -> None:

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, Protocol
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 __all__ = ["IN_CHUNK", "Dialect", "NewTermRow", "StoredTermRow", "chunks"]
 
@@ -71,8 +71,13 @@ class Dialect(Protocol):
         """PostgreSQL: take the writers' lock alone if no one holds it (never waits)."""
         ...
 
-    def analyze(self, conn: Connection) -> None:
-        """Refresh the planner statistics of the store's tables."""
+    def analyze(self, conn: Connection, tables: tuple[str, ...] = ...) -> None:
+        """Refresh the planner statistics of ``tables`` (default: every table of the store)."""
+        ...
+
+    def vacuum(self, engine: Engine) -> None:
+        """After a large committed write: settle the new rows for readers (PostgreSQL
+        ``VACUUM``; nothing on SQLite, whose pages carry no visibility information)."""
         ...
 
     def can_hold(self, text: str) -> bool:

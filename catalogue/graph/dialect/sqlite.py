@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Final
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from .base import NewTermRow, StoredTermRow, chunks
 
@@ -78,8 +78,14 @@ class SQLiteDialect:
     def try_lock_writers(self, conn: Connection) -> bool:
         return True  # the caller holds the database's write lock already
 
-    def analyze(self, conn: Connection) -> None:
-        conn.exec_driver_sql("ANALYZE")
+    def analyze(self, conn: Connection, tables: tuple[str, ...] = ()) -> None:
+        if not tables:
+            conn.exec_driver_sql("ANALYZE")
+        for table in tables:
+            conn.exec_driver_sql(f"ANALYZE {table}")
+
+    def vacuum(self, engine: Engine) -> None:
+        pass  # SQLite's readers need no visibility map or hint bits
 
     def can_hold(self, text: str) -> bool:
         return True

@@ -82,6 +82,12 @@ class LoadTarget(WriteTarget, Protocol):
 
     def rollback(self) -> None: ...
 
+    def vacuum(self) -> None: ...
+
+
+#: Quads a load adds from which the store is vacuumed after the commit (:meth:`SQLStore.vacuum`).
+VACUUM_AFTER: Final = 10_000
+
 
 # --------------------------------------------------------------------- formats
 
@@ -242,6 +248,8 @@ def _load_transaction(
                 writer.finish()
                 report.quads, report.terms = writer.quads_added, writer.terms_added
         store.commit()
+        if report.quads >= VACUUM_AFTER:
+            store.vacuum()
     except TermCollisionError as exc:
         store.rollback()
         raise LoadError(shown, None, str(exc)) from exc
