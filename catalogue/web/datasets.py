@@ -6,7 +6,9 @@ The work is done by the search index in the catalogue's database
 connection. This module validates the parameters and writes the JSON: each
 hit's JSON is stored by the index as it is returned, so a response costs little
 more than joining strings, and answers are kept per process until the index
-changes (:mod:`catalogue.web.search_cache`).
+changes (:mod:`catalogue.web.search_cache`), gzip-compressed once
+(:mod:`catalogue.web.http.encoding`) for the cache and for every client that
+accepts gzip.
 
 Every bad parameter is a 400 with one line: unknown sort, limit outside
 1..200, offset outside 0..10,000, a value that is too long or repeated too
@@ -33,6 +35,7 @@ from catalogue.api import Catalogue
 from catalogue.discovery.normalise import tokenize
 from catalogue.discovery.query import FACETS, QueryError, SearchQuery
 
+from .http.encoding import Encoded, encode, encoded_response
 from .http.errors import HTTPError
 from .http.params import check_query_string
 from .search_cache import search_cache, search_recheck
@@ -147,6 +150,11 @@ def datasets_body(cat: Catalogue, query: SearchQuery) -> bytes:
                      b'],"facets":', _facets_bytes(result.facets), b"}"))
 
 
+def datasets_encoded(cat: Catalogue, query: SearchQuery) -> Encoded:
+    """:func:`datasets_body`, compressed once for the cache and every client that accepts gzip."""
+    return encode(datasets_body(cat, query))
+
+
 # ------------------------------------------------------------------ the route
 def _multi(description: str) -> Any:
     return Query(description=description + " Repeat for several values (OR).")
@@ -215,6 +223,6 @@ async def datasets(
         codec=codec, valid=valid, axis_type=axis_type, axis_unit=axis_unit, harvested_since=harvested_since, bbox=bbox, datetime=datetime, limit=limit,
         offset=offset, sort=sort if "sort" in request.query_params else None, sortby=sortby,
     )
-    body = await search_cache(request.app).answer(request.app.state.pool, "datasets", query, datasets_body,
+    body = await search_cache(request.app).answer(request.app.state.pool, "datasets", query, datasets_encoded,
                                                   recheck=search_recheck(request.app))
-    return Response(content=body, media_type="application/json")
+    return encoded_response(request, body, "application/json")

@@ -538,6 +538,48 @@ def catalogue_db(known) -> str:
     return known.db
 
 
+def test_http_search_answers_are_gzipped_for_clients_that_accept_it(web_server, known):
+    """Pages of hits go compressed to clients accepting gzip (the cache keeps them so),
+    plain to the others; both carry Vary: Accept-Encoding and the same JSON."""
+    import gzip
+
+    def fetch(accept: str | None) -> tuple[dict[str, str], bytes]:
+        request = urllib.request.Request(web_server.base + "/datasets?limit=50")
+        if accept is not None:
+            request.add_header("Accept-Encoding", accept)
+        with urllib.request.urlopen(request, timeout=30) as r:  # urllib does not decompress
+            return {k.lower(): v for k, v in r.headers.items()}, r.read()
+
+    plain_headers, plain = fetch(None)
+    assert "content-encoding" not in plain_headers and plain_headers["vary"] == "Accept-Encoding"
+    assert len(plain) >= 1024  # long enough to be compressed
+    for accept in ("gzip", "br, gzip;q=0.5", "*", "deflate, x-gzip"):
+        headers, body = fetch(accept)
+        assert headers["content-encoding"] == "gzip", accept
+        assert int(headers["content-length"]) == len(body) < len(plain)
+        assert json.loads(gzip.decompress(body)) == json.loads(plain)
+    for refused in ("identity", "gzip;q=0", "br", "*;q=0", "*, gzip;q=0"):
+        headers, body = fetch(refused)
+        assert "content-encoding" not in headers and body == plain, refused
+
+
+def test_accept_encoding_and_encoded_bodies():
+    import gzip
+
+    from catalogue.web.http.encoding import MIN_BYTES, accepts_gzip, encode
+
+    assert accepts_gzip("gzip") and accepts_gzip("GZIP;q=0.1") and accepts_gzip("*") and accepts_gzip("x-gzip")
+    assert accepts_gzip("gzip;q=oops")  # a malformed q-value counts as 1
+    assert not accepts_gzip(None) and not accepts_gzip("") and not accepts_gzip("identity")
+    assert not accepts_gzip("gzip;q=0, *") and not accepts_gzip("*;q=0") and not accepts_gzip("br, deflate")
+    small, large = b"x" * (MIN_BYTES - 1), b'{"a": 1}' * 1000
+    assert encode(small).data == small and not encode(small).gzip and encode(small).plain() == small
+    packed = encode(large)
+    assert packed.gzip and gzip.decompress(packed.data) == large == packed.plain()
+    assert len(packed) == len(packed.data) < len(large) // 10  # what the cache counts
+    assert encode(large).data == packed.data  # no timestamp: equal bodies, equal bytes
+
+
 def test_http_search_response(web_server, known):
     status, page = get(web_server.base, "/datasets?q=toy")
     assert status == 200
