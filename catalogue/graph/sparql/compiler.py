@@ -199,7 +199,7 @@ class Compiler:
     def statement(self, part: CompValue, *, first_only: bool = False) -> Statement:
         """The final statement for a solution-producing part, decoded per variable
         (``first_only``: ASK needs one solution, so the database may stop there)."""
-        inner_sql, outs, order_cols = self._select(part, top=True)
+        inner_sql, outs, order_cols = self._select(part, top=True, first_only=first_only)
         if first_only:
             inner_sql = f"SELECT * FROM (\n{inner_sql}\n) AS a_\nLIMIT 1"
         cols: list[str] = []
@@ -230,12 +230,15 @@ class Compiler:
     # --------------------------------------------------------- solution modifiers
 
     def _select(
-        self, part: CompValue, *, top: bool
+        self, part: CompValue, *, top: bool, first_only: bool = False
     ) -> tuple[str, list[tuple[Variable, VarRef]], list[str]]:
         """Render Slice/Distinct/Project/OrderBy over a pattern as one SELECT.
 
         Returns the SQL, the output variables (with how each is carried) and the
         names of the sort-key columns (so the decoding wrapper can keep the order).
+        ``first_only`` (ASK): the pattern's pending DISTINCT is left out, since a
+        duplicate solution does not change whether there is one, and a DISTINCT under
+        ``LIMIT 1`` made PostgreSQL hash every solution before giving the first.
         """
         limit, offset = None, 0
         if part.name == "Slice":
@@ -254,7 +257,7 @@ class Compiler:
             order = part.expr
             part = part.p
         block = self.pattern(part, self.scope)
-        if block.distinct_pending:
+        if block.distinct_pending and not first_only:
             block = self.wrap(block, distinct=True)
         names = (
             project if project is not None else [v for v in block.vars if isinstance(v, Variable)]

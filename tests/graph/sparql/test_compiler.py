@@ -103,6 +103,10 @@ COMPILED = [
     "SELECT ?x WHERE { ?x :blank ?b FILTER(isBlank(?b)) }",
     "SELECT ?v WHERE { :d :inDefault ?v }",
     "ASK { :a1 :units 'K' }",
+    # ASK over triples held in two graphs, a path and a pattern that matches nothing
+    "ASK { ?a :type :Array ; :units 'K' . :root :member+ ?a }",
+    "ASK { ?a :type :Array ; :units 'mm' }",
+    "ASK { :root :member/:member ?b . ?b :member* ?c . ?c :label ?l }",
     "SELECT ?a (SAMPLE(?t) AS ?any) WHERE { ?a :title ?t } GROUP BY ?a",
     "SELECT ?d (MIN(?n) AS ?lo) (MAX(?n) AS ?hi) WHERE { ?a :dtype ?d ; :n ?n } GROUP BY ?d",
     "SELECT (MAX(?r) AS ?m) (MIN(?r) AS ?l) WHERE { :b1 :ratio ?r }",
@@ -228,6 +232,16 @@ def test_unsupported_operator_falls_back_but_still_compiles_its_patterns(
     assert _bag(got) == _bag(_rows(memory.query(P + query)))
     assert any(e.sql is None and "Extend" in (e.note or "") for e in log)
     assert any(e.sql and "FROM quads" in e.sql for e in log)
+
+
+def test_ask_asks_the_database_for_one_solution_of_any_kind(catalogue_ds: Dataset) -> None:
+    """ASK stops at the first solution: no DISTINCT over the pattern (duplicates do not
+    change whether there is one), which PostgreSQL would otherwise compute whole first
+    (a scale-10 ASK took 10 s instead of 0.13 s)."""
+    got, log = _run(catalogue_ds, "ASK { ?a :type :Array ; :units 'K' }")
+    assert got == [{"ask": True}]
+    statement = next(e.sql for e in log if e.sql)
+    assert "LIMIT 1" in statement and "DISTINCT" not in statement
 
 
 def test_compiler_can_be_switched_off(catalogue_ds: Dataset, memory: Dataset) -> None:
