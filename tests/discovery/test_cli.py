@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from rdflib import Graph, Literal, URIRef
 
 import catalogue
+import catalogue.graph.database
 from catalogue.cli import main
 from catalogue.discovery.query import SearchQuery
 from catalogue.graph.store import SQLStore
@@ -55,6 +56,15 @@ def test_reindex_queue_graph_and_full(db_url):
     assert run("reindex", "--graph", iri, "--db", db_url)[0] == 0
     code, out, _ = run("reindex", "--full", "--db", db_url)
     assert code == 0 and "2 graph(s): 1 dataset(s)" in out  # the dataset and the provenance graph
+    if db_url.startswith("postgresql"):  # every search row rewritten, then vacuumed (SQLStore.vacuum)
+        engine = catalogue.graph.database.make_engine(db_url)
+        try:
+            with engine.connect() as conn:
+                vacuumed = conn.exec_driver_sql(
+                    "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'search_datasets'").scalar()
+        finally:
+            engine.dispose()
+        assert vacuumed
 
 
 def test_reindex_bad_input_is_one_line(db_url):
