@@ -25,6 +25,7 @@ from catalogue.discovery.query import SearchQuery, SearchResult, generation, sea
 from catalogue.discovery.stats import CatalogueStats, Totals, catalogue_stats, totals
 from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
 from catalogue.graph.database import busy_error, database_url
+from catalogue.graph.search_schema import SEARCH_ROW_TABLES
 from catalogue.graph.store import SQLStore, install_sparql
 from catalogue.harvest import SourceReader
 from catalogue.harvest.batch import (
@@ -258,7 +259,7 @@ class Catalogue:
                     return ReindexReport(failed=[], datasets=self.totals().datasets)
             report = reindex(self.store.write_transaction, full=full, progress=progress)
             if full:  # every row of the search tables was rewritten (see SQLStore.vacuum)
-                self.store.vacuum()
+                self.store.vacuum(SEARCH_ROW_TABLES)
             return report
         if "\x00" in graph:
             raise NotFound(f"no graph <{graph!r}> in the catalogue")

@@ -32,7 +32,7 @@ from sqlalchemy.engine import Connection
 
 from catalogue.graph.derived import dequeue, queued_graphs
 from catalogue.graph.dialect import dialect_for
-from catalogue.graph.search_schema import BOX_PARTS, NO_TIME
+from catalogue.graph.search_schema import BOX_PARTS, NO_TIME, SEARCH_ROW_TABLES
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.stac import collection_id
 
@@ -306,7 +306,7 @@ def analyze(conn: Connection) -> None:
     """Refresh the planner's statistics of the search tables. After a bulk load they
     would describe the tables as they were (empty, often) until autovacuum comes round,
     and the first searches would be planned for empty tables."""
-    dialect_for(conn.dialect.name).analyze(conn, ("search_datasets", "search_facets", "search_facet_counts"))
+    dialect_for(conn.dialect.name).analyze(conn, SEARCH_ROW_TABLES)
 
 
 #: Queued graphs a writer's commit indexes along with its own.

@@ -45,7 +45,7 @@ from typing import Final
 from sqlalchemy.engine import Connection
 
 __all__ = ["BOX_PARTS", "HUGE_AREA", "NO_TIME", "POSTGRES_LAYOUT", "SEARCH_COLUMNS", "SEARCH_INDEXES",
-           "SEARCH_TABLES", "create_search_indexes", "drop_search_indexes"]
+           "SEARCH_ROW_TABLES", "SEARCH_TABLES", "create_search_indexes", "drop_search_indexes"]
 
 #: The time range of a box whose dataset has no period (R*Tree bounds are 32-bit floats).
 NO_TIME: Final = 1e18
@@ -69,6 +69,9 @@ SEARCH_INDEXES: Final = frozenset({"ix_search_datasets_doc", "ix_search_datasets
                                    "ix_search_datasets_huge", "ix_search_datasets_facets", "ix_search_datasets_span",
                                    "ix_search_datasets_env", "ix_search_datasets_env2"})
 
+#: The search index's own tables (rows per dataset, facet values, kept counts): what a
+#: full reindex rewrites, then analyses and (PostgreSQL) vacuums.
+SEARCH_ROW_TABLES: Final = ("search_datasets", "search_facets", "search_facet_counts")
 #: The tables of the two indexes, with SQLite's shadow tables of FTS5 and R*Tree.
 SEARCH_TABLES: Final = frozenset({
     "search_text", "search_text_data", "search_text_idx", "search_text_content",

@@ -48,6 +48,7 @@ Helpers for SQL-level access (a SPARQL-to-SQL compiler): :attr:`SQLStore.connect
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final, cast
@@ -82,6 +83,8 @@ from .spatial import drop_index as drop_spatial_index
 from .terms import decode, encode
 
 __all__ = ["SQLStore"]
+
+_log = logging.getLogger(__name__)
 
 #: Quads per executemany batch in bulk loads: large enough to amortise round trips,
 #: small enough to keep the per-batch term dictionaries modest.
@@ -449,13 +452,23 @@ class SQLStore(Store):
         conn = self._begin_write()
         self._s.dialect.analyze(conn)
 
-    def vacuum(self) -> None:
-        """After a large write has committed (a bulk load): let the database settle its
-        new rows for readers (PostgreSQL's ``VACUUM``, on a connection of its own, outside
-        any transaction; nothing on SQLite). Without it the first searches and queries
-        after a load of 100,000 datasets ran up to three times slower until autovacuum
-        came round."""
-        self._s.dialect.vacuum(self.engine)
+    def vacuum(self, tables: tuple[str, ...] | None = None) -> None:
+        """After a large write has committed (a bulk load, a full reindex): let the
+        database settle its new rows for readers (PostgreSQL's ``VACUUM`` of ``tables``,
+        default every table of the store, on a connection of its own outside any
+        transaction; nothing on SQLite). Without it the first searches and queries after
+        a load of 100,000 datasets ran up to three times slower until autovacuum came
+        round. Best effort: the write has committed, so a failure here (a statement
+        timeout, a lost connection) is logged, not raised, and autovacuum does the work
+        later."""
+        try:
+            if tables is None:
+                self._s.dialect.vacuum(self.engine)
+            else:
+                self._s.dialect.vacuum(self.engine, tables)
+        except Exception as exc:
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            _log.warning("VACUUM after the write was left to autovacuum: %s", reason)
 
     # ---------------------------------------------------------------- term access
 

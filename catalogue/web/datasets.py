@@ -225,4 +225,4 @@ async def datasets(
     )
     body = await search_cache(request.app).answer(request.app.state.pool, "datasets", query, datasets_encoded,
                                                   recheck=search_recheck(request.app))
-    return encoded_response(request, body, "application/json")
+    return await encoded_response(request, body, "application/json")

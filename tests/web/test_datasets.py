@@ -486,7 +486,7 @@ def test_answers_are_cached_until_the_index_changes(db_url):
     """A server builds nothing at start; each process keeps answers until the index's
     generation changes, and a harvest is seen within the recheck interval."""
     from catalogue.web.app import create_app
-    from catalogue.web.datasets import datasets_body
+    from catalogue.web.datasets import datasets_encoded
     from catalogue.web.search_cache import search_cache
 
     with catalogue.open(db_url) as cat:
@@ -497,16 +497,17 @@ def test_answers_are_cached_until_the_index_changes(db_url):
         async with app.router.lifespan_context(app):
             cache = search_cache(app)
             pool = app.state.pool
-            first = await asyncio.gather(*(cache.answer(pool, "datasets", SearchQuery(), datasets_body, recheck=0.0)
-                                           for _ in range(5)))
-            assert len({id(b) for b in first}) == 1 and json.loads(first[0])["total"] == 1
+            first = await asyncio.gather(*(cache.answer(pool, "datasets", SearchQuery(), datasets_encoded,
+                                                        recheck=0.0) for _ in range(5)))
+            assert len({id(b) for b in first}) == 1 and json.loads(first[0].plain())["total"] == 1
             assert (cache.misses, cache.hits) == (1, 4)  # computed once, shared by the concurrent requests
             generation = cache.generation
             await asyncio.to_thread(_harvest, db_url, EXAMPLES / "ocean_model_v3.zarr")
             # within the recheck interval the cached answer serves; after it, the new one
-            assert json.loads(await cache.answer(pool, "datasets", SearchQuery(), datasets_body,
-                                                 recheck=3600))["total"] == 1
-            after = json.loads(await cache.answer(pool, "datasets", SearchQuery(), datasets_body, recheck=0.0))
+            kept = await cache.answer(pool, "datasets", SearchQuery(), datasets_encoded, recheck=3600)
+            assert json.loads(kept.plain())["total"] == 1
+            after = json.loads((await cache.answer(pool, "datasets", SearchQuery(), datasets_encoded,
+                                                   recheck=0.0)).plain())
             assert after["total"] == 2 and cache.generation != generation
 
     asyncio.run(scenario())
@@ -543,23 +544,34 @@ def test_http_search_answers_are_gzipped_for_clients_that_accept_it(web_server, 
     plain to the others; both carry Vary: Accept-Encoding and the same JSON."""
     import gzip
 
-    def fetch(accept: str | None) -> tuple[dict[str, str], bytes]:
-        request = urllib.request.Request(web_server.base + "/datasets?limit=50")
-        if accept is not None:
-            request.add_header("Accept-Encoding", accept)
-        with urllib.request.urlopen(request, timeout=30) as r:  # urllib does not decompress
-            return {k.lower(): v for k, v in r.headers.items()}, r.read()
+    def fetch(*accept: str) -> tuple[dict[str, str], bytes]:
+        """GET with these Accept-Encoding lines (none: no such header at all)."""
+        import http.client
+        import urllib.parse as parse
 
-    plain_headers, plain = fetch(None)
+        url = parse.urlsplit(web_server.base)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        try:
+            conn.putrequest("GET", "/datasets?limit=50", skip_accept_encoding=True)
+            for line in accept:
+                conn.putheader("Accept-Encoding", line)
+            conn.endheaders()
+            r = conn.getresponse()  # http.client does not decompress
+            assert r.status == 200
+            return {k.lower(): v for k, v in r.getheaders()}, r.read()
+        finally:
+            conn.close()
+
+    plain_headers, plain = fetch()
     assert "content-encoding" not in plain_headers and plain_headers["vary"] == "Accept-Encoding"
     assert len(plain) >= 1024  # long enough to be compressed
-    for accept in ("gzip", "br, gzip;q=0.5", "*", "deflate, x-gzip"):
-        headers, body = fetch(accept)
+    for accept in (("gzip",), ("br, gzip;q=0.5",), ("*",), ("deflate, x-gzip",), ("br", "gzip")):
+        headers, body = fetch(*accept)
         assert headers["content-encoding"] == "gzip", accept
         assert int(headers["content-length"]) == len(body) < len(plain)
         assert json.loads(gzip.decompress(body)) == json.loads(plain)
-    for refused in ("identity", "gzip;q=0", "br", "*;q=0", "*, gzip;q=0"):
-        headers, body = fetch(refused)
+    for refused in (("identity",), ("gzip;q=0",), ("br",), ("*;q=0",), ("*, gzip;q=0",), ("br", "gzip;q=0")):
+        headers, body = fetch(*refused)
         assert "content-encoding" not in headers and body == plain, refused
 
 
@@ -570,6 +582,7 @@ def test_accept_encoding_and_encoded_bodies():
 
     assert accepts_gzip("gzip") and accepts_gzip("GZIP;q=0.1") and accepts_gzip("*") and accepts_gzip("x-gzip")
     assert accepts_gzip("gzip;q=oops")  # a malformed q-value counts as 1
+    assert accepts_gzip("gzip;q=nan, gzip") and accepts_gzip("gzip;q=-1") and accepts_gzip("gzip;q=inf")
     assert not accepts_gzip(None) and not accepts_gzip("") and not accepts_gzip("identity")
     assert not accepts_gzip("gzip;q=0, *") and not accepts_gzip("*;q=0") and not accepts_gzip("br, deflate")
     small, large = b"x" * (MIN_BYTES - 1), b'{"a": 1}' * 1000

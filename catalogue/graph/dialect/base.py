@@ -75,7 +75,7 @@ class Dialect(Protocol):
         """Refresh the planner statistics of ``tables`` (default: every table of the store)."""
         ...
 
-    def vacuum(self, engine: Engine) -> None:
+    def vacuum(self, engine: Engine, tables: tuple[str, ...] = ...) -> None:
         """After a large committed write: settle the new rows for readers (PostgreSQL
         ``VACUUM``; nothing on SQLite, whose pages carry no visibility information)."""
         ...

@@ -84,7 +84,7 @@ class SQLiteDialect:
         for table in tables:
             conn.exec_driver_sql(f"ANALYZE {table}")
 
-    def vacuum(self, engine: Engine) -> None:
+    def vacuum(self, engine: Engine, tables: tuple[str, ...] = ()) -> None:
         pass  # SQLite's readers need no visibility map or hint bits
 
     def can_hold(self, text: str) -> bool:

@@ -82,7 +82,7 @@ class LoadTarget(WriteTarget, Protocol):
 
     def rollback(self) -> None: ...
 
-    def vacuum(self) -> None: ...
+    def vacuum(self, tables: tuple[str, ...] | None = None) -> None: ...
 
 
 #: Quads a load adds from which the store is vacuumed after the commit (:meth:`SQLStore.vacuum`).
@@ -248,8 +248,6 @@ def _load_transaction(
                 writer.finish()
                 report.quads, report.terms = writer.quads_added, writer.terms_added
         store.commit()
-        if report.quads >= VACUUM_AFTER:
-            store.vacuum()
     except TermCollisionError as exc:
         store.rollback()
         raise LoadError(shown, None, str(exc)) from exc
@@ -260,6 +258,8 @@ def _load_transaction(
         if writer is not None:
             writer.restore_settings()
     report.seconds = time.perf_counter() - started
+    if report.quads >= VACUUM_AFTER:  # committed: best effort (SQLStore.vacuum)
+        store.vacuum()
 
 
 def _graph_iri(graph: str | None) -> str:

@@ -238,7 +238,8 @@ class Compiler:
         names of the sort-key columns (so the decoding wrapper can keep the order).
         ``first_only`` (ASK): the pattern's pending DISTINCT is left out, since a
         duplicate solution does not change whether there is one, and a DISTINCT under
-        ``LIMIT 1`` made PostgreSQL hash every solution before giving the first.
+        ``LIMIT 1`` made PostgreSQL hash every solution before giving the first; unless
+        the ASK has an OFFSET, which counts distinct solutions.
         """
         limit, offset = None, 0
         if part.name == "Slice":
@@ -257,7 +258,7 @@ class Compiler:
             order = part.expr
             part = part.p
         block = self.pattern(part, self.scope)
-        if block.distinct_pending and not first_only:
+        if block.distinct_pending and not (first_only and not offset):
             block = self.wrap(block, distinct=True)
         names = (
             project if project is not None else [v for v in block.vars if isinstance(v, Variable)]

@@ -107,6 +107,10 @@ COMPILED = [
     "ASK { ?a :type :Array ; :units 'K' . :root :member+ ?a }",
     "ASK { ?a :type :Array ; :units 'mm' }",
     "ASK { :root :member/:member ?b . ?b :member* ?c . ?c :label ?l }",
+    # OFFSET counts distinct solutions: each :type triple is in two graphs
+    "ASK { ?a :type :Array } OFFSET 8",
+    "ASK { ?a :type :Array } OFFSET 7",
+    "ASK { ?a :type :Array } ORDER BY ?a OFFSET 8",
     "SELECT ?a (SAMPLE(?t) AS ?any) WHERE { ?a :title ?t } GROUP BY ?a",
     "SELECT ?d (MIN(?n) AS ?lo) (MAX(?n) AS ?hi) WHERE { ?a :dtype ?d ; :n ?n } GROUP BY ?d",
     "SELECT (MAX(?r) AS ?m) (MIN(?r) AS ?l) WHERE { :b1 :ratio ?r }",
