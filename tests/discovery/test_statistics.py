@@ -30,3 +30,21 @@ def test_a_bulk_load_leaves_the_planner_knowing_the_index(db_url, tmp_path, monk
         cat.load(str(source))
         assert cat.totals().datasets == 60
         assert _rows_known(cat) == 60
+
+
+def test_a_bulk_load_leaves_no_text_entries_pending_on_postgresql(postgres_url, tmp_path):
+    """GIN keeps new entries in a pending list that every text search scans whole until
+    a VACUUM merges it; a load's VACUUM (SQLStore.vacuum) must merge it (one with
+    ``INDEX_CLEANUP OFF`` did not: text searches stayed 2.5 times slower)."""
+    source = tmp_path / "extents.nq"
+    write_extents_catalogue(source, 200)  # about 22,000 quads: past bulk.VACUUM_AFTER
+    with catalogue.open(postgres_url) as cat:
+        cat.load(str(source))
+        conn = cat.store.connection
+        try:
+            conn.execute(text("CREATE EXTENSION IF NOT EXISTS pgstattuple"))
+            pending = conn.execute(text("SELECT pending_pages, pending_tuples FROM "
+                                        "pgstatginindex('ix_search_datasets_doc')")).one()
+        finally:
+            cat.store.rollback()
+    assert tuple(pending) == (0, 0)
