@@ -458,9 +458,9 @@ class SQLStore(Store):
         default every table of the store, on a connection of its own outside any
         transaction; nothing on SQLite). Without it text searches after a load of
         100,000 datasets ran 2.5 times slower until autovacuum came round (GIN's pending
-        list, see ``PostgresDialect.vacuum``). Best effort: the write has committed, so a failure here (a statement
-        timeout, a lost connection) is logged, not raised, and autovacuum does the work
-        later."""
+        list, see ``PostgresDialect.vacuum``). Best effort: the write has committed, so a
+        failure here (a statement timeout, a lost connection) is logged, not raised, and
+        autovacuum does the work later."""
         try:
             if tables is None:
                 self._s.dialect.vacuum(self.engine)

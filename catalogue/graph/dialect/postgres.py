@@ -33,12 +33,12 @@ _INSERT_GRAPHS = "INSERT INTO graphs (id) SELECT unnest(%s::bigint[]) ON CONFLIC
 _SELECT_TERMS = (
     "SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash = ANY(%s::bigint[])"
 )
-# Advisory lock held by every writing transaction (see SQLStore._begin_write): alone,
-# or shared by transactions that each write graphs of their own (harvests side by side),
-# which then also hold their graph's lock alone.
 #: The tables a bulk load writes: analysed in its transaction, vacuumed after it.
 STORE_TABLES: Final = ("datatypes", "terms", "quads", "graphs", "namespaces", "geo_index", "search_datasets",
                        "search_facets", "search_facet_counts")
+# Advisory lock held by every writing transaction (see SQLStore._begin_write): alone,
+# or shared by transactions that each write graphs of their own (harvests side by side),
+# which then also hold their graph's lock alone.
 _WRITE_LOCK: Final = 0x63617462  # "catb"
 _TAKE_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 _SHARE_WRITE_LOCK = text("SELECT pg_advisory_xact_lock_shared(:key)")
