@@ -80,7 +80,7 @@ test: dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: dev
-	$(BIN)/ruff check catalogue migrations tests bench examples
+	$(BIN)/ruff check catalogue migrations schemas tests bench examples
 
 bench: dev
 	$(BIN)/python bench/harvest_vs_zarr.py

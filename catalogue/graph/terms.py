@@ -39,14 +39,17 @@ from rdflib.term import BNode, Literal, Node, URIRef
 __all__ = [
     "BLANK",
     "COMPARABLE_DATATYPES",
+    "FLOATING_WINDOW",
     "IRI",
     "LITERAL",
+    "TEMPORAL_CLASSES",
     "XSD_NUMERIC_DATATYPES",
     "EncodedTerm",
     "TermCollisionError",
     "comparable_value",
     "decode",
     "encode",
+    "is_zoned",
     "same_content",
     "term_hash",
     "term_id",
@@ -178,7 +181,7 @@ _decode_cached = lru_cache(maxsize=65536)(_decode)
 # ------------------------------------------------------------- comparable values
 #
 # The comparable value ("num") lets SQL compare literals by value: numbers as numbers,
-# booleans as 0/1, time-zoned date-times as seconds since the Unix epoch.  It is only
+# booleans as 0/1, dates and times as seconds since the Unix epoch.  It is only
 # computed for lexical forms that are valid for their datatype (XSD 1.1 lexical spaces,
 # after the whitespace collapse XSD prescribes for these types); anything else gets
 # ``None``, so an ill-typed literal such as ``"ten"^^xsd:integer`` never compares equal
@@ -194,13 +197,14 @@ _DECIMAL_RE: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)", re.ASC
 _FLOAT_RE: Final = re.compile(
     r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?INF|NaN", re.ASCII
 )
-_DATETIME_RE: Final = re.compile(
-    r"(?P<year>-?(?:[1-9][0-9]{3,}|0[0-9]{3}))"
-    r"-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
-    r"T(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})(?P<fraction>\.[0-9]+)?"
-    r"(?P<tz>Z|[+-][0-9]{2}:[0-9]{2})?",
-    re.ASCII,
-)
+_YEAR: Final = r"(?P<year>-?(?:[1-9][0-9]{3,}|0[0-9]{3}))"
+_CLOCK: Final = r"(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})(?P<fraction>\.[0-9]+)?"
+_TZ: Final = r"(?P<tz>Z|[+-][0-9]{2}:[0-9]{2})?"
+_DATETIME_RE: Final = re.compile(_YEAR + r"-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})T" + _CLOCK + _TZ, re.ASCII)
+_DATE_RE: Final = re.compile(_YEAR + r"-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})" + _TZ, re.ASCII)
+_TIME_RE: Final = re.compile(_CLOCK + _TZ, re.ASCII)
+_G_YEAR_RE: Final = re.compile(_YEAR + _TZ, re.ASCII)
+_G_YEAR_MONTH_RE: Final = re.compile(_YEAR + r"-(?P<month>[0-9]{2})" + _TZ, re.ASCII)
 
 # (minimum, maximum) of XSD's built-in integer types; None where unbounded.
 _INTEGER_BOUNDS: Final[dict[str, tuple[int | None, int | None]]] = {
@@ -296,43 +300,86 @@ def _is_leap(year: int) -> bool:
 _DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def _date_time(text: str) -> float | None:
-    """Seconds since 1970-01-01T00:00:00Z; ``None`` without a time zone.
-
-    A date-time without a time zone is only partially ordered against zoned ones
-    (XSD allows a ±14 h window), so it gets no comparable value at all.
-    """
-    match = _DATETIME_RE.fullmatch(text)
-    if match is None or match["tz"] is None:
+def _offset(tz: str | None) -> int | None:
+    """Seconds east of UTC of a time zone (``Z``, ``+hh:mm``, ``-hh:mm``); 0 for none
+    (a value without a time zone is placed as if in UTC: see :data:`FLOATING_WINDOW`);
+    ``None`` when out of XSD's range (-14:00 to +14:00)."""
+    if tz is None or tz == "Z":
+        return 0
+    hours, minutes = int(tz[1:3]), int(tz[4:6])
+    if minutes > 59 or hours > 14 or (hours == 14 and minutes):
         return None
-    year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
-    hour, minute, second = int(match["hour"]), int(match["minute"]), int(match["second"])
-    fraction = match["fraction"]
-    if not 1 <= month <= 12:
+    return (hours * 60 + minutes) * 60 * (-1 if tz[0] == "-" else 1)
+
+
+def _instant(match: re.Match[str], *, month: int = 1, day: int = 1, clock: bool = False) -> float | None:
+    """Seconds since 1970-01-01T00:00:00Z of the first instant of a matched date/time
+    value (absent fields at their start: January, the 1st, midnight), or ``None`` when a
+    field is out of range. ``clock``: the match has hour, minute, second and fraction."""
+    fields = match.groupdict()
+    year = int(fields["year"]) if fields.get("year") else 1972
+    month = int(fields["month"]) if fields.get("month") else month
+    day = int(fields["day"]) if fields.get("day") else day
+    offset = _offset(fields["tz"])
+    if offset is None or not 1 <= month <= 12:
         return None
     days_in_month = 29 if month == 2 and _is_leap(year) else _DAYS_IN_MONTH[month - 1]
-    if not 1 <= day <= days_in_month or minute > 59 or second > 59:
+    if not 1 <= day <= days_in_month:
+        return None
+    seconds = _days_from_civil(year, month, day) * 86400 - offset
+    if not clock:
+        return float(seconds)
+    hour, minute, second = int(fields["hour"]), int(fields["minute"]), int(fields["second"])
+    fraction = fields["fraction"]
+    if minute > 59 or second > 59:
         return None
     if hour == 24:
-        # 24:00:00 is the first instant of the next day; the arithmetic below gets
-        # there by itself.
+        # 24:00:00 is the first instant of the next day; the arithmetic gets there by itself.
         if minute or second or (fraction and fraction.strip(".0")):
             return None
     elif hour > 23:
         return None
-    offset = 0
-    tz = match["tz"]
-    if tz != "Z":
-        tz_hours, tz_minutes = int(tz[1:3]), int(tz[4:6])
-        if tz_minutes > 59 or tz_hours > 14 or (tz_hours == 14 and tz_minutes):
-            return None
-        offset = (tz_hours * 60 + tz_minutes) * 60 * (-1 if tz[0] == "-" else 1)
-    seconds = (
-        _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset
-    )
-    if fraction:
-        return float(seconds) + float("0" + fraction)
-    return float(seconds)
+    seconds += hour * 3600 + minute * 60 + second
+    return float(seconds) + float("0" + fraction) if fraction else float(seconds)
+
+
+def _date_time(text: str) -> float | None:
+    """Seconds since 1970-01-01T00:00:00Z (a value without a time zone as if in UTC)."""
+    match = _DATETIME_RE.fullmatch(text)
+    return None if match is None else _instant(match, clock=True)
+
+
+def _date_time_stamp(text: str) -> float | None:
+    """As :func:`_date_time`; the time zone is required."""
+    match = _DATETIME_RE.fullmatch(text)
+    return None if match is None or match["tz"] is None else _instant(match, clock=True)
+
+
+def _date(text: str) -> float | None:
+    """The date's first instant (midnight in its time zone)."""
+    match = _DATE_RE.fullmatch(text)
+    return None if match is None else _instant(match)
+
+
+def _time(text: str) -> float | None:
+    """The time on XPath's reference date, 1972-12-31 (``24:00:00`` is ``00:00:00``)."""
+    match = _TIME_RE.fullmatch(text)
+    if match is None:
+        return None
+    seconds = _instant(match, month=12, day=31, clock=True)
+    if seconds is not None and match["hour"] == "24":
+        seconds -= 86400  # a time's 24:00:00 is its day's 00:00:00, not the next day's
+    return seconds
+
+
+def _g_year(text: str) -> float | None:
+    match = _G_YEAR_RE.fullmatch(text)
+    return None if match is None else _instant(match)
+
+
+def _g_year_month(text: str) -> float | None:
+    match = _G_YEAR_MONTH_RE.fullmatch(text)
+    return None if match is None else _instant(match)
 
 
 _PARSERS: Final[dict[str, Callable[[str], float | None]]] = {
@@ -342,8 +389,33 @@ _PARSERS: Final[dict[str, Callable[[str], float | None]]] = {
     _XSD + "double": _float,
     _XSD + "boolean": _boolean,
     _XSD + "dateTime": _date_time,
-    _XSD + "dateTimeStamp": _date_time,
+    _XSD + "dateTimeStamp": _date_time_stamp,
+    _XSD + "date": _date,
+    _XSD + "time": _time,
+    _XSD + "gYear": _g_year,
+    _XSD + "gYearMonth": _g_year_month,
 }
+
+#: The date/time datatypes with a comparable value, by the value class SPARQL compares
+#: them in: values of one class compare with each other only (a date is not less than a
+#: date-time, it is incomparable to it).
+TEMPORAL_CLASSES: Final = {
+    _XSD + "dateTime": "dateTime", _XSD + "dateTimeStamp": "dateTime", _XSD + "date": "date",
+    _XSD + "time": "time", _XSD + "gYear": "gYear", _XSD + "gYearMonth": "gYearMonth",
+}
+
+#: Seconds either side of its comparable value where a date/time value *without* a time
+#: zone may lie (XSD 1.1 allows zones from -14:00 to +14:00). Two values without one, or
+#: two with one, are ordered by their comparable values; one of each only when they are
+#: further apart than this, and incomparable otherwise (XSD 1.1 Part 2, D.2.1: a SPARQL
+#: comparison of them is then an error).
+FLOATING_WINDOW: Final = 14 * 3600
+
+
+def is_zoned(text: str) -> bool:
+    """Whether a date/time lexical form carries a time zone (``Z``, ``±hh:mm``)."""
+    text = text.rstrip(_XSD_WHITESPACE)
+    return text.endswith("Z") or (len(text) > 6 and text[-3] == ":" and text[-6] in "+-")
 
 #: Datatypes for which :func:`comparable_value` can return a value.
 COMPARABLE_DATATYPES: Final = frozenset(_PARSERS)
@@ -358,9 +430,12 @@ def comparable_value(value: str, datatype: str | None) -> float | None:
       ``+INF`` and ``-INF`` are infinities; ``NaN`` has none, because it is not
       equal to or ordered against anything.
     * ``xsd:boolean``: 1.0 for ``true``/``1``, 0.0 for ``false``/``0``.
-    * ``xsd:dateTime`` and ``xsd:dateTimeStamp`` with a time zone: seconds since
-      1970-01-01T00:00:00Z (fractions, years before 1970 or 1 CE and ``24:00:00``
-      included).  Without a time zone: none.
+    * ``xsd:dateTime``, ``xsd:dateTimeStamp`` (whose time zone is required),
+      ``xsd:date``, ``xsd:time``, ``xsd:gYear`` and ``xsd:gYearMonth``: seconds since
+      1970-01-01T00:00:00Z of the value's first instant (a date at midnight, a year on
+      1 January, a time on XPath's reference date 1972-12-31; fractions, years before
+      1970 or 1 CE and ``24:00:00`` included). A value without a time zone is placed as
+      if in UTC; SQL orders it against zoned ones only outside :data:`FLOATING_WINDOW`.
     * Any other datatype, or no datatype: none.
 
     Leading and trailing XSD whitespace is ignored, as the ``collapse`` whitespace

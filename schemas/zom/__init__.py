@@ -1,4 +1,4 @@
-"""The ZEP 6 Zarr Object Model JSON schemas: verbatim (*.upstream.json) and corrected."""
+"""The ZEP 6 Zarr Object Model JSON schemas: verbatim (*.upstream.json) and corrected.
 
 A package only so that ``importlib.resources`` finds it in every install mode.
 """

@@ -998,6 +998,7 @@ def test_comparable_values_are_stored_with_literals(sql_store):
             "1970-01-02T00:00:00Z", datatype=XSD.dateTime, normalize=False
         ),
         "2024-01-01T00:00:00": Literal("2024-01-01T00:00:00", datatype=XSD.dateTime),
+        "2024-02-30": Literal("2024-02-30", datatype=XSD.date, normalize=False),
         "ten": Literal("ten", datatype=XSD.integer, normalize=False),
         "7": Literal("7"),
         "8": Literal("8", datatype=XSD.string),
@@ -1010,7 +1011,8 @@ def test_comparable_values_are_stored_with_literals(sql_store):
         "1.5e0": 1.5,
         "true": 1.0,
         "1970-01-02T00:00:00Z": 86400.0,
-        "2024-01-01T00:00:00": None,
+        "2024-01-01T00:00:00": 1704067200.0,  # zoneless: as if in UTC
+        "2024-02-30": None,
         "ten": None,
         "7": None,
         "8": None,

@@ -177,18 +177,34 @@ CASES: list[tuple[str, str | None, float | None]] = [
     ("dateTime", "02023-01-01T00:00:00Z", None),  # leading zero only in 4-digit years
     ("dateTime", "2023-1-01T00:00:00Z", None),
     ("dateTime", "2023-01-01", None),
-    # without a time zone there is no single instant
-    ("dateTime", "2024-01-01T00:00:00", None),
-    ("dateTime", "2024-01-01T00:00:00.5", None),
+    # without a time zone: placed as if in UTC (SQL orders it against zoned values only
+    # outside the 14-hour window where it may lie)
+    ("dateTime", "2024-01-01T00:00:00", 1704067200.0),
+    ("dateTime", "2024-01-01T00:00:00.5", 1704067200.5),
     ("dateTimeStamp", "1970-01-01T00:00:10Z", 10.0),
     ("dateTimeStamp", "1970-01-01T00:00:10.25-01:00", 3610.25),
     ("dateTimeStamp", "1970-01-01T00:00:10", None),
+    # --- dates, times, years and year-months: their first instant
+    ("date", "2024-01-01Z", 1704067200.0),
+    ("date", "2024-01-01", 1704067200.0),
+    ("date", "2024-01-01+14:00", 1704067200.0 - 14 * 3600),
+    ("date", "2024-01-01+14:01", None),
+    ("date", "2023-02-29", None),
+    ("date", "2024-01-01T00:00:00Z", None),
+    ("time", "12:00:00Z", 94651200.0),  # on XPath's reference date, 1972-12-31
+    ("time", "12:00:00.5-01:00", 94651200.0 + 3600.5),
+    ("time", "24:00:00", 94651200.0 - 12 * 3600),  # 24:00:00 is the day's 00:00:00
+    ("time", "24:00:01", None),
+    ("time", "12:00", None),
+    ("gYear", "2024", 1704067200.0),
+    ("gYear", "-0044Z", -63555753600.0),
+    ("gYear", "24", None),
+    ("gYearMonth", "2024-02", 1706745600.0),
+    ("gYearMonth", "2024-13", None),
     # --- datatypes without a comparable value, and no datatype at all
     ("string", "42", None),
-    ("date", "2024-01-01Z", None),
-    ("time", "12:00:00Z", None),
     ("duration", "P1D", None),
-    ("gYear", "2024", None),
+    ("gMonth", "--01", None),
     ("http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON", "42", None),
     ("http://example.org/dt", "42", None),
     (None, "42", None),
@@ -256,5 +272,5 @@ def test_every_numeric_datatype_is_covered():
         "positiveInteger",
     }
     comparable = {dt.removeprefix(XSD) for dt in COMPARABLE_DATATYPES}
-    assert comparable == numeric | {"boolean", "dateTime", "dateTimeStamp"}
+    assert comparable == numeric | {"boolean", "dateTime", "dateTimeStamp", "date", "time", "gYear", "gYearMonth"}
     assert comparable <= names

@@ -75,6 +75,13 @@ class Dialect:
     def int_to_text(self, expr: str) -> str:
         return f"CAST({expr} AS TEXT)"
 
+    def zoned(self, lex: str) -> str:
+        """Whether the date/time lexical form ``lex`` ends with a time zone (``Z`` or
+        ``±hh:mm``, before trailing XSD whitespace): :func:`catalogue.graph.terms.is_zoned`."""
+        spaces = "chr(9) || chr(10) || chr(13)" if self.is_pg else "char(9, 10, 13)"
+        text = f"rtrim({lex}, ' ' || {spaces})"
+        return f"({text} LIKE '%Z' OR {text} LIKE '%+__:__' OR {text} LIKE '%-__:__')"
+
 
 @dataclass(frozen=True)
 class GraphScope:
@@ -107,6 +114,8 @@ class Val:
     sdt: str | None = None
     slang: str | None = None
     static_dt_known: bool = False
+    #: Whether a date/time constant carries a time zone (None: not known statically).
+    szoned: bool | None = None
 
 
 @dataclass

@@ -6,8 +6,10 @@ error into an *error* that FILTER treats as false but that ``!`` and ``||`` prop
 in three-valued logic.  SQL's ``NULL`` behaves exactly like that error under ``NOT``,
 ``AND``, ``OR`` and ``WHERE``, so every boolean the compiler writes uses ``NULL`` for
 "error".  The ``terms.num`` column holds the comparable value of numeric, boolean and
-time-zoned ``xsd:dateTime`` literals (see :func:`catalogue.graph.terms.comparable_value`);
-strings compare by code point on the lexical form.
+date/time literals (see :func:`catalogue.graph.terms.comparable_value`); strings compare
+by code point on the lexical form.  Dates and times are partially ordered (XSD 1.1): a
+value without a time zone is ordered against one with a zone only when they are more
+than 14 hours apart, and comparing them otherwise is an error (:meth:`ValueOps._temporal`).
 """
 
 from __future__ import annotations
@@ -18,23 +20,29 @@ from typing import Protocol
 from rdflib.namespace import RDF, XSD
 from rdflib.term import BNode, Literal, Node, URIRef
 
-from ..terms import XSD_NUMERIC_DATATYPES, comparable_value
+from ..terms import (
+    FLOATING_WINDOW,
+    TEMPORAL_CLASSES,
+    XSD_NUMERIC_DATATYPES,
+    comparable_value,
+    is_zoned,
+)
 from .sql import Dialect, Names, Unsupported, Val
 
 __all__ = ["NUMERIC_TYPES", "ValueContext", "ValueOps"]
 
 NUMERIC_TYPES = XSD_NUMERIC_DATATYPES
-DATETIME_TYPES = frozenset({str(XSD.dateTime), str(XSD.dateTimeStamp)})
 STRING = str(XSD.string)
 BOOLEAN = str(XSD.boolean)
 LANG_STRING = str(RDF.langString)
 _XSD_NS = str(XSD)
-DATE = str(XSD.date)
 
 IRI_KIND, BLANK_KIND, LITERAL_KIND = 1, 2, 3
 
-# Value classes whose members compare by ``num``, and the one that compares by lexical form.
-NUM_CLASSES = ("numeric", "boolean", "datetime")
+#: The date/time value classes (dateTime, date, time, gYear, gYearMonth).
+TEMPORAL = tuple(dict.fromkeys(TEMPORAL_CLASSES.values()))
+# Value classes whose members compare by ``num`` (``string`` compares by lexical form).
+NUM_CLASSES = ("numeric", "boolean", *TEMPORAL)
 
 
 class ValueContext(Protocol):
@@ -55,7 +63,9 @@ class ValueOps:
         self.c = compiler
         dt = compiler.datatype_ids
         self.numeric_ids = sorted(dt[i] for i in NUMERIC_TYPES if i in dt)
-        self.datetime_ids = sorted(dt[i] for i in DATETIME_TYPES if i in dt)
+        self.temporal_ids = {
+            cls: sorted(dt[i] for i, c in TEMPORAL_CLASSES.items() if c == cls and i in dt) for cls in TEMPORAL
+        }
         self.boolean_id = dt.get(BOOLEAN)
         self.string_id = dt.get(STRING)
 
@@ -86,6 +96,7 @@ class ValueOps:
         lang = term.language
         num = comparable_value(str(term), sdt) if sdt is not None else None
         dt_id = c.datatype_ids.get(sdt) if sdt is not None else None
+        zoned = is_zoned(str(term)) if sdt in TEMPORAL_CLASSES else None
         return Val(
             kind=str(LITERAL_KIND),
             lex=c.dialect.text_param(c.names.param(str(term))),
@@ -97,6 +108,7 @@ class ValueOps:
             sdt=sdt,
             slang=lang,
             static_dt_known=True,
+            szoned=zoned,
         )
 
     def boolean(self, cond: str) -> Val:
@@ -125,8 +137,9 @@ class ValueOps:
     def in_class(self, v: Val, cls: str) -> str | bool:
         """Condition (or static truth) that ``v`` is a literal of value class ``cls``.
 
-        Classes: ``numeric``, ``boolean``, ``datetime`` (compared by ``num``) and
-        ``string`` (simple literals and ``xsd:string``, compared by lexical form).
+        Classes: ``numeric``, ``boolean``, the date/time classes of :data:`TEMPORAL`
+        (compared by ``num``) and ``string`` (simple literals and ``xsd:string``,
+        compared by lexical form).
         """
         if v.static_dt_known:
             if v.skind != LITERAL_KIND:
@@ -138,7 +151,7 @@ class ValueOps:
                 return sdt in NUMERIC_TYPES
             if cls == "boolean":
                 return sdt == BOOLEAN
-            return sdt in DATETIME_TYPES
+            return TEMPORAL_CLASSES.get(sdt or "") == cls
         if cls == "string":
             cond = f"{v.lang} IS NULL AND ({v.dt} IS NULL"
             if self.string_id is not None:
@@ -148,7 +161,7 @@ class ValueOps:
             return self._in(v.dt, self.numeric_ids)
         if cls == "boolean":
             return False if self.boolean_id is None else f"{v.dt} = {self.boolean_id}"
-        return self._in(v.dt, self.datetime_ids)
+        return self._in(v.dt, self.temporal_ids[cls])
 
     def is_string_literal(self, v: Val, *, allow_lang: bool) -> str | bool:
         """Simple literal or ``xsd:string`` (and language-tagged ones if allowed)."""
@@ -206,7 +219,7 @@ class ValueOps:
                         f"COALESCE({self.same_term(x, y)}, FALSE) END"
                     )
             cases.append((self.same_term(a, b), "TRUE"))
-        for cls in ("numeric", "boolean", "datetime", "string"):
+        for cls in (*NUM_CLASSES, "string"):
             ca, cb = self.in_class(a, cls), self.in_class(b, cls)
             if ca is False or cb is False:
                 continue
@@ -214,6 +227,8 @@ class ValueOps:
             if cls == "string":
                 left, right = self.c.dialect.text_order(a.lex), self.c.dialect.text_order(b.lex)
                 body = f"{left} {sql_op} {right}"
+            elif cls in TEMPORAL:
+                body = self._temporal(sql_op, a, b)
             else:
                 body = f"{a.num} {sql_op} {b.num}"
             cases.append((cond, body))
@@ -223,18 +238,6 @@ class ValueOps:
             # Two literals whose values are both understood (and differ, or an earlier
             # case would have matched) are unequal; if either has a datatype the store
             # does not interpret (or an ill-typed lexical form), '=' is a type error.
-            # xsd:date: different calendar dates are unequal; the same date with
-            # different time zones is indeterminate (an error).
-            da, db = self._is_date(a), self._is_date(b)
-            if da is not False and db is not False:
-                cond = " AND ".join(str(c) for c in (da, db) if c is not True) or "TRUE"
-                cases.append(
-                    (
-                        cond,
-                        f"CASE WHEN substr({a.lex}, 1, 10) <> substr({b.lex}, 1, 10) "
-                        "THEN FALSE END",
-                    )
-                )
             # A language-tagged literal differs from any other literal.
             for x in (a, b):
                 sx = self._lang_tagged(x)
@@ -250,18 +253,47 @@ class ValueOps:
         # An unbound operand is an error whatever the cases say.
         return f"(CASE WHEN {a.kind} IS NULL OR {b.kind} IS NULL THEN NULL {whens} END)"
 
+    def _temporal(self, op: str, a: Val, b: Val) -> str:
+        """``a op b`` for two values of one date/time class, in XSD 1.1's partial order:
+        both with a time zone or both without, by their comparable values; one of each,
+        only when more than :data:`~catalogue.graph.terms.FLOATING_WINDOW` apart (the
+        zoneless one may lie anywhere within it), else NULL (incomparable: an error,
+        for ``=`` too)."""
+        same = f"{a.num} {op} {b.num}"
+        before = f"{a.num} + {FLOATING_WINDOW} < {b.num}"
+        after = f"{a.num} - {FLOATING_WINDOW} > {b.num}"
+        if op == "=":
+            mixed = f"CASE WHEN {before} OR {after} THEN FALSE END"
+        elif op in ("<", "<="):
+            mixed = f"CASE WHEN {before} THEN TRUE WHEN {after} THEN FALSE END"
+        else:
+            mixed = f"CASE WHEN {after} THEN TRUE WHEN {before} THEN FALSE END"
+        za, zb = self._zoned(a), self._zoned(b)
+        if isinstance(za, bool) and isinstance(zb, bool):
+            return f"({same})" if za == zb else f"({mixed})"
+        if isinstance(za, bool) or isinstance(zb, bool):
+            known, other = (za, zb) if isinstance(za, bool) else (zb, za)
+            alike = other if known else f"NOT {other}"
+        else:
+            alike = f"{za} = {zb}"
+        return f"(CASE WHEN {alike} THEN {same} ELSE {mixed} END)"
+
+    def _zoned(self, v: Val) -> str | bool:
+        """Whether date/time value ``v`` has a time zone (statically, or as SQL)."""
+        return v.szoned if v.szoned is not None else self.c.dialect.zoned(v.lex)
+
     def _known(self, v: Val) -> str | bool:
         """``v`` is a literal whose value the compiler understands: a language-tagged or
-        string literal, or a well-formed number, boolean or time-zoned date-time."""
+        string literal, or a well-formed number, boolean, date or time."""
         if v.static_dt_known:
             if v.skind != LITERAL_KIND:
                 return False
             if v.slang is not None or v.sdt is None or v.sdt == STRING:
                 return True
-            if v.sdt in NUMERIC_TYPES or v.sdt in (BOOLEAN,) or v.sdt in DATETIME_TYPES:
+            if v.sdt in NUMERIC_TYPES or v.sdt == BOOLEAN or v.sdt in TEMPORAL_CLASSES:
                 return v.num != "NULL"
-            return v.sdt == DATE
-        parts = [f"{v.lang} IS NOT NULL", str(self.in_class(v, "string")), str(self._is_date(v))]
+            return False
+        parts = [f"{v.lang} IS NOT NULL", str(self.in_class(v, "string"))]
         for cls in NUM_CLASSES:
             c = self.in_class(v, cls)
             if c is not False:
@@ -273,20 +305,14 @@ class ValueOps:
             return v.skind == LITERAL_KIND and v.slang is not None
         return f"({v.lang} IS NOT NULL)"
 
-    def _is_date(self, v: Val) -> str | bool:
-        if v.static_dt_known:
-            return v.skind == LITERAL_KIND and v.sdt == DATE
-        dt_id = self.c.datatype_ids.get(DATE)
-        return False if dt_id is None else f"{v.dt} = {dt_id}"
-
     def check_supported(self, v: Val) -> None:
-        """Constants of XSD types the store keeps no comparable value for (dates,
-        durations, ...) are left to rdflib, which knows their value spaces."""
+        """Constants of XSD types the store keeps no comparable value for (durations,
+        gMonth, gDay, gMonthDay, ...) are left to rdflib, which knows their value spaces."""
         if not (v.static_dt_known and v.sdt is not None and v.sdt.startswith(_XSD_NS)):
             return
         if (
             v.sdt not in NUMERIC_TYPES
-            and v.sdt not in DATETIME_TYPES
+            and v.sdt not in TEMPORAL_CLASSES
             and v.sdt
             not in (
                 BOOLEAN,
@@ -318,8 +344,9 @@ class ValueOps:
 
     def order_keys(self, v: Val) -> list[str]:
         """Sort keys giving SPARQL's ORDER BY order: unbound, blank nodes, IRIs, then
-        literals; numbers (and booleans, date-times) by value, other literals by
-        lexical form (code point order)."""
+        literals; numbers (and booleans, dates and times) by value, other literals by
+        lexical form (code point order). Date/time values without a time zone sort as
+        if in UTC (among zoned ones the partial order leaves their place open)."""
         keys: list[str] = []
         if not v.static_dt_known:
             keys.append(
