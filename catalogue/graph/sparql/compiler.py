@@ -341,11 +341,27 @@ class Compiler:
                     self.paths.pattern(b, *t, scope, simple)
                     complex_.remove(t)
                     leading |= {x for x in (t[0], t[2]) if isinstance(x, Variable | BNode)}
-        for triple in simple:
-            ranged = leading & set(triple)
-            if ranged:
-                leading = set()
-            graph_bound = self._add_pattern(b, triple, scope, graph_bound, ranged)
+        hinge = None if leading else self._hinge(complex_, simple, scope)
+        if hinge is not None:
+            # SQLite: a closure seeded from one end, whose other end other patterns bind,
+            # is joined right after those patterns, and everything after it in this
+            # order (CROSS JOIN): left to itself, SQLite put the seed patterns (the
+            # arrays with a standard name) before the closure and probed it for every
+            # pair of them and the other end's nodes (2,000 datasets x 4,000 arrays).
+            closure, before = hinge
+            for triple in before:
+                graph_bound = self._add_pattern(b, triple, scope, graph_bound, set())
+            self.paths.pattern(b, *closure, scope, simple, cross=True)
+            complex_.remove(closure)
+            for triple in simple:
+                if triple not in before:
+                    graph_bound = self._add_pattern(b, triple, scope, graph_bound, set(), cross=True)
+        else:
+            for triple in simple:
+                ranged = leading & set(triple)
+                if ranged:
+                    leading = set()
+                graph_bound = self._add_pattern(b, triple, scope, graph_bound, ranged)
         for s, p, o in complex_:
             self.paths.pattern(b, s, p, o, scope, simple)
         if not part.triples and scope.mode == "var":
@@ -356,6 +372,25 @@ class Compiler:
             b.distinct_pending = True
         return b
 
+    def _hinge(
+        self, complex_: list[tuple[Any, Any, Any]], simple: list[tuple[Any, Any, Any]], scope: GraphScope
+    ) -> tuple[tuple[Any, Any, Any], list[tuple[Any, Any, Any]]] | None:
+        """SQLite: the first closure between two variables that is seeded from one end
+        while plain patterns bind the other end apart from the seeds' patterns, and
+        those patterns (:meth:`_p_BGP` joins them first, then the closure)."""
+        if self.dialect.is_pg or scope.mode == "var":
+            return None
+        for t in complex_:
+            s, path, o = t
+            seeded = self.paths.seeded_from(s, path, o, simple)
+            if seeded is None or self.paths.end(o) is not None:
+                continue
+            seeds, other = (s, o) if seeded == "s" else (o, s)
+            before = self.paths.component(other, simple)
+            if before and not set(before) & set(self.paths.component(seeds, simple)):
+                return t, before
+        return None
+
     def _add_pattern(
         self,
         b: Block,
@@ -363,11 +398,14 @@ class Compiler:
         scope: GraphScope,
         graph_bound: bool,
         ranged: set[Any],
+        *,
+        cross: bool = False,
     ) -> bool:
         """One triple pattern as a ``quads`` alias; with ``ranged`` variables it is
-        CROSS JOINed and probed by one-value ranges (see :meth:`_p_BGP`)."""
+        CROSS JOINed and probed by one-value ranges, with ``cross`` CROSS JOINed
+        (see :meth:`_p_BGP`)."""
         q = self.names.alias("q")
-        if ranged:
+        if ranged or (cross and b.items):
             b.items.append(("CROSS JOIN", f"quads {q}", None))
         else:
             b.add_item(f"quads {q}")

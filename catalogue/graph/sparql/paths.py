@@ -71,46 +71,53 @@ class PathCompiler:
         *,
         cross: bool = False,
     ) -> None:
+        """The path pattern ``s path o`` as an item of ``b`` (``cross``: CROSS JOINed
+        after the items before it, which SQLite then keeps outside it)."""
         if scope.mode == "var":
             raise Unsupported("property path inside GRAPH ?var")
         start, end = self.end(s), self.end(o)
-        if isinstance(path, MulPath) and start is None:
-            # Seed the closure from what the rest of the pattern binds, so that
-            # ``?a :p/rdf:rest*/rdf:first ?x`` follows only the lists of matching ?a.
+        seeded = self.seeded_from(s, path, o, simple)
+        if seeded == "s":
             s_seeds = self._seeds(s, simple, scope)
-            if (
-                s_seeds is not None
-                and end is None
-                and self._selectivity(o, simple) > self._selectivity(s, simple)
-            ):
-                # Walk backwards from the more constrained end (e.g. from the arrays
-                # with a given standard name up to their datasets, not down from every
-                # dataset).
-                s_seeds = None
-            if s_seeds is not None:
-                sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
-                if end is not None:
-                    sql = f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
-            elif end is None and (o_seeds := self._seeds(o, simple, scope)) is not None:
-                seeds = o_seeds
-                inner = self._closure_sql(InvPath(path.path), path.mod, scope, seeds)
-                sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
-            else:
-                sql = self._path_sql(path, scope, start, end)
+            sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
+            if end is not None:
+                sql = f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
+        elif seeded == "o":
+            inner = self._closure_sql(InvPath(path.path), path.mod, scope, self._seeds(o, simple, scope))
+            sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
         else:
             sql = self._path_sql(path, scope, start, end)
         alias = self.c.names.alias("pp")
         if cross and b.items:
+            # Joined by equality: SQLite then probes the materialised closure through an
+            # automatic index (a one-value range, as patterns use after a leading
+            # closure, made it scan the closure for every row).
             b.items.append(("CROSS JOIN", f"(\n{sql}\n) AS {alias}", None))
         else:
             b.add_item(f"(\n{sql}\n) AS {alias}")
-            cross = False
         for col, term in ((f"{alias}.s", s), (f"{alias}.o", o)):
-            ref = b.vars.get(term) if cross and isinstance(term, Variable | BNode) else None
-            if ref is not None and ref.is_id:
-                b.where.append(f"{col} BETWEEN {ref.id} AND {ref.id}")
-            else:
-                self.c.bind(b, col, term)
+            self.c.bind(b, col, term)
+
+    def seeded_from(self, s: Any, path: Any, o: Any, simple: list[tuple[Any, Any, Any]]) -> str | None:
+        """Which end (``"s"``, ``"o"``) a closure from a variable start is seeded from:
+        the values the plain patterns around that end give it (so that
+        ``?a :p/rdf:rest*/rdf:first ?x`` follows only the lists of matching ?a), the more
+        constrained end when both have some (e.g. from the arrays with a given standard
+        name up to their datasets, not down from every dataset); None when neither."""
+        if not isinstance(path, MulPath) or self.end(s) is not None:
+            return None
+        end = self.end(o)
+        if self._component(s, simple) and (
+            end is not None or self._selectivity(o, simple) <= self._selectivity(s, simple)
+        ):
+            return "s"
+        if end is None and self._component(o, simple):
+            return "o"
+        return None
+
+    def component(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, Any]]:
+        """The plain triple patterns connected to ``var`` through shared variables."""
+        return self._component(var, simple)
 
     def _selectivity(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> int:
         """A rough score of how constrained ``var`` is by the patterns around it:

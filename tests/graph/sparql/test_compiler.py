@@ -75,6 +75,10 @@ COMPILED = [
     "SELECT ?x WHERE { ?x :member/:member*/:label 'chat'@en }",
     "SELECT ?x ?y WHERE { ?x :member/:member? ?y }",
     "SELECT ?x WHERE { ?x :member* :b1 }",
+    # closures seeded from one end while patterns bind the other (benchmark query 13's shape)
+    "SELECT ?x ?a ?l WHERE { ?x :title ?t . ?x :member+ ?a . ?a :label ?l }",
+    "SELECT DISTINCT ?x WHERE { ?x :type :Array ; :title ?t ; :member+ ?a . ?a :label 'chat'@fr }",
+    "SELECT ?x ?a WHERE { ?x :member+ ?a . ?a :when ?w . ?x :n ?n FILTER(?n > 0) }",
     "SELECT ?a ?n WHERE { ?a :n ?n FILTER(?n > 2) }",
     "SELECT ?a ?n WHERE { ?a :n ?n FILTER(?n >= 2 && ?n < 4.5) } ORDER BY DESC(?n) ?a",
     "SELECT ?a ?t WHERE { ?a :type :Array ; :title ?t } ORDER BY ?t LIMIT 3 OFFSET 1",
@@ -270,6 +274,25 @@ def test_init_bindings_are_constants(catalogue_ds: Dataset) -> None:
         store.sql_log = None
     assert [(r.a, r.n) for r in rows] == [(EX.a3, Literal(3))]
     assert log and log[0].sql is not None
+
+
+def test_a_seeded_closure_comes_after_the_patterns_of_its_other_end(catalogue_ds: Dataset) -> None:
+    """SQLite keeps a CROSS JOIN's order: the patterns of one end, then the closure seeded
+    from the other end's patterns, probed by equality, then those patterns. Left to
+    itself SQLite joined the seed patterns first and probed the closure for every pair of
+    their nodes and the other end's (2,000 datasets x 4,000 arrays): 1.4 s for benchmark
+    query 13 at scale 10, 35 ms in this order."""
+    query = "SELECT DISTINCT ?x WHERE { ?x :type :Array ; :title ?t ; :member+ ?a . ?a :label 'chat'@fr }"
+    _, log = _run(catalogue_ds, query)
+    sql = next(e.sql for e in log if e.sql)
+    if catalogue_ds.store.engine.dialect.name != "sqlite":
+        assert "CROSS JOIN" not in sql  # PostgreSQL orders joins itself
+        return
+    head, _, tail = sql.partition("CROSS JOIN (")
+    closure, _, after = tail.partition(") AS pp")
+    assert "FROM quads q" in head  # one end's patterns first
+    assert "WITH RECURSIVE" in closure and "CROSS JOIN quads" in after  # then the closure, then the rest
+    assert "BETWEEN q" not in sql  # probed by equality (SQLite's automatic index), not by ranges
 
 
 def test_results_stream(catalogue_ds: Dataset) -> None:
