@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from rdflib import PROV, Dataset, Graph, Namespace, URIRef
+from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.query import Result
 from rdflib.term import Node as RDFNode
 
 from catalogue.discovery.indexer import ReindexReport, index_hook, reindex
 from catalogue.discovery.query import SearchQuery, SearchResult, generation, search
 from catalogue.discovery.stats import CatalogueStats, Totals, catalogue_stats, totals
-from catalogue.errors import CatalogueError, DocumentError, NotFound, UsageError
+from catalogue.errors import CatalogueError, DocumentError, NotFound, TooLarge, UsageError
 from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.search_schema import SEARCH_ROW_TABLES
 from catalogue.graph.store import SQLStore, install_sparql
@@ -285,17 +286,43 @@ class Catalogue:
         return self._read(lambda conn: catalogue_stats(conn, exact=exact))
 
     # ---------------------------------------------------------------- load
-    def load(self, path: str, *, format: str | None = None, graph: str | None = None) -> LoadReport:
+    def load(self, path: str, *, format: str | None = None, graph: str | None = None, replace: bool = False,
+             name: str | None = None) -> LoadReport:
         """Bulk-load an RDF file (N-Triples, N-Quads, Turtle, TriG, JSON-LD, RDF/XML, N3).
 
         One transaction: every statement is added, or (bad input, raising
         :class:`~catalogue.graph.load.report.LoadError`) nothing is.  Statements without a
-        graph go to ``graph`` (default: the dataset's default graph); see
-        :func:`catalogue.graph.load.bulk.load_file`.
+        graph go to ``graph`` (default: the dataset's default graph); ``replace``: the
+        file replaces that graph's content (a triple format only); ``name``: how errors
+        name the file. See :func:`catalogue.graph.load.bulk.load_file`.
         """
         from catalogue.graph.load.bulk import load_file
 
-        return load_file(self.store, path, format=format, graph=graph)
+        return load_file(self.store, path, format=format, graph=graph, replace=replace, name=name)
+
+    def drop_graph(self, graph: str | None) -> bool:
+        """Delete ``graph`` (default: the dataset's default graph) and commit; whether it
+        existed. The search index forgets its dataset in the same transaction."""
+        node = DATASET_DEFAULT_GRAPH_ID if graph is None else URIRef(graph)
+        with self.store.write_transaction():
+            existed = self.store.has_graph(node)
+            if existed:
+                self.store.remove_graph(node)
+        return existed
+
+    def graph(self, graph: str | None, *, limit: int | None = None) -> Graph | None:
+        """The triples of ``graph`` (default: the dataset's default graph) as an rdflib
+        graph, or None when there is no such graph. More than ``limit`` triples raise
+        :class:`~catalogue.errors.TooLarge`."""
+        node = DATASET_DEFAULT_GRAPH_ID if graph is None else URIRef(graph)
+        if not self.store.has_graph(node):
+            return None
+        out = Graph()
+        for n, triple in enumerate(self.store.graph_triples(node), start=1):
+            if limit is not None and n > limit:
+                raise TooLarge(f"the graph has more than {limit:,} triples")
+            out.add(triple)
+        return out
 
     # ---------------------------------------------------------------- read
     def query(self, sparql: str, **kwargs: Any) -> Result:

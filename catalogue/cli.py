@@ -635,9 +635,11 @@ def graphs(db: str | None) -> None:
 @click.option("--graph", default=None, metavar="IRI",
               help="Graph for statements without one (all of a triple format's) "
                    "[default: the dataset's default graph].")
+@click.option("--replace", is_flag=True,
+              help="Replace the content of that graph with the file's (a triple format), in the same transaction.")
 @db_option
 @handle_errors
-def load(file: str, fmt: str | None, graph: str | None, db: str | None) -> None:
+def load(file: str, fmt: str | None, graph: str | None, replace: bool, db: str | None) -> None:
     """Bulk-load the RDF FILE into the catalogue, in one transaction.
 
     A bad line stops the load and leaves the catalogue as it was (exit code 1).
@@ -651,7 +653,7 @@ def load(file: str, fmt: str | None, graph: str | None, db: str | None) -> None:
     if not Path(file).is_file():
         raise UsageError(f"{file}: no such file")
     with _open(db) as cat:
-        report = cat.load(file, format=fmt, graph=graph)
+        report = cat.load(file, format=fmt, graph=graph, replace=replace)
     click.echo(report.summary())
 
 

@@ -31,6 +31,7 @@ from .http.memory import limit_arenas
 from .http.pool import CataloguePool
 from .portal import routes as portal
 from .settings import Settings
+from .sparql import graph_store
 from .sparql import routes as sparql
 from .stac import routes as stac
 
@@ -77,7 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         totals = await request.app.state.pool.run(lambda cat: cat.totals())
         return {"status": "ok", "datasets": totals.datasets, "version": _version()}
 
-    for module in (sparql, datasets, nodes, preview, dcat, export, stac, portal):
+    for module in (sparql, graph_store, datasets, nodes, preview, dcat, export, stac, portal):
         app.include_router(module.router)
     # Last, so that it never shadows a route above: node IRIs under the server's base
     # dereference by their own path.

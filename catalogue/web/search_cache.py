@@ -51,6 +51,11 @@ class SearchCache:
         self.hits = 0
         self.misses = 0
 
+    def recheck_now(self) -> None:
+        """This process changed the catalogue (a SPARQL Update, a Graph Store write): the
+        next search rereads the index's generation, so that its writer reads its write."""
+        self.checked = 0.0
+
     async def _current(self, pool: CataloguePool, recheck: float) -> None:
         now = time.monotonic()
         if self.generation is not None and now - self.checked < recheck:

@@ -46,9 +46,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+from rdflib.term import Node, URIRef
 
 from catalogue.errors import UsageError
 from catalogue.rdf.formats import parse_rdf_format, rdf_format_for_extension
@@ -83,6 +84,10 @@ class LoadTarget(WriteTarget, Protocol):
     def rollback(self) -> None: ...
 
     def vacuum(self, tables: tuple[str, ...] | None = None) -> None: ...
+
+    def has_graph(self, graph_id: Node) -> bool: ...
+
+    def remove_graph(self, graph: Any) -> None: ...
 
 
 #: Quads a load adds from which the store is vacuumed after the commit (:meth:`SQLStore.vacuum`).
@@ -140,6 +145,8 @@ def load_file(
     graph: str | None = None,
     base: str | None = None,
     parallel: bool | None = None,
+    replace: bool = False,
+    name: str | None = None,
 ) -> LoadReport:
     """Load an RDF file into ``store`` in one transaction, and commit.
 
@@ -154,21 +161,31 @@ def load_file(
     default for files of :data:`PARALLEL_MIN_BYTES` or more on machines with more than
     one CPU, where ``fork`` exists).
 
+    ``replace``: the file (of a triple format) *replaces* the content of ``graph``, in
+    the same transaction (the Graph Store Protocol's PUT); ``report.created`` says
+    whether the graph is new. ``name`` is how messages name the file (default: its path).
+
     The store's current transaction is committed with the load (anything written in
     it before is committed too), or rolled back if the load fails, which raises
     :class:`LoadError` for bad input (exit code 1) and
     :class:`~catalogue.errors.UsageError` for an unknown format or a missing file.
     """
     started = time.perf_counter()
-    shown = str(path)
+    shown = name or str(path)
     path = Path(path)
     fmt, compression = resolve_format(path, format)
     if not path.is_file():
         raise UsageError(f"{shown}: no such file")
+    if replace and parse_rdf_format(fmt).quads:
+        raise UsageError(f"{shown}: replacing a graph takes a triple format (Turtle, N-Triples, RDF/XML, N3), "
+                         f"not {fmt}, whose statements may name other graphs")
     default_graph = _graph_iri(graph)
     report = LoadReport(path=shown, format=fmt, graph=default_graph)
     prefix = blank_node_prefix(path, default_graph, base)
     with _load_transaction(store, report, shown, started) as new_writer:
+        report.created = not store.has_graph(URIRef(default_graph))
+        if replace and not report.created:
+            store.remove_graph(URIRef(default_graph))
         if fmt in ("nt", "nquads"):
             worker = use_worker(path, parallel)
             writer = new_writer(overlapped=worker)

@@ -24,6 +24,8 @@ class LoadReport:
     #: Terms that were not in the store before.
     terms: int = 0
     seconds: float = 0.0
+    #: Whether ``graph`` did not exist before the load.
+    created: bool = False
 
     @property
     def rate(self) -> float:

@@ -7,12 +7,13 @@ define the RDF dataset as the Protocol says (they override ``FROM`` and ``FROM
 NAMED``; without either the dataset is the catalogue's: the union of every
 graph as default graph, every graph as a named graph). The prefixes of
 ``catalogue query`` are pre-bound. ``GET /sparql`` without a query answers a
-SPARQL 1.1 Service Description.
+SPARQL 1.1 Service Description. ``/sparql/graph`` is the Graph Store HTTP Protocol
+(:mod:`.graph_store`: GET, PUT, POST and DELETE of one graph).
 
 One module per concept: :mod:`.protocol` (parameters, bodies, the operation and its
 size limits), :mod:`.media` (formats offered, ``format=`` and ``Accept``),
 :mod:`.auth` (the admin token), :mod:`.errors` (library errors as statuses),
-:mod:`.service_description`, and :mod:`.routes` (the handlers). Queries and updates
+:mod:`.service_description`, :mod:`.routes` (the handlers) and :mod:`.graph_store`. Queries and updates
 themselves run in the library: :mod:`catalogue.graph.sparql.answer`,
 :mod:`catalogue.graph.sparql.dataset`, :mod:`catalogue.graph.sparql.update`.
 

@@ -22,6 +22,7 @@ from catalogue.rdf.results import Answer, serialise
 
 from ..http.errors import HTTPError
 from ..http.params import form_pairs
+from ..search_cache import search_cache
 from ..settings import Settings
 from .auth import authorise
 from .errors import http_errors
@@ -154,4 +155,5 @@ async def _update(request: Request, op: Operation, settings: Settings) -> Respon
     with http_errors("update"):
         await request.app.state.pool.run(lambda cat: cat.update(op.text, timeout=settings.query_timeout),
                                          write=True)
+    search_cache(request.app).recheck_now()
     return JSONResponse({"status": "ok", "message": "update applied and committed"})
