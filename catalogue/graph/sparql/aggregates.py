@@ -154,9 +154,13 @@ class AggregateCompiler:
         out: dict[int, tuple[str, str]] = {}
         partition = []
         for e in group_by:
-            ref = b.vars.get(e) if isinstance(e, Variable) else None
-            if ref is None or not ref.is_id:
-                return {}  # GROUP BY errors are raised by the caller
+            if not isinstance(e, Variable):
+                return {}  # GROUP BY an expression: the caller refuses it
+            ref = b.vars.get(e)
+            if ref is None:
+                continue  # unbound in every solution: one NULL key, which partitions nothing
+            if not ref.is_id:
+                return {}  # a computed value: the caller refuses it
             partition.append(ref.id)
         for agg in aggregates:
             if agg.name not in ("Aggregate_Min", "Aggregate_Max"):

@@ -343,11 +343,11 @@ class Compiler:
                     leading |= {x for x in (t[0], t[2]) if isinstance(x, Variable | BNode)}
         hinge = None if leading else self._hinge(complex_, simple, scope)
         if hinge is not None:
-            # SQLite: a closure seeded from one end, whose other end other patterns bind,
-            # is joined right after those patterns, and everything after it in this
-            # order (CROSS JOIN): left to itself, SQLite put the seed patterns (the
-            # arrays with a standard name) before the closure and probed it for every
-            # pair of them and the other end's nodes (2,000 datasets x 4,000 arrays).
+            # SQLite: a closure walked backwards from its object's patterns, whose subject
+            # other patterns bind, is joined right after those subject patterns, and the
+            # object's patterns after it, in this order (CROSS JOIN): left to itself,
+            # SQLite joined both ends' patterns first and probed the closure for every
+            # pair of their nodes (2,000 datasets x 4,000 arrays with a standard name).
             closure, before = hinge
             for triple in before:
                 graph_bound = self._add_pattern(b, triple, scope, graph_bound, set())
@@ -375,20 +375,23 @@ class Compiler:
     def _hinge(
         self, complex_: list[tuple[Any, Any, Any]], simple: list[tuple[Any, Any, Any]], scope: GraphScope
     ) -> tuple[tuple[Any, Any, Any], list[tuple[Any, Any, Any]]] | None:
-        """SQLite: the first closure between two variables that is seeded from one end
-        while plain patterns bind the other end apart from the seeds' patterns, and
-        those patterns (:meth:`_p_BGP` joins them first, then the closure)."""
+        """SQLite: the first closure between two variables walked backwards from its
+        object's patterns (the more constrained end:
+        :meth:`.paths.PathCompiler.seeded_from`) while other plain patterns bind its
+        subject; and those subject patterns (:meth:`_p_BGP` joins them first, then the
+        closure, then the rest). Measured at scale 10: benchmark query 13 (datasets
+        above arrays with a standard name) 1.4 s -> 0.035 s. Closures seeded from their
+        subject are left to SQLite's planner: putting either end first made query 14
+        (``?dims rdf:rest*/rdf:first "time"`` under selective arrays) 2.5 to 6 times slower."""
         if self.dialect.is_pg or scope.mode == "var":
             return None
         for t in complex_:
             s, path, o = t
-            seeded = self.paths.seeded_from(s, path, o, simple)
-            if seeded is None or self.paths.end(o) is not None:
+            if self.paths.seeded_from(s, path, o, simple) != "o":
                 continue
-            seeds, other = (s, o) if seeded == "s" else (o, s)
-            before = self.paths.component(other, simple)
-            if before and not set(before) & set(self.paths.component(seeds, simple)):
-                return t, before
+            first = self.paths.component(s, simple)
+            if first and not set(first) & set(self.paths.component(o, simple)):
+                return t, first
         return None
 
     def _add_pattern(

@@ -1,0 +1,342 @@
+"""Random graphs and random SPARQL queries, answered by the catalogue's compiler, by
+rdflib's Memory store and by Oxigraph.
+
+A query's answer is wrong when it agrees with neither reference: rdflib and Oxigraph
+each depart from the specification somewhere (rdflib drops a date's time zone, Oxigraph
+answers ``=`` on incomparable dates with false), rarely in the same place. Answers are
+compared as bags of solutions, blank nodes all alike (each engine names them its own
+way); with LIMIT, only their number. Everything is drawn from one seeded generator, so a
+case is reproduced from its seed and number (:func:`case`).
+
+``python -m tests.graph.sparql.fuzz --cases 2000 [--store postgres]`` runs a long
+campaign; ``tests/graph/sparql/test_fuzz.py`` a short one on both databases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pyoxigraph as ox
+from rdflib import BNode, Dataset, Literal, URIRef
+from rdflib.namespace import RDF, XSD
+
+EX = "http://fuzz.example/"
+PREFIXES = f"PREFIX ex: <{EX}> PREFIX xsd: <{XSD}> PREFIX rdf: <{RDF}> "
+VARS = ("?a", "?b", "?c", "?d")
+PREDICATES = ("ex:p0", "ex:p1", "ex:p2", "ex:p3")
+IRIS = ("ex:s0", "ex:s1", "ex:s2", "ex:s3", "ex:s4")
+LITERALS = (
+    '"a"', '"b"', '"10"', '"chat"@en', '"chat"@fr', '"Chat"@en-GB', "1", "2", '"01"^^xsd:integer', "1.5",
+    "1e0", "true", '"x"^^xsd:integer', '"a"^^xsd:string', '"2020-01-01"^^xsd:date',
+    '"2020-01-01T10:00:00Z"^^xsd:dateTime', '"2020-01-01T10:00:00"^^xsd:dateTime', '"q"^^ex:dt',
+)
+
+
+def _literal(text: str) -> Literal:
+    """A LITERALS entry as an rdflib literal (lexical form kept)."""
+    if text.startswith('"'):
+        body, _, rest = text[1:].partition('"')
+        if rest.startswith("@"):
+            return Literal(body, lang=rest[1:])
+        if rest.startswith("^^"):
+            name = rest[2:]
+            dt = XSD[name[4:]] if name.startswith("xsd:") else URIRef(EX + name[3:])
+            return Literal(body, datatype=dt, normalize=False)
+        return Literal(body)
+    if text in ("true", "false"):
+        return Literal(text, datatype=XSD.boolean, normalize=False)
+    if "e" in text:
+        return Literal(text, datatype=XSD.double, normalize=False)
+    if "." in text:
+        return Literal(text, datatype=XSD.decimal, normalize=False)
+    return Literal(text, datatype=XSD.integer, normalize=False)
+
+
+def _iri(text: str) -> URIRef:
+    return URIRef(EX + text[3:])
+
+
+def graph_quads(rng: random.Random) -> list[tuple[Any, Any, Any, URIRef]]:
+    """20 to 40 statements in two named graphs, with blank nodes, a list, repeated triples."""
+    subjects: list[Any] = [_iri(i) for i in IRIS] + [BNode(f"b{n}") for n in range(3)]
+    quads = []
+    for _ in range(rng.randint(20, 40)):
+        s = rng.choice(subjects)
+        p = _iri(rng.choice(PREDICATES))
+        o = rng.choice(subjects) if rng.random() < 0.4 else _literal(rng.choice(LITERALS))
+        quads.append((s, p, o, URIRef(EX + rng.choice(("g1", "g2")))))
+    head = BNode("l0")  # a list: ex:s0 ex:p3 ( 1 "a" ex:s1 )
+    cells = [head, BNode("l1"), BNode("l2")]
+    for cell, item, nxt in zip(cells, [_literal("1"), _literal('"a"'), _iri("ex:s1")], [*cells[1:], RDF.nil],
+                               strict=True):
+        quads += [(cell, RDF.first, item, URIRef(EX + "g1")), (cell, RDF.rest, nxt, URIRef(EX + "g1"))]
+    quads.append((_iri("ex:s0"), _iri("ex:p3"), head, URIRef(EX + "g1")))
+    return quads
+
+
+class QueryMaker:
+    """Random queries over the vocabulary of :func:`graph_quads`."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.r = rng
+
+    def term(self, *, literal: bool = True) -> str:
+        roll = self.r.random()
+        if roll < 0.55:
+            return self.r.choice(VARS)
+        if roll < 0.8 or not literal:
+            return self.r.choice(IRIS)
+        return self.r.choice(LITERALS)
+
+    def path(self) -> str:
+        p, q = self.r.sample(PREDICATES, 2)
+        return self.r.choice([p, p, f"{p}+", f"{p}*", f"^{p}", f"{p}/{q}", f"({p}|{q})", f"!{p}", f"{p}?",
+                              "rdf:rest*/rdf:first", "?p"])
+
+    def triple(self) -> str:
+        return f"{self.term(literal=False)} {self.path()} {self.term()} ."
+
+    def expression(self, depth: int = 0) -> str:
+        v, w = self.r.sample(VARS, 2)
+        c = self.r.choice(LITERALS)
+        simple = [
+            f"{v} = {w}", f"{v} != {c}", f"{v} < {c}", f"{v} > {w}", f"{v} <= {c}", f"{v} >= {c}",
+            f"isIRI({v})", f"isLiteral({v})", f"isBlank({v})", f"bound({v})", f'lang({v}) = "en"',
+            f'langMatches(lang({v}), "en")', f'regex(str({v}), "a", "i")', f'STRSTARTS(str({v}), "c")',
+            f"datatype({v}) = xsd:integer", f"sameTerm({v}, {w})", f"{v} IN ({c}, ex:s1, 2)",
+            f'UCASE(str({v})) = "A"', f'CONTAINS(LCASE(str({v})), "at")', f"isNumeric({v})",
+            f"{v} NOT IN ({c})", f'STRENDS(str({v}), "0")',
+        ]
+        if depth < 2 and self.r.random() < 0.35:
+            op = self.r.choice(["&&", "||"])
+            return f"({self.expression(depth + 1)} {op} {self.expression(depth + 1)})"
+        if depth < 2 and self.r.random() < 0.1:
+            return f"!({self.expression(depth + 1)})"
+        return self.r.choice(simple)
+
+    def group(self, depth: int = 0) -> str:
+        parts = [self.triple() for _ in range(self.r.randint(1, 2))]
+        for _ in range(self.r.randint(0, 2)):
+            roll = self.r.random()
+            if roll < 0.25:
+                parts.append(f"OPTIONAL {{ {self.triple()} }}")
+            elif roll < 0.45:
+                parts.append(f"FILTER({self.expression()})")
+            elif roll < 0.55 and depth < 1:
+                parts.append(f"{{ {self.group(depth + 1)} }} UNION {{ {self.group(depth + 1)} }}")
+            elif roll < 0.65:
+                parts.append(f"MINUS {{ {self.triple()} }}")
+            elif roll < 0.75:
+                parts.append(f"FILTER {self.r.choice(['EXISTS', 'NOT EXISTS'])} {{ {self.triple()} }}")
+            elif roll < 0.85:
+                parts.append(f"VALUES {self.r.choice(VARS)} {{ {self.r.choice(IRIS)} {self.r.choice(LITERALS)} }}")
+            elif roll < 0.92 and depth < 1:
+                parts.append(f"GRAPH {self.r.choice(['ex:g1', '?g'])} {{ {self.triple()} }}")
+            else:
+                parts.insert(0, f"OPTIONAL {{ {self.triple()} }}")  # a group that starts with OPTIONAL
+        if self.r.random() < 0.3:
+            self.r.shuffle(parts)
+        return " ".join(parts)
+
+    def query(self) -> tuple[str, bool]:
+        """A query, and whether only its number of solutions is to be compared."""
+        where = self.group()
+        roll = self.r.random()
+        if roll < 0.1:
+            return f"ASK {{ {where} }}", False
+        if roll < 0.25:
+            v, w = self.r.sample(VARS, 2)
+            agg = self.r.choice([f"COUNT({w})", f"COUNT(DISTINCT {w})", f"MIN({w})", f"MAX({w})", "COUNT(*)"])
+            return f"SELECT {v} ({agg} AS ?n) WHERE {{ {where} }} GROUP BY {v}", False
+        distinct = "DISTINCT " if self.r.random() < 0.3 else ""
+        tail, counted = "", False
+        if self.r.random() < 0.3:
+            tail = f" ORDER BY {self.r.choice(['', 'DESC'])}({self.r.choice(VARS)})"
+            if self.r.random() < 0.5:
+                tail += f" LIMIT {self.r.randint(0, 5)} OFFSET {self.r.randint(0, 2)}"
+                counted = True
+        return f"SELECT {distinct}* WHERE {{ {where} }}{tail}", counted
+
+
+@dataclass
+class Case:
+    seed: int
+    number: int
+    query: str
+    counted: bool
+
+
+def _norm(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, BNode):
+        return "_:"
+    if isinstance(value, Literal):
+        return ("lit", str(value), str(value.datatype) if value.datatype else None,
+                value.language.lower() if value.language else None)
+    return str(value)
+
+
+def _ox_norm(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, ox.BlankNode):
+        return "_:"
+    if isinstance(value, ox.Literal):
+        dt = value.datatype.value if value.datatype else None
+        if value.language or dt == str(XSD.string):
+            dt = None
+        return ("lit", value.value, dt, value.language.lower() if value.language else None)
+    return value.value
+
+
+def _bag(rows: list[tuple[Any, ...]], counted: bool) -> Any:
+    return len(rows) if counted else Counter(rows)
+
+
+class Engines:
+    """The three engines over one random graph."""
+
+    def __init__(self, quads: list[tuple[Any, Any, Any, URIRef]], store_url: str) -> None:
+        from catalogue.graph import SQLStore
+
+        self.store = SQLStore(store_url)
+        self.catalogue = Dataset(store=self.store, default_union=True)
+        self.memory = Dataset(default_union=True)
+        self.oxigraph = ox.Store()
+        for s, p, o, g in quads:
+            self.catalogue.graph(g).add((s, p, o))
+            self.memory.graph(g).add((s, p, o))
+            self.oxigraph.add(ox.Quad(_to_ox(s), _to_ox(p), _to_ox(o), ox.NamedNode(str(g))))
+        self.store.commit()
+
+    def close(self) -> None:
+        self.store.destroy()
+        self.store.close()
+
+    def catalogue_answer(self, query: str) -> Any:
+        return _rdflib_rows(self.catalogue.query(PREFIXES + query))
+
+    def memory_answer(self, query: str) -> Any:
+        return _rdflib_rows(self.memory.query(PREFIXES + query))
+
+    def oxigraph_answer(self, query: str) -> Any:
+        result = self.oxigraph.query(PREFIXES + query, use_default_graph_as_union=True)
+        if isinstance(result, bool):
+            return [(result,)]
+        names = [v.value for v in result.variables]
+        return [tuple(_ox_norm(s[n]) for n in names) for s in result]
+
+
+def _to_ox(node: Any) -> Any:
+    if isinstance(node, BNode):
+        return ox.BlankNode(str(node))
+    if isinstance(node, Literal):
+        if node.language:
+            return ox.Literal(str(node), language=node.language)
+        return ox.Literal(str(node), datatype=ox.NamedNode(str(node.datatype)) if node.datatype else None)
+    return ox.NamedNode(str(node))
+
+
+def _rdflib_rows(result: Any) -> list[tuple[Any, ...]]:
+    if result.type == "ASK":
+        return [(result.askAnswer,)]
+    names = list(result.vars)
+    rows = []
+    for b in result.bindings:
+        row = []
+        for n in names:
+            value = b.get(n)
+            if isinstance(value, Literal) and value.datatype == XSD.string:
+                value = Literal(str(value))
+            row.append(_norm(value))
+        rows.append(tuple(row))
+    return rows
+
+
+def case(seed: int, number: int) -> Case:
+    """Query ``number`` of the campaign of ``seed`` (its graph is :func:`graph_quads` of
+    ``random.Random(seed)``, drawn first)."""
+    rng = random.Random(seed)
+    graph_quads(rng)
+    maker = QueryMaker(rng)
+    for n in range(number + 1):
+        query, counted = maker.query()
+        if n == number:
+            return Case(seed, number, query, counted)
+    raise AssertionError("unreachable")
+
+
+def _answer(run: Callable[[str], Any], query: str, counted: bool) -> Any:
+    try:
+        return _bag(run(query), counted)
+    except Exception as exc:  # an error is an answer too (compared by its kind only)
+        return ("error", type(exc).__name__)
+
+
+def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
+    """Run ``cases`` queries on the graph of ``seed``; return how many ran and the
+    disagreements (the compiler's answer matching neither reference)."""
+    from tests.graph.sparql.w3c.runner import rdflib_settings
+
+    rng = random.Random(seed)
+    quads = graph_quads(rng)
+    maker = QueryMaker(rng)
+    engines = Engines(quads, store_url)
+    problems = []
+    try:
+        with rdflib_settings():
+            for n in range(cases):
+                query, counted = maker.query()
+                mine = _answer(engines.catalogue_answer, query, counted)
+                if isinstance(mine, tuple) and mine[0] == "error":
+                    engines.store.rollback()
+                memory = _answer(engines.memory_answer, query, counted)
+                if mine == memory:
+                    continue
+                oxigraph = _answer(engines.oxigraph_answer, query, counted)
+                if mine == oxigraph or (isinstance(mine, tuple) and isinstance(oxigraph, tuple)):
+                    continue
+                if isinstance(memory, tuple) and isinstance(oxigraph, tuple) and oxigraph[0] == "error":
+                    continue  # both references refuse it (an engine-specific limit)
+                problems.append(f"seed {seed} case {n}: {query}\n  catalogue {_show(mine)}\n"
+                                f"  memory    {_show(memory)}\n  oxigraph  {_show(oxigraph)}")
+    finally:
+        engines.close()
+    return cases, problems
+
+
+def _show(answer: Any) -> str:
+    text = repr(answer if not isinstance(answer, Counter) else sorted(answer.items(), key=repr))
+    return text if len(text) < 400 else text[:400] + "..."
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.graph.sparql.fuzz", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--cases", type=int, default=300, help="queries per seed")
+    parser.add_argument("--store", default=None, help="database URL (default: a SQLite file)")
+    args = parser.parse_args(argv)
+    total, problems = 0, []
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            url = args.store or f"sqlite:///{folder}/fuzz-{seed}.db"
+            ran, found = campaign(seed, args.cases, url)
+            total += ran
+            problems += found
+    print(f"{total} queries, {len(problems)} disagreements")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
