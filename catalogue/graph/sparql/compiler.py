@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rdflib.paths import MulPath, Path
+from rdflib.paths import AlternativePath, MulPath, NegatedPath, Path
 from rdflib.plugins.sparql.algebra import translateGroupGraphPattern
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
@@ -104,6 +104,17 @@ ALGEBRA = frozenset(
         "AggregateJoin",
     }
 )
+
+
+def _predicate_set(path: Any) -> list[URIRef] | None:
+    """The IRIs of a negated property set of forward IRIs (``!(p1|p2)``) or of an
+    alternative of distinct plain IRIs (``p1|p2``); None for any other path."""
+    if isinstance(path, NegatedPath) and all(isinstance(a, URIRef) for a in path.args):
+        return list(path.args)
+    if (isinstance(path, AlternativePath) and all(isinstance(a, URIRef) for a in path.args)
+            and len(set(path.args)) == len(path.args)):
+        return list(path.args)
+    return None
 
 
 class Compiler:
@@ -325,9 +336,21 @@ class Compiler:
         graph_bound = False
         simple: list[tuple[Any, Any, Any]] = []
         complex_: list[tuple[Any, Any, Any]] = []
+        # ``s !(p1|p2) o`` and ``s (p1|p2) o`` between plain IRIs are a triple pattern whose
+        # predicate is a hidden variable kept out of (or in) the set: one solution per
+        # matching triple, as SPARQL evaluates them (two predicates between the same nodes
+        # are two solutions; the union graph's pending DISTINCT keeps them apart by the
+        # hidden predicate, and merges only the copies of one triple in several graphs).
+        predicate_sets: list[tuple[BNode, bool, list[URIRef]]] = []
         for s, p, o in part.triples:
             for t in self.paths.expand(s, p, o):
-                (complex_ if isinstance(t[1], Path) else simple).append(t)
+                listed = _predicate_set(t[1])
+                if listed is not None:
+                    hidden = BNode(self.names.alias("_ps"))
+                    predicate_sets.append((hidden, isinstance(t[1], NegatedPath), listed))
+                    simple.append((t[0], hidden, t[2]))
+                else:
+                    (complex_ if isinstance(t[1], Path) else simple).append(t)
         # SQLite: a closure from a constant is small, but the planner cannot know that
         # and would drive the join from the patterns, Bloom-filtering every quad of
         # their predicates.  So such closures come first, the next pattern is joined
@@ -368,6 +391,10 @@ class Compiler:
             g = self.names.alias("gr")
             b.add_item(f"graphs {g}")
             self._bind_graph(b, f"{g}.id", scope, False)
+        for hidden, negated, iris in predicate_sets:
+            ref = b.vars[hidden]
+            ids = ", ".join(self.id_sql(iri) for iri in iris)
+            b.where.append(f"{ref.id} {'NOT IN' if negated else 'IN'} ({ids})")
         if part.triples and scope.mode == "union":
             b.distinct_pending = True
         return b
@@ -421,9 +448,12 @@ class Compiler:
         return self._bind_graph(b, f"{q}.g", scope, graph_bound)
 
     def bind(self, b: Block, col: str, term: Any) -> None:
-        """Constrain column ``col`` by a pattern term: a constant or a variable."""
+        """Constrain column ``col`` by a pattern term: a constant or a variable. A
+        variable bound from outside (rdflib evaluating EXISTS or a join row by row) is
+        its value, a blank node too: the stored term, not a fresh variable."""
         if isinstance(term, Variable) and term in self.bindings:
-            term = self.bindings[term]
+            b.where.append(f"{col} = {self.id_sql(self.bindings[term])}")
+            return
         if isinstance(term, Variable | BNode):
             ref = b.vars.get(term)
             if ref is None:

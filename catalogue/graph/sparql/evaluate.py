@@ -75,7 +75,7 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
     if bindings and any(p.name in ("Project", "AggregateJoin") for p in iter_parts(part.get("p"))):
         # rdflib pushes outer bindings into sub-selects; keep its semantics there.
         raise Unsupported("sub-select evaluated under outer bindings")
-    constants = _constants(part) | {v for v in bindings.values() if isinstance(v, URIRef | Literal)}
+    constants = _constants(part) | {v for v in bindings.values() if isinstance(v, URIRef | Literal | BNode)}
     if isinstance(graph, ConjunctiveGraph):
         default_name = _default_graph(graph).identifier
         union = graph.default_union

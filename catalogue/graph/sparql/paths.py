@@ -164,10 +164,11 @@ class PathCompiler:
         return f"SELECT DISTINCT {ref.id} AS n\nFROM {sub.from_sql()}{sub.where_sql()}"
 
     def end(self, term: Any) -> int | None:
-        """The term id of a constant path end (None for a variable end)."""
+        """The term id of a constant path end (None for a variable end; a variable bound
+        from outside is its value, a blank node too)."""
         if isinstance(term, Variable) and term in self.c.bindings:
             term = self.c.bindings[term]
-        if isinstance(term, Variable | BNode):
+        elif isinstance(term, Variable | BNode):
             return None
         tid = self.c.term_id(term)
         if tid is None:
@@ -256,8 +257,11 @@ class PathCompiler:
             if o_val is not None:
                 conds.append(f"{q}.{o_col} = {o_val}")
             where = (" AND ".join(conds) or "TRUE") + self._graph_cond(q, scope)
+            # The predicate stays in the row: each matching triple is a solution (two
+            # predicates between the same nodes are two), and DISTINCT only merges the
+            # copies of one triple that several graphs of the union hold.
             parts.append(
-                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o FROM quads {q} WHERE {where}"
+                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o, {q}.p AS p_ FROM quads {q} WHERE {where}"
             )
         return "\nUNION ALL\n".join(parts)
 
