@@ -16,7 +16,7 @@ and of date-times without a time zone, which it would have compared as if in UTC
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -57,27 +57,21 @@ def _batches(datatypes: dict[int, str]) -> list[list[tuple[int, str, int]]]:
         last = rows[-1][0]
 
 
-def upgrade() -> None:
+def _set_num(num_of: Callable[[str, str], float | None]) -> None:
+    """Set ``num`` of every temporal literal to ``num_of(lexical form, datatype IRI)``."""
     datatypes = _temporal_datatypes()
     if not datatypes:
         return
     conn = op.get_bind()
     update = sa.text("UPDATE terms SET num = :num WHERE id = :id")
     for rows in _batches(datatypes):
-        changes = [{"id": term_id, "num": num} for term_id, value, dt in rows
-                   if (num := comparable_value(value, datatypes[dt])) is not None]
-        if changes:
-            conn.execute(update, changes)
+        conn.execute(update, [{"id": term_id, "num": num_of(value, datatypes[dt])} for term_id, value, dt in rows])
+
+
+def upgrade() -> None:
+    _set_num(comparable_value)
 
 
 def downgrade() -> None:
-    datatypes = _temporal_datatypes()
-    if not datatypes:
-        return
-    conn = op.get_bind()
-    clear = sa.text("UPDATE terms SET num = NULL WHERE id = :id")
-    for rows in _batches(datatypes):
-        gone = [{"id": term_id} for term_id, value, dt in rows
-                if datatypes[dt] not in _ZONED_BEFORE or not is_zoned(value)]
-        if gone:
-            conn.execute(clear, gone)
+    _set_num(lambda value, datatype: comparable_value(value, datatype)
+             if datatype in _ZONED_BEFORE and is_zoned(value) else None)
