@@ -300,6 +300,11 @@ def _is_leap(year: int) -> bool:
 _DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
+#: Seconds beyond which a date/time has no comparable value (about 285 million years:
+#: whole seconds still exact in a double).
+_MAX_SECONDS: Final = 2**53
+
+
 def _offset(tz: str | None) -> int | None:
     """Seconds east of UTC of a time zone (``Z``, ``+hh:mm``, ``-hh:mm``); 0 for none
     (a value without a time zone is placed as if in UTC: see :data:`FLOATING_WINDOW`);
@@ -327,6 +332,8 @@ def _instant(match: re.Match[str], *, month: int = 1, day: int = 1, clock: bool 
     if not 1 <= day <= days_in_month:
         return None
     seconds = _days_from_civil(year, month, day) * 86400 - offset
+    if abs(seconds) > _MAX_SECONDS:
+        return None  # a year too far for a double: no faithful value, as for huge integers
     if not clock:
         return float(seconds)
     hour, minute, second = int(fields["hour"]), int(fields["minute"]), int(fields["second"])

@@ -53,8 +53,9 @@ class SearchCache:
 
     def recheck_now(self) -> None:
         """This process changed the catalogue (a SPARQL Update, a Graph Store write): the
-        next search rereads the index's generation, so that its writer reads its write."""
-        self.checked = 0.0
+        next search rereads the index's generation, so that its writer reads its write
+        (other server processes find it within :data:`RECHECK` seconds, as ever)."""
+        self.checked = float("-inf")
 
     async def _current(self, pool: CataloguePool, recheck: float) -> None:
         now = time.monotonic()

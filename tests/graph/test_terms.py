@@ -201,6 +201,10 @@ CASES: list[tuple[str, str | None, float | None]] = [
     ("gYear", "24", None),
     ("gYearMonth", "2024-02", 1706745600.0),
     ("gYearMonth", "2024-13", None),
+    # years too far for a double hold no comparable value (no OverflowError either)
+    ("gYear", "1" + "0" * 400, None),
+    ("date", "1" + "0" * 30 + "-01-01", None),
+    ("dateTime", "1" + "0" * 30 + "-01-01T00:00:00", None),
     # --- datatypes without a comparable value, and no datatype at all
     ("string", "42", None),
     ("duration", "P1D", None),

@@ -89,6 +89,8 @@ class LoadTarget(WriteTarget, Protocol):
 
     def remove_graph(self, graph: Any) -> None: ...
 
+    def add_graph(self, graph: Any) -> None: ...
+
 
 #: Quads a load adds from which the store is vacuumed after the commit (:meth:`SQLStore.vacuum`).
 VACUUM_AFTER: Final = 10_000
@@ -186,6 +188,8 @@ def load_file(
         report.created = not store.has_graph(URIRef(default_graph))
         if replace and not report.created:
             store.remove_graph(URIRef(default_graph))
+        if graph is not None:  # a named graph exists after its load, even from an empty file
+            store.add_graph(URIRef(default_graph))
         if fmt in ("nt", "nquads"):
             worker = use_worker(path, parallel)
             writer = new_writer(overlapped=worker)

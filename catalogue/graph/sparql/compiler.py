@@ -683,8 +683,19 @@ class Compiler:
                 cols.append(f'{ref.id if ref else self.null_id()} AS "{col}"')
             if not cols:
                 cols.append("1 AS one_")
-            head = "SELECT DISTINCT" if br.distinct_pending else "SELECT"
-            selects.append(f"{head} {', '.join(cols)}\nFROM {br.from_sql()}{br.where_sql()}")
+            body = f"FROM {br.from_sql()}{br.where_sql()}"
+            # A branch's pending DISTINCT is over all its variables, the hidden ones too
+            # (query blank nodes, the predicate of ``(p|q)``): solutions that differ only
+            # there are different solutions.
+            hidden = [ref.id for v, ref in br.vars.items() if not isinstance(v, Variable) and ref.is_id]
+            if br.distinct_pending and hidden:
+                names = [c.rsplit(" AS ", 1)[1] for c in cols]
+                inner = ", ".join([*cols, *(f'{h} AS "h{n}_"' for n, h in enumerate(hidden))])
+                d = self.names.alias("ud")
+                selects.append(f"SELECT {', '.join(names)} FROM (SELECT DISTINCT {inner}\n{body}) AS {d}")
+            else:
+                head = "SELECT DISTINCT" if br.distinct_pending else "SELECT"
+                selects.append(f"{head} {', '.join(cols)}\n{body}")
         u = self.names.alias("u")
         out = Block()
         out.add_item("(\n" + "\nUNION ALL\n".join(selects) + f"\n) AS {u}")

@@ -235,6 +235,10 @@ class PathCompiler:
     def _negated_sql(
         self, path: NegatedPath, scope: GraphScope, start: int | None, end: int | None
     ) -> str:
+        if not all(isinstance(a, URIRef | InvPath) for a in path.args):
+            # rdflib's parser hands ``!^p`` over as an unfinished ``InversePath`` part
+            # (its own evaluator refuses it): no guessing here either.
+            raise Unsupported("negated property set with an inverse member")
         forward = [a for a in path.args if isinstance(a, URIRef)]
         inverse = [a.arg for a in path.args if isinstance(a, InvPath)]
         d = "DISTINCT " if scope.mode == "union" else ""

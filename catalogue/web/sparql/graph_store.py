@@ -92,8 +92,8 @@ async def get_graph(request: Request) -> Response:
 
 
 async def _write(request: Request, *, replace: bool) -> Response:
+    _writer(request)  # who may write, before what they ask
     graph = _target(request)
-    _writer(request)
     media, _params = content_media_type(request)
     fmt = rdf_format_for_media_type(media)
     if fmt is None or fmt.quads:
@@ -131,8 +131,8 @@ async def post_graph(request: Request) -> Response:
 @router.delete("/sparql/graph", summary="Graph Store Protocol: drop one graph (DELETE)", status_code=204,
                response_class=Response, openapi_extra=_PARAMS)
 async def delete_graph(request: Request) -> Response:
-    graph = _target(request)
     _writer(request)
+    graph = _target(request)
     with http_errors("update"):
         existed = await request.app.state.pool.run(lambda cat: cat.drop_graph(graph), write=True)
     search_cache(request.app).recheck_now()

@@ -102,6 +102,13 @@ def test_put_post_get_delete_one_graph(db: str) -> None:
         assert _get(http, g).status_code == 404
         assert http.delete("/sparql/graph", params={"graph": g}, headers=AUTH).status_code == 404
 
+        # an empty document makes (or leaves) an empty graph, which exists
+        assert http.put("/sparql/graph", params={"graph": g}, content="", headers=turtle).status_code == 201
+        assert len(_turtle(_get(http, g))) == 0
+        assert http.post("/sparql/graph", params={"graph": g}, content=DOC, headers=turtle).status_code == 204
+        assert http.put("/sparql/graph", params={"graph": g}, content="", headers=turtle).status_code == 204
+        assert len(_turtle(_get(http, g))) == 0
+
 
 def test_requests_that_name_no_graph_or_lack_the_token(db: str) -> None:
     with serve(Settings(db=db, admin_token=TOKEN)) as url, httpx.Client(base_url=url, timeout=30) as http:
