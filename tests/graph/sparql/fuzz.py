@@ -242,10 +242,10 @@ class Engines:
 
     def oxigraph_answer(self, query: str) -> Any:
         result = self.oxigraph.query(PREFIXES + query, use_default_graph_as_union=True)
-        if isinstance(result, bool):
-            return [(result,)]
-        names = sorted(v.value for v in result.variables)
-        return [tuple(_ox_norm(s[n]) for n in names) for s in result]
+        if isinstance(result, bool | ox.QueryBoolean):
+            return [(bool(result),)]
+        names = [v.value for v in result.variables]
+        return [_solution((n, _ox_norm(s[n])) for n in names) for s in result]
 
 
 def _to_ox(node: Any) -> Any:
@@ -261,8 +261,13 @@ def _to_ox(node: Any) -> Any:
 def _rdflib_rows(result: Any) -> list[tuple[Any, ...]]:
     if result.type == "ASK":
         return [(result.askAnswer,)]
-    names = sorted(result.vars, key=str)  # by name: the engines list SELECT * in their own orders
-    return [tuple(_norm(b.get(n)) for n in names) for b in result.bindings]
+    return [_solution((str(n), _norm(b.get(n))) for n in result.vars) for b in result.bindings]
+
+
+def _solution(pairs: Any) -> tuple[tuple[str, Any], ...]:
+    """A solution as its bound (variable, value) pairs by name: the engines list SELECT *
+    in their own orders, and rdflib counts MINUS's variables among them, always unbound."""
+    return tuple(sorted((name, value) for name, value in pairs if value is not None))
 
 
 def case(seed: int, number: int) -> Case:
