@@ -188,8 +188,6 @@ def load_file(
         report.created = not store.has_graph(URIRef(default_graph))
         if replace and not report.created:
             store.remove_graph(URIRef(default_graph))
-        if graph is not None:  # a named graph exists after its load, even from an empty file
-            store.add_graph(URIRef(default_graph))
         if fmt in ("nt", "nquads"):
             worker = use_worker(path, parallel)
             writer = new_writer(overlapped=worker)
@@ -200,6 +198,8 @@ def load_file(
                 size = path.stat().st_size * (_COMPRESSION_FACTOR if compression else 1)
                 base_iri = base or path.resolve().as_uri()
                 load_with_rdflib(writer, stream, fmt, default_graph, prefix, base_iri, size, report)
+        if graph is not None and not report.triples:  # a named graph exists after its load, even an empty one
+            store.add_graph(URIRef(default_graph))
     return report
 
 
