@@ -100,10 +100,14 @@ class QueryMaker:
     def path(self) -> str:
         p, q = self.r.sample(PREDICATES, 2)
         return self.r.choice([p, p, f"{p}+", f"{p}*", f"^{p}", f"{p}/{q}", f"({p}|{q})", f"!{p}", f"{p}?",
-                              "rdf:rest*/rdf:first", "?p"])
+                              "rdf:rest*/rdf:first", "?p", f"!({p}|{q})", f"!^{p}", f"(^{p}|{q})", f"({p}/{q})+"])
+
+    def node(self) -> str:
+        """A subject or object: a term, or now and then a query blank node."""
+        return "[]" if self.r.random() < 0.08 else self.term()
 
     def triple(self) -> str:
-        return f"{self.term(literal=False)} {self.path()} {self.term()} ."
+        return f"{self.term(literal=False)} {self.path()} {self.node()} ."
 
     def expression(self, depth: int = 0) -> str:
         v, w = self.r.sample(VARS, 2)
