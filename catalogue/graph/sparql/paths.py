@@ -107,30 +107,26 @@ class PathCompiler:
         if not isinstance(path, MulPath) or self.end(s) is not None:
             return None
         end = self.end(o)
-        if self._component(s, simple) and (
+        if self.component(s, simple) and (
             end is not None or self._selectivity(o, simple) <= self._selectivity(s, simple)
         ):
             return "s"
-        if end is None and self._component(o, simple):
+        if end is None and self.component(o, simple):
             return "o"
         return None
-
-    def component(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any, Any]]:
-        """The plain triple patterns connected to ``var`` through shared variables."""
-        return self._component(var, simple)
 
     def _selectivity(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> int:
         """A rough score of how constrained ``var`` is by the patterns around it:
         constants other than classes count double, class memberships once."""
         score = 0
-        for t in self._component(var, simple):
+        for t in self.component(var, simple):
             for pos, term in enumerate(t):
                 if pos == 1 or isinstance(term, Variable | BNode):
                     continue
                 score += 1 if t[1] == RDF.type and pos == 2 else 2
         return score
 
-    def _component(
+    def component(
         self, var: Any, simple: list[tuple[Any, Any, Any]]
     ) -> list[tuple[Any, Any, Any]]:
         """The plain triple patterns connected to ``var`` through shared variables."""
@@ -156,7 +152,7 @@ class PathCompiler:
         None when no plain pattern binds it."""
         if not isinstance(var, Variable | BNode) or var in self.c.bindings:
             return None
-        component = self._component(var, simple)
+        component = self.component(var, simple)
         if not component:
             return None
         sub = self.c.pattern(CompValue("BGP", triples=component), scope)
@@ -216,7 +212,7 @@ class PathCompiler:
         if isinstance(path, AlternativePath):
             parts = [self._path_sql(a, scope, start, end) for a in path.args]
             return "\nUNION ALL\n".join(
-                f"SELECT * FROM (\n{p}\n) AS {self.c.names.alias('al')}" for p in parts
+                f"SELECT s, o FROM (\n{p}\n) AS {self.c.names.alias('al')}" for p in parts
             )
         if isinstance(path, MulPath):
             if start is not None:
@@ -261,11 +257,8 @@ class PathCompiler:
             if o_val is not None:
                 conds.append(f"{q}.{o_col} = {o_val}")
             where = (" AND ".join(conds) or "TRUE") + self._graph_cond(q, scope)
-            # The predicate stays in the row: each matching triple is a solution (two
-            # predicates between the same nodes are two), and DISTINCT only merges the
-            # copies of one triple that several graphs of the union hold.
             parts.append(
-                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o, {q}.p AS p_ FROM quads {q} WHERE {where}"
+                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o FROM quads {q} WHERE {where}"
             )
         return "\nUNION ALL\n".join(parts)
 

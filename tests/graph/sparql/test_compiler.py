@@ -85,6 +85,8 @@ COMPILED = [
     "SELECT ?o WHERE { :b1 !:type ?o }",
     "SELECT ?o WHERE { :b1 (:member|:also) ?o }",
     "SELECT ?s ?o WHERE { ?s !(:type|:title|:n|:dtype) ?o }",
+    # a negated set as one arm of an alternative (its arms once had different columns: SQL error)
+    "SELECT DISTINCT ?s ?o WHERE { ?s (!:type|:member) ?o }",
     # ... inside UNION branches too, and query blank nodes (found by the review of the fuzzer's fixes)
     "SELECT ?o WHERE { { :b1 (:member|:also) ?o } UNION { :nothing :p ?o } }",
     "SELECT ?s WHERE { { ?s :member [] } UNION { ?s :nothing ?o } }",
