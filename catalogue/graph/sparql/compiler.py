@@ -147,6 +147,8 @@ class Compiler:
         self._outer: list[Resolver] = []
         # The graph scope of the pattern being compiled (EXISTS patterns inherit it).
         self.current_scope = scope
+        # The BGP of which one solution is enough (an ASK's whole pattern), by id.
+        self._existential: int | None = None
 
     # --------------------------------------------------------------------- helpers
 
@@ -268,6 +270,8 @@ class Compiler:
         if part.name == "OrderBy":
             order = part.expr
             part = part.p
+        if first_only and not offset and part.name == "BGP":
+            self._existential = id(part)
         block = self.pattern(part, self.scope)
         if block.distinct_pending and not (first_only and not offset):
             block = self.wrap(block, distinct=True)
@@ -351,6 +355,11 @@ class Compiler:
                     simple.append((t[0], hidden, t[2]))
                 else:
                     (complex_ if isinstance(t[1], Path) else simple).append(t)
+        lazy = (self.paths.lazy(complex_, simple, scope)
+                if id(part) == self._existential and not predicate_sets else None)
+        if lazy is not None:
+            complex_.remove(lazy[0])
+            simple = [t for t in simple if t not in lazy[1]]
         # SQLite: a closure from a constant is small, but the planner cannot know that
         # and would drive the join from the patterns, Bloom-filtering every quad of
         # their predicates.  So such closures come first, the next pattern is joined
@@ -391,6 +400,8 @@ class Compiler:
             g = self.names.alias("gr")
             b.add_item(f"graphs {g}")
             self._bind_graph(b, f"{g}.id", scope, False)
+        if lazy is not None:
+            b.where.append(self.paths.exists_sql(*lazy, b.vars[lazy[0][0]].id, scope))
         for hidden, negated, iris in predicate_sets:
             ref = b.vars[hidden]
             ids = ", ".join(self.id_sql(iri) for iri in iris)
