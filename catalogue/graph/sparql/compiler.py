@@ -80,6 +80,9 @@ class Statement:
     functions: frozenset[str] = frozenset()
     #: Spatial lookups to resolve into ``params`` before running (:mod:`.geo`).
     lookups: tuple[SpatialLookup, ...] = ()
+    #: At most this many rows (ASK, a top-level LIMIT): PostgreSQL then answers through
+    #: one round trip, not a server-side cursor's three.
+    max_rows: int | None = None
 
 
 #: Algebra nodes the compiler knows.
@@ -236,8 +239,9 @@ class Compiler:
             sql += "\n" + "\n".join(joins)
         if order_cols:
             sql += "\nORDER BY " + ", ".join(f"r_.{c}" for c in order_cols)
+        max_rows = 1 if first_only else part.length if part.name == "Slice" else None
         return Statement(
-            sql, self.names.params, columns, frozenset(self.functions), tuple(self.lookups)
+            sql, self.names.params, columns, frozenset(self.functions), tuple(self.lookups), max_rows
         )
 
     # --------------------------------------------------------- solution modifiers

@@ -41,6 +41,7 @@ from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
 from .source import QuadSource, source_of
 from .sql import GraphScope, Unsupported
+from .statement_cache import STATEMENTS
 
 __all__ = ["ExplainEntry", "compile_part", "evaluate_part"]
 
@@ -100,15 +101,25 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
     else:
         gid = ids.get(graph.identifier)
         scope = GraphScope("const", gid=-1 if gid is None else gid)
+    datatypes = store.datatype_ids()
+    first_only = TOP_ASK.get() == id(part)
+    kept = dict(dialect=store.dialect_name, scope=scope, default_id=default_id, first_only=first_only)
+    if not bindings:
+        cached = STATEMENTS.get(part, ids, datatypes, **kept)
+        if cached is not None:
+            return cached
     compiler = Compiler(
         dialect=store.dialect_name,
         term_ids=ids,
-        datatype_ids=store.datatype_ids(),
+        datatype_ids=datatypes,
         scope=scope,
         default_graph_id=default_id,
         bindings=bindings,
     )
-    return compiler.statement(part, first_only=TOP_ASK.get() == id(part))
+    stmt = compiler.statement(part, first_only=first_only)
+    if not bindings:
+        STATEMENTS.put(part, ids, datatypes, stmt, **kept)
+    return stmt
 
 
 def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str, Any]:
@@ -275,7 +286,9 @@ def _rows(
     if stmt.functions:
         _register_functions(conn, stmt.functions)
     if store.dialect_name == "postgresql":
-        sql = text(stmt.sql).execution_options(stream_results=True, max_row_buffer=_FETCH)
+        sql = text(stmt.sql)
+        if stmt.max_rows is None or stmt.max_rows > _FETCH:
+            sql = sql.execution_options(stream_results=True, max_row_buffer=_FETCH)
         result = conn.execute(sql, stmt.params)
         batches: Iterator[Any] = result.partitions(_FETCH)
         close = result.close
