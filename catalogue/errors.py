@@ -136,7 +136,7 @@ class NotFound(UsageError):
 
 class QueryError(UsageError):
     """A SPARQL query or update that does not parse, cannot be evaluated, or asks for
-    something the catalogue refuses (``SERVICE``, ``LOAD``, ``USING``).
+    something the catalogue refuses (``SERVICE``, ``LOAD``).
 
     The query's fault as far as its author can act on it: exit code 2 on the command
     line, HTTP 400 on the web. ``str()`` is one line (a parse error keeps its position).

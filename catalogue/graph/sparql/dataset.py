@@ -24,7 +24,7 @@ from catalogue.errors import TooLarge
 
 from .parse import uses
 
-__all__ = ["MAX_DATASET_TRIPLES", "GraphStore", "RDFDataset", "dataset_target", "quiet"]
+__all__ = ["MAX_DATASET_TRIPLES", "GraphStore", "RDFDataset", "copy_dataset", "dataset_target", "quiet"]
 
 #: Triples copied into memory for a query over an explicit RDF dataset.
 MAX_DATASET_TRIPLES: Final = 1_000_000
@@ -87,7 +87,7 @@ def dataset_target(store: GraphStore, query: Query, dataset: RDFDataset | None =
     existing = {str(name) for name in store.graph_name_ids().values()}
     if len(default) == 1 and not named and default[0] in existing and not uses(algebra, "Graph"):
         return Graph(store=cast(Store, store), identifier=URIRef(default[0]), bind_namespaces="none"), bare
-    return _copy_dataset(store, default, named, existing), bare
+    return copy_dataset(store, default, named, existing), bare
 
 
 def quiet(graph: Dataset) -> Dataset:
@@ -103,7 +103,9 @@ def quiet(graph: Dataset) -> Dataset:
     return graph
 
 
-def _copy_dataset(store: GraphStore, default: list[str], named: list[str], existing: set[str]) -> Dataset:
+def copy_dataset(store: GraphStore, default: list[str], named: list[str], existing: set[str]) -> Dataset:
+    """An in-memory dataset of the catalogue's graphs ``default`` (merged into its default
+    graph) and ``named``; one not in ``existing`` is empty (nothing is fetched)."""
     dataset = Dataset()  # in memory; its default graph is the query's default graph
     copied = 0
 

@@ -18,7 +18,7 @@ from catalogue.errors import QueryError
 
 from ..deadline import run_with_deadline
 from .answer import query_failure
-from .dataset import GraphStore
+from .dataset import GraphStore, copy_dataset
 from .parse import parse_update, uses
 
 __all__ = ["apply_update", "run_update"]
@@ -62,9 +62,11 @@ def apply_update(store: GraphStore, update: Any) -> None:
     graph store's own unnamed graph (``urn:x-rdflib:default``), for reading
     and writing alike, and whose named graphs are the catalogue's. A bare
     ``DELETE WHERE { ?s ?p ?o }`` therefore cannot touch a harvested hierarchy;
-    GRAPH and WITH address those. LOAD and USING would make the server fetch
-    URLs (or read its own files) and SERVICE would query other servers: they
-    are refused.
+    GRAPH and WITH address those. ``USING``/``USING NAMED`` name the WHERE clause's
+    dataset among the catalogue's graphs (:func:`_where_over_using`); a graph not in
+    it is empty, never fetched (rdflib would fetch it from the web, into the store).
+    LOAD would make the server fetch URLs (or read its own files) and SERVICE would
+    query other servers: they are refused.
     """
     from rdflib.plugins.sparql import update as rdflib_update
 
@@ -84,14 +86,14 @@ def apply_update(store: GraphStore, update: Any) -> None:
     for operation in operations:
         if operation.name == "Load":
             raise QueryError("LOAD is not supported by this endpoint; load files with `catalogue load` on the server")
-        if operation.using:
-            raise QueryError("USING / USING NAMED are not supported by this endpoint; use GRAPH in the WHERE clause")
         if uses(operation, "ServiceGraphPattern"):
             raise QueryError("SERVICE (federated query) is not supported by this endpoint")
         if operation.name not in handlers:
             raise QueryError(f"unsupported update operation {operation.name}")
     dataset = Dataset(store=cast(Store, store), default_union=False)
     for operation in operations:
+        if operation.name == "Modify" and operation.using:
+            operation = _where_over_using(store, operation)
         ctx = QueryContext(dataset, initBindings={})
         ctx.graph = dataset.default_graph
         ctx.prologue = operation.prologue
@@ -100,6 +102,26 @@ def apply_update(store: GraphStore, update: Any) -> None:
         except Exception:
             if not operation.silent:
                 raise
+
+
+def _where_over_using(store: GraphStore, operation: CompValue) -> CompValue:
+    """The Modify ``operation`` with its WHERE clause already evaluated over the dataset
+    its ``USING`` (default graph: their merge; empty without any) and ``USING NAMED``
+    clauses name, copied from the catalogue's graphs like a query's ``FROM`` (bounded by
+    :data:`~.dataset.MAX_DATASET_TRIPLES`), and handed back as inline data: the
+    templates then apply to the store as without USING (``WITH`` included)."""
+    from rdflib.plugins.sparql.evaluate import evalPart
+
+    default = list(dict.fromkeys(str(d.default) for d in operation.using if d.default is not None))
+    named = list(dict.fromkeys(str(d.named) for d in operation.using if d.named is not None))
+    existing = {str(name) for name in store.graph_name_ids().values()}
+    where = copy_dataset(store, default, named, existing)
+    ctx = QueryContext(where, initBindings={})
+    ctx.graph = where.default_graph
+    ctx.prologue = operation.prologue
+    solutions = [dict(solution) for solution in evalPart(ctx, operation.where)]
+    inline = CompValue("ToMultiSet", p=CompValue("values", res=solutions))
+    return CompValue("Modify", **{**operation, "using": None, "where": inline})
 
 
 def _create_graph(ctx: QueryContext, operation: CompValue) -> None:

@@ -1,8 +1,8 @@
 """The W3C SPARQL 1.1 Update evaluation suite on the catalogue's stores (SQLite file and
 PostgreSQL), through the path ``Catalogue.update`` and the web endpoint take
 (:mod:`tests.graph.sparql.w3c.update`): every test passes, except those the catalogue
-refuses by design (``USING`` and ``LOAD``, which would make the server fetch URLs or
-read its own files), and those must be refused, not failed."""
+refuses by design (``LOAD``, which would make the server fetch URLs or read its own
+files), and those must be refused, not failed."""
 
 from __future__ import annotations
 
@@ -18,14 +18,9 @@ pytestmark = pytest.mark.skipif(
     "they are shared, not vendored",
 )
 
-#: Tests whose requests use USING / USING NAMED or LOAD (refused: see the module docstring).
-REFUSED = {
-    "basic-update/manifest#insert-where-04", "basic-update/manifest#insert-using-01",
-    "delete/manifest#dawg-delete-using-01", "delete/manifest#dawg-delete-using-02a",
-    "delete/manifest#dawg-delete-using-03", "delete/manifest#dawg-delete-using-04",
-    "delete/manifest#dawg-delete-using-05", "delete/manifest#dawg-delete-using-06a",
-    "update-silent/manifest#load-silent", "update-silent/manifest#load-into-silent",
-}
+#: Tests whose requests use LOAD (refused: see the module docstring). USING / USING NAMED
+#: name graphs of the catalogue and pass (a graph not in it is empty, never fetched).
+REFUSED = {"update-silent/manifest#load-silent", "update-silent/manifest#load-into-silent"}
 
 
 @pytest.mark.parametrize("store", ["sqlite-file", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -831,13 +831,24 @@ def test_update_with_admin_token(writable_db: str, graphs: list[str]) -> None:
         assert "already exists" in error_of(response)
         assert sparql(http, "ASK { <urn:test:t> ?p ?o }").json()["boolean"] is False
 
-        # Network-reaching operations are refused even for the admin.
+        # Network-reaching operations are refused even for the admin; USING names graphs
+        # of the catalogue only (one it does not hold is empty, never fetched).
         with counting_http_server() as (remote, hits):
-            for update in (f"LOAD <{remote}/x.ttl>",
-                           f"INSERT {{ ?s ?p ?o }} USING <{remote}/x.ttl> WHERE {{ ?s ?p ?o }}"):
-                response = http.post("/sparql", data={"update": update}, headers=auth)
-                assert response.status_code == 400
+            response = http.post("/sparql", data={"update": f"LOAD <{remote}/x.ttl>"}, headers=auth)
+            assert response.status_code == 400
+            using_remote = f"INSERT {{ GRAPH <urn:test:copy> {{ ?s ?p ?o }} }} USING <{remote}/x.ttl> WHERE {{ ?s ?p ?o }}"
+            response = http.post("/sparql", data={"update": using_remote}, headers=auth)
+            assert response.status_code == 200, response.text
             assert hits == []
+        assert sparql(http, "ASK { GRAPH <urn:test:copy> { ?s ?p ?o } }").json()["boolean"] is False
+        using = ("PREFIX zarr: <https://w3id.org/zarr-catalogue/vocab#> "
+                 "INSERT { GRAPH <urn:test:copy> { ?s zarr:note ?n } } USING <urn:test:g> WHERE { ?s zarr:note ?n }")
+        response = http.post("/sparql", data={"update": using}, headers=auth)
+        assert response.status_code == 200, response.text
+        response = sparql(http, "SELECT ?n WHERE { GRAPH <urn:test:copy> { ?s zarr:note ?n } }")
+        assert [b["n"]["value"] for b in response.json()["results"]["bindings"]] == ["x"]
+        response = http.post("/sparql", data={"update": "DROP GRAPH <urn:test:copy>"}, headers=auth)
+        assert response.status_code == 200
 
         # A bare DELETE WHERE works on the store's own default graph, not on the hierarchies.
         response = http.post("/sparql", data={"update": "DELETE WHERE { ?s ?p ?o }"}, headers=auth)
