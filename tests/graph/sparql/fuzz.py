@@ -151,6 +151,22 @@ class QueryMaker:
             self.r.shuffle(parts)
         return " ".join(parts)
 
+    def closure_ask(self) -> str:
+        """An ASK of one closure between plain patterns at both ends (the shape the
+        compiler walks lazily, in a correlated EXISTS: ``paths.lazy``), whose ends now
+        and then share a variable (the shape it must not)."""
+        p, q, r = (self.r.choice(PREDICATES) for _ in range(3))
+        step = self.r.choice([f"{p}*", f"{p}+", f"^{p}*", f"^{p}+", "rdf:rest*", "rdf:rest+"])
+        before = [f"?a {q} {self.node()} ."]
+        if self.r.random() < 0.4:
+            before.append(f"?b {r} ?a .")
+        after = [f"?z {self.r.choice((*PREDICATES, 'rdf:first'))} {self.node()} ." for _ in range(self.r.randint(0, 2))]
+        if self.r.random() < 0.3:
+            after.append(f"?z {r} ?w . ?w {q} {self.term()} .")
+        parts = [*before, f"?a {step} ?z .", *after]
+        self.r.shuffle(parts)
+        return f"ASK {{ {' '.join(parts)} }}"
+
     def query(self) -> tuple[str, bool]:
         """A query, and whether only its number of solutions is to be compared."""
         where = self.group()
@@ -312,17 +328,21 @@ def exact_literals() -> Iterator[None]:
 
 
 def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
-    """Run ``cases`` queries on the graph of ``seed``; return how many ran and the
-    disagreements (the compiler's answer matching neither reference)."""
+    """Run ``cases`` queries on the graph of ``seed``, and a fifth as many closure ASKs
+    (:meth:`QueryMaker.closure_ask`); return how many queries ran and the disagreements
+    (the compiler's answer matching neither reference)."""
     rng = random.Random(seed)
     quads = graph_quads(rng)
     maker = QueryMaker(rng)
+    # Every fifth case an ASK of one closure too, from a generator of its own (so that
+    # the other cases stay what they were).
+    asks = QueryMaker(random.Random(f"{seed}:closure-ask"))
     engines = Engines(quads, store_url)
     problems = []
     try:
         with exact_literals():
-            for n in range(cases):
-                query, counted = maker.query()
+            for n in range(cases + cases // 5):
+                query, counted = maker.query() if n < cases else (asks.closure_ask(), False)
                 mine = _answer(engines.catalogue_answer, query, counted)
                 if isinstance(mine, tuple) and mine[0] == "error":
                     engines.store.rollback()
@@ -338,7 +358,7 @@ def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
                                 f"  memory    {_show(memory)}\n  oxigraph  {_show(oxigraph)}")
     finally:
         engines.close()
-    return cases, problems
+    return cases + cases // 5, problems
 
 
 def _show(answer: Any) -> str:
