@@ -362,8 +362,9 @@ class Catalogue:
         """Apply a SPARQL Update and commit it, or change nothing and raise.
 
         Operations without GRAPH or WITH address the store's own unnamed graph, never a
-        harvested hierarchy; LOAD, USING and SERVICE are refused
-        (:class:`~catalogue.errors.QueryError`). See :mod:`catalogue.graph.sparql.update`.
+        harvested hierarchy; USING names graphs of the catalogue (never fetched); LOAD
+        and SERVICE are refused (:class:`~catalogue.errors.QueryError`). See
+        :mod:`catalogue.graph.sparql.update`.
         """
         install_sparql()
         from catalogue.graph.sparql.update import run_update

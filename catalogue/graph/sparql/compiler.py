@@ -80,8 +80,8 @@ class Statement:
     functions: frozenset[str] = frozenset()
     #: Spatial lookups to resolve into ``params`` before running (:mod:`.geo`).
     lookups: tuple[SpatialLookup, ...] = ()
-    #: At most this many rows (ASK, a top-level LIMIT): PostgreSQL then answers through
-    #: one round trip, not a server-side cursor's three.
+    #: At most this many rows (ASK, the LIMIT of the compiled part): PostgreSQL then
+    #: answers through one round trip, not a server-side cursor's three.
     max_rows: int | None = None
 
 

@@ -117,7 +117,9 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
         bindings=bindings,
     )
     stmt = compiler.statement(part, first_only=first_only)
-    if not bindings:
+    # Not with spatial lookups: their geometries would be shared between threads, and a
+    # prepared GEOS geometry is not safe to use from two at once.
+    if not bindings and not stmt.lookups:
         STATEMENTS.put(part, ids, datatypes, stmt, **kept)
     return stmt
 

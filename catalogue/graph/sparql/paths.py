@@ -120,7 +120,8 @@ class PathCompiler:
     ) -> tuple[tuple[Any, Any, Any], list[tuple[Any, Any, Any]]] | None:
         """For a pattern of which one solution is enough (an ASK's): its only closure,
         ``?s p* ?o`` or ``?s p+ ?o`` along one IRI (or its inverse), when plain patterns
-        bind ``?s`` and those hanging off ``?o`` (returned with it) touch nothing else.
+        bind ``?s``, more tightly than those hanging off ``?o`` (returned with it), which
+        touch nothing else and name only stored terms.
         :meth:`exists_sql` then walks it from each ``?s`` in turn, in a correlated
         ``EXISTS`` the database leaves at the first node that satisfies them: the
         closure of every matching ``?s`` was computed whole before (benchmark query 14,
@@ -135,13 +136,27 @@ class PathCompiler:
         before, hanging = self.component(s, simple), self.component(o, simple)
         if not before or set(before) & set(hanging):
             return None
+        # Only from the more constrained end: walked from each of many subjects, a long
+        # closure that they share (a chain of 2,000 nodes under one class) is walked again
+        # and again, 4 s instead of 0.3 s on SQLite and 67 s instead of 0.7 s on PostgreSQL.
+        if self._selectivity(s, simple) <= self._selectivity(o, simple):
+            return None
+        # A hanging constant the database does not hold matches nothing: the plain plan
+        # finds that at once, the walk only after every subject's closure.
+        for triple in hanging:
+            for term in triple:
+                if isinstance(term, Variable) and term in self.c.bindings:
+                    term = self.c.bindings[term]
+                if not isinstance(term, Variable | BNode) and self.c.term_id(term) is None:
+                    return None
         return t, hanging
 
     def exists_sql(self, t: tuple[Any, Any, Any], hanging: list[tuple[Any, Any, Any]], start: str,
                    scope: GraphScope) -> str:
         """``EXISTS`` of :meth:`lazy`'s closure from the node ``start`` (SQL) and of the
-        patterns hanging off its end. On SQLite every probe inside is a one-value range:
-        an equality made it build a Bloom filter of a whole predicate at each call."""
+        patterns hanging off its end. On SQLite the recursive step and the hanging
+        patterns probe by one-value ranges: with equalities it built a Bloom filter of a
+        whole predicate at each call."""
         _s, path, o = t
         step, a, b = path.path, "s", "o"
         if isinstance(step, InvPath):

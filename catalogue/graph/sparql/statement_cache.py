@@ -10,8 +10,10 @@ datatype ids, the graph scope, the default graph's id, the database's dialect an
 whether one solution is enough. Parts evaluated under bindings from outside (rdflib's
 row-by-row EXISTS) are not kept: each row would be an entry of its own.
 
-A hit is a copy whose parameters are the caller's own (spatial lookups fill them in
-before the statement runs, and threads share the cache).
+A hit is a copy whose parameters are the caller's own (threads share the cache).
+Statements with spatial lookups are not kept (:func:`.evaluate.compile_part`): their
+parsed geometries would be shared by threads, and GEOS's prepared geometries are not
+safe to use from two at once.
 """
 
 from __future__ import annotations

@@ -121,7 +121,9 @@ def _where_over_using(store: GraphStore, operation: CompValue) -> CompValue:
     ctx.prologue = operation.prologue
     solutions = [dict(solution) for solution in evalPart(ctx, operation.where)]
     inline = CompValue("ToMultiSet", p=CompValue("values", res=solutions))
-    return CompValue("Modify", **{**operation, "using": None, "where": inline})
+    rebuilt = CompValue("Modify", **{**operation, "using": None, "where": inline})
+    rebuilt.prologue = operation.prologue  # an attribute, not a key: not copied above
+    return rebuilt
 
 
 def _create_graph(ctx: QueryContext, operation: CompValue) -> None:

@@ -335,9 +335,16 @@ def test_an_ask_walks_its_closure_from_each_subject_until_one_answers(catalogue_
         # the recursive step and the patterns after it probe by one-value ranges
         after_first_step = sql.partition("EXISTS (")[2].partition("UNION")[2].partition(") AS a_")[0]
         assert "BETWEEN" in after_first_step and " = " not in after_first_step
-    # Not when a solution's values matter, nor with a second closure.
+    # Not when a solution's values matter, nor with a second closure; nor from the less
+    # constrained end, or an end as constrained (walked from each of many subjects, a long
+    # closure they share is walked again and again: a 2,000-node chain under one class
+    # took 4 s instead of 0.3 s on SQLite, 67 s instead of 0.7 s on PostgreSQL); nor with a
+    # hanging constant the database does not hold (the plain plan finds no match at once).
     for query in ("SELECT ?x WHERE { ?a :title 'Temperature 1' ; :member+ ?x . ?x :ok true }",
-                  "ASK { ?a :title 'Temperature 1' ; :member+ ?x . ?x :member* ?y . ?y :ok true }"):
+                  "ASK { ?a :title 'Temperature 1' ; :member+ ?x . ?x :member* ?y . ?y :ok true }",
+                  "ASK { ?a :type :Array ; :member+ ?x . ?x :ok true }",
+                  "ASK { ?a :type :Array ; :member+ ?x . ?x :type :Array }",
+                  "ASK { ?a :type :Array ; :title 'Temperature 1' ; :member+ ?x . ?x :ok 'not stored' }"):
         _, log = _run(catalogue_ds, query)
         assert "EXISTS (WITH RECURSIVE" not in next(e.sql for e in log if e.sql)
 
