@@ -668,7 +668,18 @@ def validate_store(
 
 
 def _query(dataset: Dataset, sparql: str, **kwargs: Any) -> Result:
+    """``sparql`` on the union of all graphs; with ``FROM``/``FROM NAMED``, on the graphs
+    they name among the catalogue's (rdflib on its own would fetch them from the web)."""
     init_ns = {**PREFIXES, **kwargs.pop("initNs", {})}
+    if "FROM" in sparql.upper():  # cheap: the parse decides
+        from rdflib.plugins.sparql.processor import prepareQuery
+
+        from catalogue.graph.sparql.dataset import dataset_target
+
+        parsed = prepareQuery(sparql, initNs=init_ns)
+        if parsed.algebra.datasetClause:
+            target, bare = dataset_target(dataset.store, parsed)  # type: ignore[arg-type]
+            return target.query(bare, **kwargs)
     return dataset.query(sparql, initNs=init_ns, **kwargs)
 
 
