@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from rdflib import BNode, Dataset, Literal, Namespace
+from rdflib import BNode, Dataset, Graph, Literal, Namespace
 from rdflib.namespace import XSD
 
 from catalogue.graph import SQLStore
@@ -347,6 +347,30 @@ def test_an_ask_walks_its_closure_from_each_subject_until_one_answers(catalogue_
                   "ASK { ?a :type :Array ; :title 'Temperature 1' ; :member+ ?x . ?x :ok 'not stored' }"):
         _, log = _run(catalogue_ds, query)
         assert "EXISTS (WITH RECURSIVE" not in next(e.sql for e in log if e.sql)
+
+
+@pytest.mark.parametrize("query", [
+    "ASK { ?a :type :Array ; :title 'Temperature 1' ; :member+ ?x . ?x :label 'chat'@fr }",
+    "ASK { ?a :type :Array ; :title 'Temperature 1' ; :member* ?x . ?x :label 'chat'@de }",
+    "ASK { ?c :label 'chat'@fr ; :ok true ; (^:member)* ?x . ?x :n ?n }",
+    "ASK { ?a :type :Array ; :title 'Temperature 1' ; :member+ ?x . ?x :when ?w }",
+])
+def test_the_lazy_ask_in_a_named_graph_and_under_bindings(catalogue_ds: Dataset, memory: Dataset, query: str) -> None:
+    """The correlated EXISTS keeps the graph a query runs on (one named graph: its
+    patterns and steps read that graph only) and values bound from outside."""
+    for graph in (EX.g1, EX.g2):
+        mine = Graph(store=catalogue_ds.store, identifier=graph)
+        catalogue_ds.store.sql_log = log = []
+        try:
+            got = mine.query(P + query).askAnswer
+        finally:
+            catalogue_ds.store.sql_log = None
+        assert got == memory.graph(graph).query(P + query).askAnswer, graph
+        lazy = any(e.sql and "EXISTS (WITH RECURSIVE" in e.sql for e in log)
+        assert lazy == ("@de" not in query)  # 'chat'@de is stored nowhere: the plain plan
+    bound = {"w": Literal("2025-06-01T12:00:00Z", datatype=XSD.dateTime)}
+    got = catalogue_ds.query(P + query, initBindings=bound).askAnswer
+    assert got == memory.query(P + query, initBindings=bound).askAnswer
 
 
 def test_a_negated_set_with_an_inverse_member_is_not_guessed(catalogue_ds: Dataset, memory: Dataset) -> None:
