@@ -103,9 +103,13 @@ def quiet(graph: Dataset) -> Dataset:
     return graph
 
 
-def copy_dataset(store: GraphStore, default: list[str], named: list[str], existing: set[str]) -> Dataset:
+def copy_dataset(store: GraphStore, default: list[str], named: list[str],
+                 existing: set[str] | None = None) -> Dataset:
     """An in-memory dataset of the catalogue's graphs ``default`` (merged into its default
-    graph) and ``named``; one not in ``existing`` is empty (nothing is fetched)."""
+    graph) and ``named``; one the catalogue does not hold (not in ``existing``, its graph
+    names, read when not given) is empty: nothing is fetched."""
+    if existing is None:
+        existing = {str(name) for name in store.graph_name_ids().values()}
     dataset = Dataset()  # in memory; its default graph is the query's default graph
     copied = 0
 

@@ -114,8 +114,7 @@ def _where_over_using(store: GraphStore, operation: CompValue) -> CompValue:
 
     default = list(dict.fromkeys(str(d.default) for d in operation.using if d.default is not None))
     named = list(dict.fromkeys(str(d.named) for d in operation.using if d.named is not None))
-    existing = {str(name) for name in store.graph_name_ids().values()}
-    where = copy_dataset(store, default, named, existing)
+    where = copy_dataset(store, default, named)
     ctx = QueryContext(where, initBindings={})
     ctx.graph = where.default_graph
     ctx.prologue = operation.prologue
