@@ -46,8 +46,12 @@ class Condition:
     exact: str | None = None
     size: int | None = None
     #: A check read from the row's own data, cheaper than ``check`` for a few thousand
-    #: rows (``check`` lists a whole set once): used, last, when the driver is small.
+    #: rows (``check`` lists a whole set once): used, last, when the driver is small, and
+    #: on the rows of ``search_huge``, which hold what it reads.
     row_check: str | None = None
+    #: A box condition's huge boxes, which its driver (SQLite) or check (PostgreSQL)
+    #: leaves out: a condition on ``search_huge d`` finding them (:func:`box_condition`).
+    huge: str | None = None
 
     def rows(self) -> int:
         """The driver's estimate, asked once."""
@@ -113,9 +117,10 @@ class Sql:
         word's bitmap of tens of thousands of rows into the few hundred candidates."""
         check = "(" + " OR ".join(self.matches(terms) for terms in texts) + ")"
         if not self.sqlite:
+            by_row = self._lexeme_check(texts)
             if narrowed and text_share(self.conn, texts) >= TEXT_ROW_SHARE:
-                return Condition(self._lexeme_check(texts))
-            return Condition(check)
+                return Condition(by_row, row_check=by_row)
+            return Condition(check, row_check=by_row)
         either = self.param(" OR ".join(self._fts(terms) for terms in texts))
         return Condition(check, driver=f"SELECT rowid AS gid FROM search_text WHERE search_text MATCH {either}",
                          estimate=lambda: self._text_estimate(texts), row_check=self._lexeme_check(texts))
@@ -248,21 +253,27 @@ def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | 
     """Datasets whose box intersects ``box``: index candidates, then exactly. With a
     ``period`` too, the candidates are near in both (the period itself is checked exactly
     by its own condition): on SQLite the R*Tree's third dimension is time; on PostgreSQL
-    the box indexes hold the period as their second column, and huge boxes, which every
-    box query meets, are found by their period alone (:data:`~catalogue.graph.search_schema.HUGE_AREA`)."""
+    the box indexes hold the period as their second column. Huge boxes, which every box
+    query meets, are in neither index but in ``search_huge``
+    (:data:`~catalogue.graph.search_schema.HUGE_AREA`), found by their period alone:
+    :attr:`Condition.huge`, which the search adds to what the index found (on SQLite
+    only when the box index drives the search: checked on each row of another driver,
+    the box's exact test finds huge boxes too)."""
     candidates, exact = [], []
-    when = ""
+    when, since = "", ""
     if period is not None:
         start, end = period
         if sql.sqlite:
             if end is not None:
                 when += f" AND mint <= {sql.param(micros(end) / 1e6)}"
+                since = f" AND d.since <= {sql.param(micros(end))}"  # search_huge's key
             if start is not None:
                 when += f" AND maxt >= {sql.param(micros(start) / 1e6)}"
         else:
             low = sql.param(micros(start) if start is not None else None)
             high = sql.param(micros(end) if end is not None else None)
             when = f" AND d.span && int8range(CAST({low} AS bigint), CAST({high} AS bigint), '[]')"
+            since = when
     for x0, y0, x1, y1 in box.parts():
         p = [sql.param(v) for v in (x0, y0, x1, y1)]
         if sql.sqlite:
@@ -270,19 +281,22 @@ def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | 
                               f"AND minx <= {p[2]} AND maxy >= {p[1]} AND miny <= {p[3]}{when}")
         else:  # each arm the predicate of one index (graph/search_schema.py: POSTGRES_LAYOUT)
             query = f"box(point({p[0]}, {p[1]}), point({p[2]}, {p[3]}))"
-            candidates += [f"(d.env && {query} AND area(d.env) < {HUGE_AREA}{when})", f"(d.env2 && {query}{when})"]
+            candidates += [f"(d.env && {query} AND area(d.env) < {HUGE_AREA}{when})",
+                           f"(d.env2 && {query} AND area(d.env) < {HUGE_AREA}{when})"]
         exact.append(f"(d.south <= {p[3]} AND {p[1]} <= d.north AND ("
                      f"(d.west <= d.east AND d.west <= {p[2]} AND {p[0]} <= d.east) OR "
                      f"(d.west > d.east AND (d.west <= {p[2]} OR {p[0]} <= d.east))))")
     exactly = f"({' OR '.join(exact)})"
+    huge = f"{exactly}{since}"
     if not sql.sqlite:
-        candidates.append(f"(area(d.env) >= {HUGE_AREA}{when})")
-        return Condition(f"({' OR '.join(candidates)}) AND {exactly}")
+        return Condition(f"({' OR '.join(candidates)}) AND {exactly}", huge=huge)
     driver = " UNION ".join(candidates)
     # The estimate counts twice a dataset whose two halves (only boxes across the
     # antimeridian have two) both meet the box: a bound is enough, and DISTINCT would sort.
+    # The huge boxes are not counted: the plan weighs rows read from search_datasets, and
+    # search_huge's are read anyway, consecutive, each checked by itself (huge_arm).
     rough = " UNION ALL ".join(c.replace("SELECT DISTINCT", "SELECT", 1) for c in candidates)
-    return Condition(exactly, driver=driver, exact=exactly,
+    return Condition(exactly, driver=driver, exact=exactly, huge=huge,
                      estimate=lambda: sql.count(f"SELECT count(*) FROM ({rough})"))
 
 
@@ -316,12 +330,15 @@ ROW_CHECK_RATIO: Final = 4
 
 
 class Plan(NamedTuple):
-    """How a search reads ``d``: its ``FROM`` and ``WHERE`` clauses, and whether the rows
-    are few enough (``small``) for conditions to be checked from each row's own data."""
+    """How a search reads ``d``: its ``FROM`` and ``WHERE`` clauses, whether the rows
+    are few enough (``small``) for conditions to be checked from each row's own data, and
+    the box condition whose huge boxes ``FROM`` leaves out (:attr:`Condition.huge`), to
+    be found in ``search_huge`` (:func:`huge_arm`)."""
 
     source: str
     where: str
     small: bool
+    huge: Condition | None = None
 
 
 def plan(conditions: list[Condition]) -> Plan:
@@ -337,8 +354,9 @@ def plan(conditions: list[Condition]) -> Plan:
     facet tags, its indexed lexemes). PostgreSQL's planner combines
     the indexes of one table itself."""
     drivers = [c for c in conditions if c.driver is not None]
-    if not drivers:
-        return Plan("search_datasets d", " AND ".join(c.check for c in conditions), False)
+    if not drivers:  # PostgreSQL: a box's check leaves its huge boxes out
+        return Plan("search_datasets d", " AND ".join(c.check for c in conditions), False,
+                    next((c for c in conditions if c.huge is not None), None))
     best = min(drivers, key=lambda c: c.rows())
     small = best.rows() <= ROW_CHECKS
     by_row = [c for c in conditions if c is not best and c.row_check
@@ -346,7 +364,23 @@ def plan(conditions: list[Condition]) -> Plan:
     checks = [c.check for c in conditions if c is not best and c not in by_row]
     checks += [best.exact] if best.exact else []
     checks += [c.row_check for c in by_row if c.row_check]  # last: the dearest
-    return Plan(f"({best.driver}) x CROSS JOIN search_datasets d", " AND ".join(["d.gid = x.gid", *checks]), small)
+    return Plan(f"({best.driver}) x CROSS JOIN search_datasets d", " AND ".join(["d.gid = x.gid", *checks]), small,
+                best if best.huge is not None else None)
+
+
+def huge_arm(plan: Plan, conditions: list[Condition]) -> str | None:
+    """The ``FROM`` and ``WHERE`` of the datasets a plan's box leaves out: those of
+    ``search_huge`` meeting its box and period and every other condition, each read from
+    the row (``search_huge`` holds what the row checks read), or ``None``."""
+    if plan.huge is None:
+        return None
+    # SQLite tests a row's terms in the order written: the instants and the box, cheap and
+    # most selective (a huge box meets every query box but its period rarely matches),
+    # before the facet tags and the words, searched for in strings.
+    others = [c for c in conditions if c is not plan.huge]
+    checks = [*(c.check for c in others if not c.row_check), plan.huge.huge or "",
+              *(c.row_check for c in others if c.row_check)]
+    return "search_huge d WHERE " + " AND ".join(checks)
 
 
 ORDER: Final = {

@@ -11,7 +11,7 @@ from typing import Any, Final
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from .conditions import Condition, Sql, plan
+from .conditions import Condition, Sql, huge_arm, plan
 from .summary import FACETS
 
 #: Values listed per facet (selected values are always listed).
@@ -74,10 +74,13 @@ def count_facets(conn: Connection, sql: Sql, base: list[Condition],
     """
     flags = ", ".join(f"{cond.check} AS m{n}" for n, cond in enumerate(facet_where.values()))
     columns = "d.gid AS gid" + ("" if sql.sqlite else ", d.facets AS facets") + (f", {flags}" if flags else "")
-    source, where, _small = plan(base)
-    clause = f" WHERE {where}" if where else ""
+    chosen = plan(base)
+    clause = f" WHERE {chosen.where}" if chosen.where else ""
+    huge = huge_arm(chosen, base)
+    if huge is not None:
+        clause += f" UNION ALL SELECT {columns} FROM {huge}"
     groups, everything = facet_groups(list(facet_where))
-    statement = (f"WITH base AS MATERIALIZED (SELECT {columns} FROM {source}{clause}) "
+    statement = (f"WITH base AS MATERIALIZED (SELECT {columns} FROM {chosen.source}{clause}) "
                  f"{counting(sql, groups, everything)}")
     return read_counts(conn.execute(text(statement), sql.params))
 
@@ -153,14 +156,14 @@ def facet_only_counts(conn: Connection, sql: Sql,
             for name in counted:
                 counts[name] = kept[name]
             continue
-        source, where, _small = plan([facet_where[n] for n in filters])
+        source, where = plan([facet_where[n] for n in filters])[:2]
         wanted = ", ".join(str(FACETS.index(n)) for n in counted)
         statement = (f"WITH base AS MATERIALIZED (SELECT d.gid AS gid FROM {source} WHERE {where}) "
                      f"SELECT 0, f.facet, f.value, count(*) FROM base h CROSS JOIN search_facets f "
                      f"WHERE f.gid = h.gid AND f.facet IN ({wanted}) GROUP BY f.facet, f.value")
         for _k, facet, value, n in conn.execute(text(statement), sql.params):
             counts[FACETS[int(facet)]][value] = int(n)
-    source, where, _small = plan([facet_where[n] for n in names])
+    source, where = plan([facet_where[n] for n in names])[:2]
     total = sql.count(f"SELECT count(*) FROM {source} WHERE {where}")
     return total, counts
 

@@ -11,9 +11,10 @@ took, one graph, or everything from scratch) and :func:`index_state` checks the 
 against a rebuild.
 
 Rows, per dataset: ``search_datasets`` (sort keys, filters and the hit's JSON),
-``search_facets`` (one row per facet value), ``search_text`` (the four weighted fields)
-and ``search_boxes`` (its box, two across the antimeridian); see
-:mod:`catalogue.graph.search_schema` for the database-specific two.
+``search_facets`` (one row per facet value), ``search_text`` (the four weighted fields),
+``search_boxes`` (its box, two across the antimeridian) and, for a huge box,
+``search_huge`` instead; see :mod:`catalogue.graph.search_schema` for the
+database-specific three.
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ from sqlalchemy.engine import Connection
 
 from catalogue.graph.derived import dequeue, queued_graphs
 from catalogue.graph.dialect import dialect_for
-from catalogue.graph.search_schema import BOX_PARTS, NO_TIME, SEARCH_ROW_TABLES
+from catalogue.graph.search_schema import (
+    BOX_PARTS,
+    NO_SINCE,
+    NO_TIME,
+    SEARCH_ROW_TABLES,
+    fill_huge,
+    is_huge,
+)
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.stac import collection_id
 
@@ -148,6 +156,7 @@ def _delete_rows(conn: Connection, gids: list[int]) -> tuple[list[Any], list[Any
                         .bindparams(_ids()), {"ids": gids}).all()
     facets = conn.execute(text("DELETE FROM search_facets WHERE gid IN :ids RETURNING facet, value")
                           .bindparams(_ids()), {"ids": gids}).all()
+    conn.execute(text("DELETE FROM search_huge WHERE gid IN :ids").bindparams(_ids()), {"ids": gids})
     if conn.dialect.name == "sqlite":  # PostgreSQL keeps text and boxes in search_datasets' row
         conn.execute(text("DELETE FROM search_text WHERE rowid IN :ids").bindparams(_ids()), {"ids": gids})
         # Key equality (an R*Tree finds rows by key equality only).
@@ -194,6 +203,8 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
             for name, part in zip(("env", "env2"), (*parts, None, None), strict=False):
                 row[name] = f"(({part[0]},{part[1]}),({part[2]},{part[3]}))" if part else None
         conn.execute(_INSERT_DATASET_PG, rows)
+        # copied by PostgreSQL's own test of a huge box, the one the searches ask
+        fill_huge(conn, [r.gid for r in records])
     facets = [(FACETS.index(name), value, r.gid)
               for r in records for name, values in r.summary.facet_values().items()  # type: ignore[union-attr]
               for value in sorted(values)]
@@ -210,17 +221,26 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
                       "VALUES (:gid, :a, :b, :c, :d)"),
                  [{"gid": gid, "a": " ".join(f[0]), "b": " ".join(f[1]), "c": " ".join(f[2]),
                    "d": " ".join(f[3])} for gid, f in fields.items()])
-    boxes = []
-    for r in records:
+    boxes, huge = [], []
+    for r, row in zip(records, rows, strict=True):
         extent = r.summary.extent  # type: ignore[union-attr]
         if extent is not None and extent.bbox is not None:
+            parts = extent.bbox.parts()
+            if is_huge(parts[0]):  # search_huge, not the R*Tree (graph/search_schema.py)
+                huge.append((NO_SINCE if row["start_time"] is None else row["start_time"], r.gid,
+                             row["start_time"], row["end_time"], row["west"], row["south"], row["east"],
+                             row["north"], row["harvested"], row["tags"], row["words"]))
+                continue
             span = extent.period.instants() if extent.period is not None else None
             t0, t1 = (micros(span[0]) / 1e6, micros(span[1]) / 1e6) if span else (-NO_TIME, NO_TIME)
-            for part, (x0, y0, x1, y1) in enumerate(extent.bbox.parts()):
+            for part, (x0, y0, x1, y1) in enumerate(parts):
                 boxes.append((r.gid * BOX_PARTS + part, x0, x1, y0, y1, t0, t1))
     if boxes:
         conn.exec_driver_sql("INSERT INTO search_boxes (key, minx, maxx, miny, maxy, mint, maxt) "
                              "VALUES (?, ?, ?, ?, ?, ?, ?)", boxes)
+    if huge:
+        conn.exec_driver_sql("INSERT INTO search_huge (since, gid, start_time, end_time, west, south, east, "
+                             "north, harvested, tags, words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", huge)
 
 
 def _stale_run_ends(conn: Connection) -> set[int]:
@@ -385,7 +405,7 @@ def _batch(conn: Connection, ids: list[int], report: ReindexReport,
 
 def _empty(conn: Connection) -> None:
     """Every search table emptied (a rebuild from scratch follows in the transaction)."""
-    tables = ["search_datasets", "search_facets", "search_facet_counts"]
+    tables = ["search_datasets", "search_facets", "search_facet_counts", "search_huge"]
     if conn.dialect.name == "sqlite":
         tables += ["search_text", "search_boxes"]
     for table in tables:

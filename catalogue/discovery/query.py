@@ -46,7 +46,17 @@ from catalogue.model.codecs import normalise_codec_name
 from catalogue.model.datatypes import v3_vocabulary_name
 from catalogue.model.extents import Box
 
-from .conditions import ORDER, WEIGHTS, Condition, Sql, box_condition, facet_condition, plan, score
+from .conditions import (
+    ORDER,
+    WEIGHTS,
+    Condition,
+    Sql,
+    box_condition,
+    facet_condition,
+    huge_arm,
+    plan,
+    score,
+)
 from .counts import (
     FACET_VALUES,
     PYTHON_FACETS,
@@ -261,12 +271,17 @@ def _tabled_search(conn: Connection, sql: Sql, query: SearchQuery, alternatives:
     # vacuumed), for every later search to scan, and a TRUNCATE would give the table new
     # files, and the catalog a new row, on every search.
     conn.execute(text(f"DELETE FROM {table}"))
-    source, where, small = plan(base)
+    chosen = plan(base)
+    source, where, small = chosen.source, chosen.where, chosen.small
     names = ", ".join(["gid", *([] if sql.sqlite else ["facets"]), *(f"m{n}" for n in range(len(flags)))])
     values = ", ".join(["d.gid", *([] if sql.sqlite else ["d.facets"]),
                         *(f.row_check if small and f.row_check else f.check for f in flags)])
-    matched = conn.execute(text(f"INSERT INTO {table} ({names}) SELECT {values} FROM {source}"
-                                + (f" WHERE {where}" if where else "")), sql.params).rowcount
+    statement = f"INSERT INTO {table} ({names}) SELECT {values} FROM {source}" + (f" WHERE {where}" if where else "")
+    huge = huge_arm(chosen, base)
+    if huge is not None:  # the huge boxes the box index leaves out, each row checked by itself
+        statement += " UNION ALL SELECT " + ", ".join(
+            ["d.gid", *([] if sql.sqlite else ["d.facets"]), *(f.row_check or f.check for f in flags)]) + f" FROM {huge}"
+    matched = conn.execute(text(statement), sql.params).rowcount
     everything = " AND ".join(f"b.m{n}" for n in range(len(flags))) or "1 = 1"
     groups, hit = facet_groups(list(facet_where))
     if sql.sqlite and matched > PYTHON_FACETS:
@@ -345,7 +360,7 @@ def _rank(texts: list[list[str]], fields: tuple[str, ...]) -> int:
 def _page(conn: Connection, sql: Sql, query: SearchQuery, conditions: list[Condition]) -> list[Hit]:
     """A page of a search without text (so ranked by title unless sorted otherwise)."""
     sort = "title" if query.sort == "relevance" else query.sort
-    source, where, _small = plan(conditions)
+    source, where = plan(conditions)[:2]  # facet conditions: no box
     clause = f" WHERE {where}" if where else ""
     limit, offset = sql.param(max(0, query.limit)), sql.param(max(0, query.offset))
     statement = f"SELECT d.iri, d.hit FROM {source}{clause} ORDER BY {ORDER[sort]} LIMIT {limit} OFFSET {offset}"

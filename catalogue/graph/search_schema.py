@@ -30,6 +30,17 @@ The CRS84 boxes of the datasets' extents (a box across the antimeridian is two p
   ``search_datasets``, each in a GiST index with the period, huge boxes apart
   (:data:`HUGE_AREA`, :data:`POSTGRES_LAYOUT`).
 
+Huge boxes (:data:`HUGE_AREA`: a quarter of the world or more; a global grid's) are not
+in the box indexes but in ``search_huge``, a narrow copy of those datasets' rows holding
+what a search checks (period, box, harvest time, facet values, indexed words): every box
+search meets every huge box whose period matches, and read from ``search_datasets``
+each was a random page (three quarters of a map search's candidates, though a tenth of
+the catalogue). On SQLite the table is ``WITHOUT ROWID``, clustered by the period's start
+(``since``, :data:`NO_SINCE` without a period), so that a search reads the huge datasets
+of its period as consecutive pages; on PostgreSQL it is a small heap with the period in
+a GiST index. The search asks it beside the box index
+(:func:`catalogue.discovery.conditions.box_condition`).
+
 On PostgreSQL the period is also a ``span int8range`` column (generated from the
 instants) with a GiST index. And on PostgreSQL, the dataset's facet values as a
 ``facets text[]`` column (``"<facet
@@ -44,8 +55,9 @@ from typing import Final
 
 from sqlalchemy.engine import Connection
 
-__all__ = ["BOX_PARTS", "HUGE_AREA", "NO_TIME", "POSTGRES_LAYOUT", "SEARCH_COLUMNS", "SEARCH_INDEXES",
-           "SEARCH_ROW_TABLES", "SEARCH_TABLES", "create_search_indexes", "drop_search_indexes"]
+__all__ = ["BOX_PARTS", "HUGE_AREA", "HUGE_COLUMNS", "NO_SINCE", "NO_TIME", "POSTGRES_LAYOUT", "SEARCH_COLUMNS",
+           "SEARCH_INDEXES", "SEARCH_ROW_TABLES", "SEARCH_TABLES", "create_search_indexes", "drop_search_indexes",
+           "fill_huge", "is_huge"]
 
 #: The time range of a box whose dataset has no period (R*Tree bounds are 32-bit floats).
 NO_TIME: Final = 1e18
@@ -54,30 +66,65 @@ NO_TIME: Final = 1e18
 BOX_PARTS: Final = 2
 
 #: Boxes of at least this many square degrees (a quarter of the world's 360 x 180) are
-#: *huge*: PostgreSQL keeps them out of the box index. Every box query meets them (a tenth
-#: of a catalogue can be global grids), and in a GiST index they widen every node's box,
-#: so that a search of a 20-degree box read 12,000 entries instead of 2,000. They are
-#: indexed by their period alone (:data:`SEARCH_INDEXES`); the search asks both
-#: (:func:`catalogue.discovery.conditions.box_condition`), with this exact predicate,
-#: which PostgreSQL must find implied to use the partial indexes.
+#: *huge* (the box's first part, :meth:`~catalogue.model.extents.Box.parts`): they are
+#: kept out of the box indexes, in ``search_huge``. Every box query meets them (a tenth
+#: of a catalogue can be global grids), and in an R*Tree or GiST index they widen every
+#: node's box, so that a search of a 20-degree box read 12,000 entries instead of 2,000.
+#: PostgreSQL decides it with this exact predicate (``area(env) >= 16200``), which it
+#: must find implied to use the partial index of the others.
 HUGE_AREA: Final = 16200
+
+#: ``search_huge.since`` of a dataset without a period: after every period's start
+#: (whole microseconds since 1970 end in year 294,247), so that a search by period,
+#: which never matches it, stops before it.
+NO_SINCE: Final = 2**62
+
+#: The columns ``search_huge`` copies from ``search_datasets`` (SQLite's ``tags``,
+#: PostgreSQL's ``facets`` array: each database's facet check reads its own).
+HUGE_COLUMNS: Final = {
+    "sqlite": ("gid", "start_time", "end_time", "west", "south", "east", "north", "harvested", "tags", "words"),
+    "postgresql": ("gid", "start_time", "end_time", "west", "south", "east", "north", "harvested", "facets", "words"),
+}
+
+
+def is_huge(part: tuple[float, float, float, float]) -> bool:
+    """Whether a box, by its first part ``(minx, miny, maxx, maxy)``, is huge (SQLite's
+    test; PostgreSQL's is the same arithmetic in SQL: ``area(env)``)."""
+    return (part[2] - part[0]) * (part[3] - part[1]) >= HUGE_AREA
 
 #: PostgreSQL's columns and indexes of ``search_datasets`` made here (not in schema.py),
 #: and those of earlier layouts (dropped by :func:`drop_search_indexes` too).
 SEARCH_COLUMNS: Final = frozenset({"doc", "env", "env2", "facets", "span"})
 SEARCH_INDEXES: Final = frozenset({"ix_search_datasets_doc", "ix_search_datasets_near", "ix_search_datasets_far",
                                    "ix_search_datasets_huge", "ix_search_datasets_facets", "ix_search_datasets_span",
-                                   "ix_search_datasets_env", "ix_search_datasets_env2"})
+                                   "ix_search_datasets_env", "ix_search_datasets_env2", "ix_search_huge_gid",
+                                   "ix_search_huge_span"})
 
 #: The search index's own tables (rows per dataset, facet values, kept counts): what a
 #: full reindex rewrites, then analyses and (PostgreSQL) vacuums.
-SEARCH_ROW_TABLES: Final = ("search_datasets", "search_facets", "search_facet_counts")
+SEARCH_ROW_TABLES: Final = ("search_datasets", "search_facets", "search_facet_counts", "search_huge")
 #: The tables of the two indexes, with SQLite's shadow tables of FTS5 and R*Tree.
 SEARCH_TABLES: Final = frozenset({
     "search_text", "search_text_data", "search_text_idx", "search_text_content",
     "search_text_docsize", "search_text_config", "search_text_vocab",
-    "search_boxes", "search_boxes_node", "search_boxes_parent", "search_boxes_rowid",
+    "search_boxes", "search_boxes_node", "search_boxes_parent", "search_boxes_rowid", "search_huge",
 })
+
+_HUGE_SQLITE: Final = (
+    "CREATE TABLE IF NOT EXISTS search_huge (since INTEGER NOT NULL, gid INTEGER NOT NULL, start_time INTEGER, "
+    "end_time INTEGER, west REAL NOT NULL, south REAL NOT NULL, east REAL NOT NULL, north REAL NOT NULL, "
+    "harvested INTEGER, tags TEXT NOT NULL, words TEXT NOT NULL, PRIMARY KEY (since, gid)) WITHOUT ROWID",
+    "CREATE UNIQUE INDEX IF NOT EXISTS ix_search_huge_gid ON search_huge (gid)",
+)
+_HUGE_POSTGRES: Final = (
+    "CREATE TABLE IF NOT EXISTS search_huge (gid BIGINT PRIMARY KEY, start_time BIGINT, end_time BIGINT, "
+    "west DOUBLE PRECISION NOT NULL, south DOUBLE PRECISION NOT NULL, east DOUBLE PRECISION NOT NULL, "
+    "north DOUBLE PRECISION NOT NULL, harvested BIGINT, facets TEXT[] NOT NULL, words TEXT NOT NULL, "
+    "span INT8RANGE GENERATED ALWAYS AS (CASE WHEN start_time IS NULL THEN NULL "
+    "ELSE int8range(start_time, end_time, '[]') END) STORED)",
+    "ALTER TABLE search_huge ALTER COLUMN words SET STORAGE MAIN, ALTER COLUMN facets SET STORAGE MAIN",
+    "CREATE INDEX IF NOT EXISTS ix_search_huge_span ON search_huge USING gist (span)",
+)
 
 _SQLITE: Final = (
     "CREATE VIRTUAL TABLE search_text USING fts5(title, keywords, variables, summary, "
@@ -104,9 +151,11 @@ _POSTGRES: Final = (
 #: (the text checked by hand when a box or period has listed few candidates) and the facet
 #: values (the facet flags). Out of line, as ``toast_tuple_target`` would put them, each
 #: check read the TOAST table's index and heap: 8 pages a row instead of one. Boxes are
-#: indexed with the period, ``near`` and huge ones apart (:data:`HUGE_AREA`). Run on a
-#: new index and by the migration that brought this layout (it rewrites the rows, so that
-#: values stored out of line come back in).
+#: indexed with the period, huge ones apart (:data:`HUGE_AREA`: their second parts are in
+#: ``far``, which the search's own predicate then leaves out; they are found in
+#: ``search_huge``). Run on a new index; the revisions that brought the layout have their
+#: own copies (0008 rewrote the rows, so that values stored out of line came back in;
+#: 0010 dropped the partial index of the huge boxes' periods, ``search_huge`` has one).
 POSTGRES_LAYOUT: Final = (
     "ALTER TABLE search_datasets ALTER COLUMN words SET STORAGE MAIN, ALTER COLUMN facets SET STORAGE MAIN",
     "DROP INDEX IF EXISTS ix_search_datasets_env",
@@ -114,15 +163,52 @@ POSTGRES_LAYOUT: Final = (
     "CREATE INDEX IF NOT EXISTS ix_search_datasets_near ON search_datasets USING gist (env, span) "
     f"WHERE area(env) < {HUGE_AREA}",
     "CREATE INDEX IF NOT EXISTS ix_search_datasets_far ON search_datasets USING gist (env2, span)",
-    "CREATE INDEX IF NOT EXISTS ix_search_datasets_huge ON search_datasets USING gist (span) "
-    f"WHERE area(env) >= {HUGE_AREA}",
+    "DROP INDEX IF EXISTS ix_search_datasets_huge",
 )
 
 
 def create_search_indexes(conn: Connection) -> None:
-    """Create the (empty) free-text and box indexes on ``conn``'s database."""
-    for statement in _SQLITE if conn.dialect.name == "sqlite" else (*_POSTGRES, *POSTGRES_LAYOUT):
+    """Create the (empty) free-text and box indexes, and ``search_huge``, on ``conn``'s
+    database. (``search_huge`` is made if missing: an upgrade's earlier revision that
+    builds the index with today's indexer makes it, and the revision that brought it
+    then finds it.)"""
+    sqlite = conn.dialect.name == "sqlite"
+    for statement in _SQLITE if sqlite else (*_POSTGRES, *POSTGRES_LAYOUT):
         conn.exec_driver_sql(statement)
+    create_huge_table(conn)
+
+
+def create_huge_table(conn: Connection) -> None:
+    """``search_huge``, if missing (empty)."""
+    for statement in _HUGE_SQLITE if conn.dialect.name == "sqlite" else _HUGE_POSTGRES:
+        conn.exec_driver_sql(statement)
+
+
+def fill_huge(conn: Connection, gids: list[int] | None = None) -> None:
+    """Copy the rows of huge datasets (of ``gids``, or all) from ``search_datasets`` into
+    ``search_huge``, skipping those already there, and on SQLite take their boxes out of
+    the R*Tree: what the indexer does for a new row, done for rows already stored (an
+    upgrade). The indexer's own writes go through :mod:`catalogue.discovery.indexer`."""
+    if conn.dialect.name != "sqlite":
+        names = ", ".join(HUGE_COLUMNS["postgresql"])
+        chosen = "" if gids is None else " AND gid = ANY(%(gids)s)"
+        conn.exec_driver_sql(f"INSERT INTO search_huge ({names}) SELECT {names} FROM search_datasets "
+                             f"WHERE area(env) >= {HUGE_AREA}{chosen} ON CONFLICT (gid) DO NOTHING",
+                             {"gids": list(gids or [])})
+        return
+    from catalogue.model.extents import Box  # the box's parts, as the indexer computes them
+
+    chosen = "" if gids is None else f" AND gid IN ({', '.join(str(int(g)) for g in gids) or 'NULL'})"
+    rows = conn.exec_driver_sql(
+        "SELECT coalesce(start_time, ?), gid, start_time, end_time, west, south, east, north, harvested, tags, "
+        f"words FROM search_datasets WHERE west IS NOT NULL{chosen}", (NO_SINCE,)).all()
+    huge = [tuple(r) for r in rows if is_huge(Box(r[4], r[5], r[6], r[7]).parts()[0])]
+    if not huge:
+        return
+    conn.exec_driver_sql("INSERT OR IGNORE INTO search_huge (since, gid, start_time, end_time, west, south, east, "
+                         "north, harvested, tags, words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", huge)
+    keys = [(r[1] * BOX_PARTS + part,) for r in huge for part in range(BOX_PARTS)]
+    conn.exec_driver_sql("DELETE FROM search_boxes WHERE key = ?", keys)
 
 
 def drop_search_indexes(conn: Connection) -> None:
@@ -130,7 +216,9 @@ def drop_search_indexes(conn: Connection) -> None:
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_text_vocab")
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_text")
         conn.exec_driver_sql("DROP TABLE IF EXISTS search_boxes")
+        conn.exec_driver_sql("DROP TABLE IF EXISTS search_huge")
         return
+    conn.exec_driver_sql("DROP TABLE IF EXISTS search_huge")
     for index in sorted(SEARCH_INDEXES):
         conn.exec_driver_sql(f"DROP INDEX IF EXISTS {index}")
     if conn.exec_driver_sql("SELECT to_regclass('search_datasets')").scalar() is not None:

@@ -39,6 +39,7 @@ TABLES = {
     "search_facets": "SELECT facet, value, gid FROM search_facets ORDER BY facet, value, gid",
     "search_facet_counts": "SELECT facet, value, datasets FROM search_facet_counts ORDER BY facet, value",
     "search_totals": "SELECT datasets, groups, arrays, triples FROM search_totals",
+    "search_huge": "SELECT * FROM search_huge ORDER BY gid",
 }
 TEXT = {"sqlite": "SELECT rowid, title, keywords, variables, summary FROM search_text ORDER BY rowid",
         "postgresql": "SELECT gid, doc::text, facets FROM search_datasets ORDER BY gid"}

@@ -9,6 +9,7 @@ records, and the answers are those the catalogue gave before.
 from __future__ import annotations
 
 import pathlib
+from datetime import UTC, datetime
 
 from sqlalchemy import inspect
 
@@ -82,8 +83,9 @@ def test_upgrade_brings_postgresql_the_map_search_layout(postgres_url, tmp_path:
         assert not {"ix_search_datasets_near", "ix_search_datasets_huge"} & indexes
         upgrade(engine)
         indexes = {i["name"] for i in inspect(engine).get_indexes("search_datasets")}
-        assert {"ix_search_datasets_near", "ix_search_datasets_far", "ix_search_datasets_huge"} <= indexes
-        assert not {"ix_search_datasets_env", "ix_search_datasets_env2"} & indexes
+        assert {"ix_search_datasets_near", "ix_search_datasets_far"} <= indexes
+        # 0008 indexed the huge boxes' periods; 0010 took them to search_huge
+        assert not {"ix_search_datasets_env", "ix_search_datasets_env2", "ix_search_datasets_huge"} & indexes
         with engine.connect() as conn:
             storage = dict(conn.exec_driver_sql(
                 "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'search_datasets'::regclass "
@@ -94,11 +96,52 @@ def test_upgrade_brings_postgresql_the_map_search_layout(postgres_url, tmp_path:
                 "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'search_datasets'").all())
         from catalogue.graph.search_schema import HUGE_AREA
 
-        # the searches' predicate must match the migration's, or the partial indexes go unused
+        # the searches' predicate must match the migration's, or the partial index goes unused
         assert f"< ({HUGE_AREA})" in defined["ix_search_datasets_near"].replace("::double precision", "")
-        assert f">= ({HUGE_AREA})" in defined["ix_search_datasets_huge"].replace("::double precision", "")
     finally:
         engine.dispose()
     with catalogue.open(postgres_url) as cat:
         assert [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)] == before
         assert before[0][0] and before[1][0]
+
+
+def test_upgrade_puts_the_huge_boxes_apart(db_url, tmp_path: pathlib.Path):
+    """0010: the datasets of huge boxes copied into ``search_huge`` (and, on SQLite, out of
+    the R*Tree), with the same answers; the downgrade puts them back."""
+    from bench.search_scale import write_extents_catalogue
+    from catalogue.graph.search_schema import is_huge
+    from catalogue.model.extents import Box
+
+    source = tmp_path / "extents.nq"
+    write_extents_catalogue(source, 150)
+    searches = [SearchQuery(q="sea", bbox=Box(-60, -40, 20, 30)), SearchQuery(bbox=Box(170, -20, -170, 20)),
+                SearchQuery(q="temperature", dtype=["float32"], bbox=Box(-180, -90, 180, 90), limit=50),
+                SearchQuery(bbox=Box(0, 0, 10, 10), datetime=(datetime(1990, 1, 1, tzinfo=UTC), None), limit=100)]
+    with catalogue.open(db_url) as cat:
+        cat.load(str(source))
+        before = [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)]
+    engine = make_engine(db_url)
+    sqlite = engine.dialect.name == "sqlite"
+    try:
+        with engine.connect() as conn:
+            boxes = conn.exec_driver_sql("SELECT gid, west, south, east, north FROM search_datasets "
+                                         "WHERE west IS NOT NULL").all()
+            huge = sorted(g for g, *box in boxes if is_huge(Box(*box).parts()[0]))
+            assert 5 < len(huge) < len(boxes) / 2
+            assert sorted(conn.exec_driver_sql("SELECT gid FROM search_huge").scalars()) == huge
+        downgrade(engine, "0009_temporal_values")
+        assert "search_huge" not in inspect(engine).get_table_names()
+        if sqlite:
+            with engine.connect() as conn:
+                assert conn.exec_driver_sql("SELECT count(DISTINCT key / 2) FROM search_boxes").scalar() == len(boxes)
+        upgrade(engine)
+        with engine.connect() as conn:
+            assert sorted(conn.exec_driver_sql("SELECT gid FROM search_huge").scalars()) == huge
+            if sqlite:
+                kept = set(conn.exec_driver_sql("SELECT DISTINCT key / 2 FROM search_boxes").scalars())
+                assert kept == {g for g, *_ in boxes} - set(huge)
+    finally:
+        engine.dispose()
+    with catalogue.open(db_url) as cat:
+        after = [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)]
+    assert after == before and all(b[0] for b in before)

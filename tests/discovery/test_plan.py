@@ -80,7 +80,7 @@ def test_answers_do_not_depend_on_the_plan(extents_db, monkeypatch):
             assert _answers(extents_db) == expected, absurd
 
 
-def test_postgresql_reads_huge_boxes_by_their_period_and_common_words_from_the_row(extents_db):
+def test_postgresql_reads_huge_boxes_apart_and_common_words_from_the_row(extents_db):
     if not extents_db.startswith("postgresql"):
         pytest.skip("PostgreSQL's plan")
     query = SEARCHES[0]
@@ -90,14 +90,42 @@ def test_postgresql_reads_huge_boxes_by_their_period_and_common_words_from_the_r
         conditions._lexemes.clear()  # statistics read before the ANALYZE are kept a while
         sql = conditions.Sql(conn)
         base = query_module._base(sql, query, query.alternatives())
-        where = plan(base).where
-        assert "area(d.env) >= 16200" in where and "d.env && box(" in where
+        chosen = plan(base)
+        where = chosen.where
+        # both box indexes' arms leave the huge boxes out, with the partial index's predicate
+        assert where.count("area(d.env) < 16200") == 2 and "d.env && box(" in where
         assert "strpos(d.words" in where  # "temperature" is in most datasets' text
+        huge = conditions.huge_arm(chosen, base)
+        assert huge is not None and huge.startswith("search_huge d WHERE") and "d.span &&" in huge
+        assert "strpos(d.words" in huge and "d.doc" not in huge
         conn.execute(text("SET LOCAL enable_seqscan = off"))
-        shown = "\n".join(r[0] for r in conn.execute(text(f"EXPLAIN SELECT d.gid FROM {plan(base).source} "
+        shown = "\n".join(r[0] for r in conn.execute(text(f"EXPLAIN SELECT d.gid FROM {chosen.source} "
                                                            f"WHERE {where}"), sql.params))
-        assert "ix_search_datasets_huge" in shown and "ix_search_datasets_near" in shown, shown
+        assert "ix_search_datasets_near" in shown and "ix_search_datasets_far" in shown, shown
         assert "ix_search_datasets_doc" not in shown and "ix_search_datasets_start" not in shown, shown
+        shown = "\n".join(r[0] for r in conn.execute(text(f"EXPLAIN SELECT d.gid FROM {huge}"), sql.params))
+        assert "ix_search_huge_span" in shown, shown
+        cat.store.rollback()
+
+
+def test_sqlite_asks_search_huge_only_when_the_box_index_drives(extents_db, monkeypatch):
+    if not extents_db.startswith("sqlite"):
+        pytest.skip("SQLite's plan")
+    with catalogue.open(extents_db) as cat:
+        conn = cat.store.connection
+        for rare, driven in ((10**9, True), (0, False)):  # the text listing more, or fewer, than the box
+            monkeypatch.setattr(conditions, "vocabulary_count", lambda *_a, _n=rare, **_k: _n)
+            sql = conditions.Sql(conn)
+            base = query_module._base(sql, SEARCHES[0], SEARCHES[0].alternatives())
+            chosen = plan(base)
+            assert ("search_boxes" in chosen.source) is driven
+            huge = conditions.huge_arm(chosen, base)
+            assert (huge is not None) is driven
+            if huge is not None:
+                assert "d.since <= " in huge and "instr(d.words" in huge
+                shown = " ".join(str(r[-1]) for r in conn.execute(
+                    text(f"EXPLAIN QUERY PLAN SELECT d.gid FROM {huge}"), sql.params))
+                assert "SEARCH d USING PRIMARY KEY (since<?)" in shown, shown
         cat.store.rollback()
 
 
