@@ -116,12 +116,15 @@ def counting(sql: Sql, groups: list[tuple[int, list[int], str]], everything: str
     total = f"SELECT -1, NULL::integer, NULL::text, count(*) FROM base WHERE {everything}"
     if not groups:
         return total
-    parts = " UNION ALL ".join(f"SELECT {k} AS k, unnest(facets) AS tag FROM base WHERE {cond}"
-                               for k, _f, cond in groups)
-    wanted = " OR ".join(f"(x.k = {k} AND left(x.tag, 2) IN ({', '.join(repr(f'{i}:') for i in fs)}))"
-                         for k, fs, _c in groups)
+    # Each group filters its own tags: one OR over every group's facets, tested on every
+    # tag of every group, cost two thirds of the statement (1,400 matches, 40,000 tags).
+    parts = " UNION ALL ".join(
+        f"SELECT {k} AS k, tag FROM base, unnest(facets) AS tag WHERE {cond} AND "
+        + (f"left(tag, 2) = '{fs[0]}:'" if len(fs) == 1 else
+           f"left(tag, 2) IN ({', '.join(repr(f'{i}:') for i in fs)})")
+        for k, fs, cond in groups)
     return (f"{total} UNION ALL SELECT x.k, CAST(left(x.tag, 1) AS integer), substr(x.tag, 3), count(*) "
-            f"FROM ({parts}) x WHERE {wanted} GROUP BY x.k, x.tag")
+            f"FROM ({parts}) x GROUP BY x.k, x.tag")
 
 
 def read_counts(rows: Any) -> tuple[int, dict[str, dict[str, int]]]:

@@ -32,6 +32,7 @@ from bench.web_data import write_hierarchy
 from catalogue.discovery.indexer import reindex
 from catalogue.discovery.query import SearchQuery
 from catalogue.graph.store import SQLStore
+from catalogue.model.extents import Box
 from tests.support.paths import EXAMPLES
 
 TABLES = {
@@ -183,6 +184,24 @@ class IndexMachine(RuleBasedStateMachine):
             f"DELETE {{ GRAPH <{g}> {{ ?l dcat:bbox ?b }} }} WHERE {{ GRAPH <{g}> {{ <{g}> dct:spatial ?l . ?l dcat:bbox ?b }} }} ;"
             f"INSERT DATA {{ GRAPH <{g}> {{ <{g}> zarr:valid false }} }}")
 
+    @rule(k=st.integers(0, 10), huge=st.booleans())
+    def set_extent(self, k: int, huge: bool) -> None:
+        """A dataset's box replaced by a global one (``search_huge``, not the box index) or
+        by a small one (the box index, not ``search_huge``)."""
+        self._count("set_extent")
+        if not self.harvested:
+            return
+        g = self.harvested[k % len(self.harvested)]
+        wkt = ("POLYGON((-180 -90,180 -90,180 90,-180 90,-180 -90))" if huge
+               else "POLYGON((10 20,30 20,30 40,10 40,10 20))")
+        self.cat.update(
+            f"DELETE {{ GRAPH <{g}> {{ <{g}> dct:spatial ?l . ?l ?p ?o }} }} "
+            f"WHERE {{ GRAPH <{g}> {{ <{g}> dct:spatial ?l . ?l ?p ?o }} }} ;"
+            f"INSERT DATA {{ GRAPH <{g}> {{ <{g}> dct:spatial <{g}#where> . <{g}#where> dcat:bbox "
+            f"\"{wkt}\"^^<http://www.opengis.net/ont/geosparql#wktLiteral> }} }}")
+        found = self.cat.search(SearchQuery(bbox=Box(100, -80, 120, -60), limit=200))
+        assert (g in {h.iri for h in found.hits}) is huge
+
     @rule(k=st.integers(0, 10))
     def load_a_copy(self, k: int) -> None:
         """``catalogue load`` of a dataset graph's N-Quads into its own graph (a no-op load)
@@ -239,7 +258,8 @@ def test_index_equals_a_rebuild(db_url, tmp_path):
                              suppress_health_check=list(HealthCheck))
     case().runTest()
     assert set(IndexMachine.steps) == {"harvest", "change_and_reharvest", "drop_graph", "update_root",
-                                       "update_flags_and_extent", "load_a_copy", "plain_rdflib_write"}, \
+                                       "update_flags_and_extent", "set_extent", "load_a_copy",
+                                       "plain_rdflib_write"}, \
         IndexMachine.steps
 
 
