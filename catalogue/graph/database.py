@@ -459,11 +459,13 @@ def _create_head_schema(engine: Engine) -> None:
     from .schema import metadata  # the head schema (tests check it matches the migrations)
     from .search_schema import create_search_indexes
     from .spatial import create_index
+    from .statistics import create_statistics
 
     with engine.begin() as conn:
         metadata.create_all(conn)
         create_index(conn)
         create_search_indexes(conn)
+        create_statistics(conn)
         conn.execute(
             text(
                 "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "

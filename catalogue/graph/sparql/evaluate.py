@@ -37,6 +37,7 @@ from ..deadline import check_deadline
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
+from .pg_cursor import open_cursor
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
 from .source import QuadSource, source_of
@@ -287,12 +288,12 @@ def _rows(
     conn = store.connection
     if stmt.functions:
         _register_functions(conn, stmt.functions)
-    if store.dialect_name == "postgresql":
-        sql = text(stmt.sql)
-        if stmt.max_rows is None or stmt.max_rows > _FETCH:
-            sql = sql.execution_options(stream_results=True, max_row_buffer=_FETCH)
-        result = conn.execute(sql, stmt.params)
-        batches: Iterator[Any] = result.partitions(_FETCH)
+    batches: Iterator[Any]
+    if store.dialect_name == "postgresql" and (stmt.max_rows is None or stmt.max_rows > _FETCH):
+        batches, close = open_cursor(conn, stmt.sql, stmt.params, _FETCH)  # a server-side cursor
+    elif store.dialect_name == "postgresql":
+        result = conn.execute(text(stmt.sql), stmt.params)
+        batches = result.partitions(_FETCH)
         close = result.close
     else:
         # SQLite takes ":name" parameters natively; going straight to the driver's

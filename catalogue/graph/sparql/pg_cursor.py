@@ -1,0 +1,116 @@
+"""A PostgreSQL server-side cursor whose first rows come back with its ``DECLARE``.
+
+A compiled SELECT of unknown size is read through a server-side cursor (``DECLARE``,
+then ``FETCH`` a batch at a time), so that a result of millions of rows never sits in
+memory and other statements can run on the connection while it is read (rdflib asks
+for a compiled child's rows inside its own loops). Through SQLAlchemy's
+``stream_results`` that is three round trips before the first row and one after the
+last (``DECLARE``, ``FETCH``, an empty ``FETCH``, ``CLOSE``): on loopback a third of a
+sub-millisecond query.
+
+Here ``DECLARE`` and the first ``FETCH`` go in one pipeline (libpq's pipeline mode,
+with the ``BEGIN`` psycopg adds); a first batch shorter than asked for is the whole
+result, so no further ``FETCH`` is sent; and an exhausted cursor's ``CLOSE`` rides in
+the pipeline of the connection's next cursor in the same transaction (the transaction's
+end closes it otherwise). A cursor abandoned before its end is closed at once, as
+before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, Final
+
+from psycopg import Pipeline
+from psycopg.pq import TransactionStatus
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+__all__ = ["open_cursor"]
+
+#: Compiled statement texts kept (SQLAlchemy's ``:name`` -> psycopg's ``%(name)s``).
+_KEPT: Final = 256
+_compiled: OrderedDict[str, str] = OrderedDict()
+_names = itertools.count()
+#: ``Connection.info`` key: (the transaction, exhausted cursors not closed yet).
+_PENDING: Final = "sparql_cursors_to_close"
+
+
+def _driver_sql(conn: Connection, sql: str) -> str:
+    """``sql`` with psycopg's placeholders (and ``%`` escaped), as SQLAlchemy compiles it."""
+    found = _compiled.get(sql)
+    if found is None:
+        found = str(text(sql).compile(dialect=conn.dialect))
+        _compiled[sql] = found
+        while len(_compiled) > _KEPT:
+            _compiled.popitem(last=False)
+    else:
+        _compiled.move_to_end(sql)
+    return found
+
+
+def _to_close(conn: Connection) -> list[str]:
+    """Exhausted cursors of this transaction still open (and forget those of an ended one)."""
+    kept = conn.info.get(_PENDING)
+    if kept is None or kept[0] is not conn.get_transaction():
+        conn.info[_PENDING] = kept = (conn.get_transaction(), [])
+    return kept[1]
+
+
+def open_cursor(conn: Connection, sql: str, params: dict[str, Any],
+                size: int) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None]]:
+    """Batches of at most ``size`` rows of ``sql`` (SQLAlchemy ``:name`` parameters), and
+    a function that closes the cursor if it was not read to the end."""
+    if not conn.in_transaction():
+        conn.begin()
+    raw = conn.connection.driver_connection
+    closing = _to_close(conn)
+    stale, closing[:] = list(closing), []
+    name = f"sparql_cursor_{next(_names)}"
+    cursor = raw.cursor()
+    # libpq before 14 has no pipeline mode: the same statements, one round trip each
+    with raw.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
+        for old in stale:
+            cursor.execute(f"CLOSE {old}", prepare=False)
+        cursor.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {_driver_sql(conn, sql)}", params, prepare=False)
+        cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
+    first = cursor.fetchall()
+    transaction = conn.get_transaction()
+    state = {"open": True}
+
+    def alive() -> bool:
+        """Whether the cursor's transaction is still the connection's (the cursor went
+        with it; a ``FETCH`` or ``CLOSE`` of it would abort the next one)."""
+        return (conn.get_transaction() is transaction and transaction is not None and transaction.is_active
+                and not raw.closed and raw.info.transaction_status == TransactionStatus.INTRANS)
+
+    def batches() -> Iterator[list[tuple[Any, ...]]]:
+        batch = first
+        while True:
+            if len(batch) < size:
+                state["open"] = False
+                if alive():  # else it went with its transaction
+                    _to_close(conn).append(name)
+                if batch:
+                    yield batch
+                return
+            yield batch
+            if not alive():
+                state["open"] = False
+                raise RuntimeError("a store result cannot be iterated after commit() or rollback(); "
+                                   "finish iterating (or use list()) before ending the transaction")
+            cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
+            batch = cursor.fetchall()
+
+    def close() -> None:
+        if state["open"]:
+            state["open"] = False
+            if alive():
+                with contextlib.suppress(Exception):
+                    cursor.execute(f"CLOSE {name}", prepare=False)
+        cursor.close()
+
+    return batches(), close
