@@ -52,6 +52,9 @@ class Condition:
     #: A box condition's huge boxes, which its driver (SQLite) or check (PostgreSQL)
     #: leaves out: a condition on ``search_huge d`` finding them (:func:`box_condition`).
     huge: str | None = None
+    #: Whether ``check`` finds the huge boxes too (SQLite's exact test does; PostgreSQL's
+    #: check is its box indexes' arms, which leave them out).
+    check_finds_huge: bool = False
 
     def rows(self) -> int:
         """The driver's estimate, asked once."""
@@ -296,7 +299,7 @@ def box_condition(sql: Sql, box: Box, period: tuple[datetime | None, datetime | 
     # The huge boxes are not counted: the plan weighs rows read from search_datasets, and
     # search_huge's are read anyway, consecutive, each checked by itself (huge_arm).
     rough = " UNION ALL ".join(c.replace("SELECT DISTINCT", "SELECT", 1) for c in candidates)
-    return Condition(exactly, driver=driver, exact=exactly, huge=huge,
+    return Condition(exactly, driver=driver, exact=exactly, huge=huge, check_finds_huge=True,
                      estimate=lambda: sql.count(f"SELECT count(*) FROM ({rough})"))
 
 
@@ -353,19 +356,22 @@ def plan(conditions: list[Condition]) -> Plan:
     condition admits :data:`ROW_CHECK_RATIO` times as many, from the row's own data (its
     facet tags, its indexed lexemes). PostgreSQL's planner combines
     the indexes of one table itself."""
+    box = next((c for c in conditions if c.huge is not None), None)
     drivers = [c for c in conditions if c.driver is not None]
     if not drivers:  # PostgreSQL: a box's check leaves its huge boxes out
-        return Plan("search_datasets d", " AND ".join(c.check for c in conditions), False,
-                    next((c for c in conditions if c.huge is not None), None))
+        return Plan("search_datasets d", " AND ".join(c.check for c in conditions), False, box)
     best = min(drivers, key=lambda c: c.rows())
     small = best.rows() <= ROW_CHECKS
     by_row = [c for c in conditions if c is not best and c.row_check
-              and (small or c.rows() >= ROW_CHECK_RATIO * best.rows())]
+              and (small or (c.estimate is not None and c.rows() >= ROW_CHECK_RATIO * best.rows()))]
     checks = [c.check for c in conditions if c is not best and c not in by_row]
     checks += [best.exact] if best.exact else []
     checks += [c.row_check for c in by_row if c.row_check]  # last: the dearest
+    # The huge boxes are added when the box index lists the candidates, or when the box is
+    # checked by a test that leaves them out (PostgreSQL's, under a harvest-time driver).
+    huge = box if box is not None and (box is best or not box.check_finds_huge) else None
     return Plan(f"({best.driver}) x CROSS JOIN search_datasets d", " AND ".join(["d.gid = x.gid", *checks]), small,
-                best if best.huge is not None else None)
+                huge)
 
 
 def huge_arm(plan: Plan, conditions: list[Condition]) -> str | None:
@@ -378,7 +384,7 @@ def huge_arm(plan: Plan, conditions: list[Condition]) -> str | None:
     # most selective (a huge box meets every query box but its period rarely matches),
     # before the facet tags and the words, searched for in strings.
     others = [c for c in conditions if c is not plan.huge]
-    checks = [*(c.check for c in others if not c.row_check), plan.huge.huge or "",
+    checks = [*(c.check for c in others if not c.row_check), *([plan.huge.huge] if plan.huge.huge else []),
               *(c.row_check for c in others if c.row_check)]
     return "search_huge d WHERE " + " AND ".join(checks)
 

@@ -199,16 +199,17 @@ def fill_huge(conn: Connection, gids: list[int] | None = None) -> None:
     from catalogue.model.extents import Box  # the box's parts, as the indexer computes them
 
     chosen = "" if gids is None else f" AND gid IN ({', '.join(str(int(g)) for g in gids) or 'NULL'})"
-    rows = conn.exec_driver_sql(
-        "SELECT coalesce(start_time, ?), gid, start_time, end_time, west, south, east, north, harvested, tags, "
-        f"words FROM search_datasets WHERE west IS NOT NULL{chosen}", (NO_SINCE,)).all()
-    huge = [tuple(r) for r in rows if is_huge(Box(r[4], r[5], r[6], r[7]).parts()[0])]
-    if not huge:
-        return
-    conn.exec_driver_sql("INSERT OR IGNORE INTO search_huge (since, gid, start_time, end_time, west, south, east, "
-                         "north, harvested, tags, words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", huge)
-    keys = [(r[1] * BOX_PARTS + part,) for r in huge for part in range(BOX_PARTS)]
-    conn.exec_driver_sql("DELETE FROM search_boxes WHERE key = ?", keys)
+    boxes = conn.exec_driver_sql(
+        f"SELECT gid, west, south, east, north FROM search_datasets WHERE west IS NOT NULL{chosen}").all()
+    huge = [int(r[0]) for r in boxes if is_huge(Box(r[1], r[2], r[3], r[4]).parts()[0])]
+    names = ", ".join(HUGE_COLUMNS["sqlite"])
+    for start in range(0, len(huge), 500):  # what is copied read by SQLite alone, 500 rows a statement
+        listed = ", ".join(map(str, huge[start:start + 500]))
+        conn.exec_driver_sql(f"INSERT OR IGNORE INTO search_huge (since, {names}) SELECT coalesce(start_time, "
+                             f"{NO_SINCE}), {names} FROM search_datasets WHERE gid IN ({listed})")
+    keys = [(g * BOX_PARTS + part,) for g in huge for part in range(BOX_PARTS)]
+    if keys:
+        conn.exec_driver_sql("DELETE FROM search_boxes WHERE key = ?", keys)
 
 
 def drop_search_indexes(conn: Connection) -> None:

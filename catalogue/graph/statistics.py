@@ -44,6 +44,7 @@ def create_statistics(conn: Connection) -> None:
 
 
 def drop_statistics(conn: Connection) -> None:
+    """Drop them (a downgrade): the planner goes back to per-column statistics."""
     if conn.dialect.name == "postgresql":
         conn.exec_driver_sql(f"DROP STATISTICS IF EXISTS {QUADS_STATISTICS}")
         conn.exec_driver_sql("ALTER TABLE quads ALTER COLUMN o SET STATISTICS -1")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from catalogue.graph.dialect import dialect_for
 from catalogue.graph.statistics import create_statistics, drop_statistics
 
 revision: str = "0011_quads_statistics"
@@ -30,7 +31,8 @@ def upgrade() -> None:
         return
     create_statistics(conn)
     if conn.exec_driver_sql("SELECT 1 FROM quads LIMIT 1").first() is not None:
-        conn.exec_driver_sql("ANALYZE quads")
+        # waits at most 2 s for a VACUUM of quads (else autovacuum's next analysis fills them)
+        dialect_for(conn.dialect.name).analyze(conn, ("quads",))
 
 
 def downgrade() -> None:

@@ -154,3 +154,43 @@ def test_vocabulary_counts_are_remembered_for_a_while(extents_db, monkeypatch):
         assert conditions.vocabulary_count(conn, "ocean", prefix=False) == exact
         assert any("search_text_vocab" in s for s in asked)  # asked again once stale
         cat.store.rollback()
+
+
+_BOXES = [Box(-10, -10, 10, 10), Box(170, -20, -170, 20), Box(-180, -90, 180, 90), Box(0, 0, 180, 90),
+          Box(100, -80, 120, -60)]
+_PERIODS = [None, (datetime(1990, 1, 1, tzinfo=UTC), None), (None, datetime(1980, 12, 31, tzinfo=UTC)),
+            (None, None), (datetime(1995, 1, 1, tzinfo=UTC), datetime(1996, 12, 31, tzinfo=UTC))]
+_SINCE = [None, datetime(2026, 6, 1, tzinfo=UTC)]
+
+
+def test_box_searches_equal_a_brute_force_filter(extents_db):
+    """Every box (across the antimeridian, global, tiny) with every kind of period and a
+    harvest time, against the stored boxes, periods and harvest times filtered in Python:
+    huge boxes found once, whichever condition drives the search."""
+    from catalogue.discovery.indexer import micros
+
+    with catalogue.open(extents_db) as cat:
+        stored = cat.store.connection.exec_driver_sql(
+            "SELECT iri, west, south, east, north, start_time, end_time, harvested FROM search_datasets").all()
+        cat.store.rollback()
+        assert any(w is not None and Box(w, s, e, n).parts()[0][2] - Box(w, s, e, n).parts()[0][0] >= 180
+                   for _i, w, s, e, n, *_rest in stored)  # huge boxes are there
+        for box in _BOXES:
+            for period in _PERIODS:
+                for since in _SINCE:
+                    def admits(row, box=box, period=period, since=since) -> bool:
+                        _iri, w, s, e, n, t0, t1, harvested = row
+                        if w is None or not Box(w, s, e, n).intersects(box):
+                            return False
+                        if period is not None:
+                            start, end = period
+                            if t0 is None or (end is not None and t0 > micros(end)) or (
+                                    start is not None and t1 < micros(start)):
+                                return False
+                        return since is None or (harvested is not None and harvested >= micros(since))
+                    expected = {row[0] for row in stored if admits(row)}
+                    found = cat.search(SearchQuery(bbox=box, datetime=period, harvested_since=since, limit=200))
+                    assert found.total == len(expected), (box, period, since)
+                    assert {h.iri for h in found.hits} <= expected
+                    if len(expected) <= 200:
+                        assert {h.iri for h in found.hits} == expected

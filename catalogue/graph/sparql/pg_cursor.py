@@ -20,44 +20,68 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+import psycopg
 from psycopg import Pipeline
 from psycopg.pq import TransactionStatus
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 __all__ = ["open_cursor"]
 
 #: Compiled statement texts kept (SQLAlchemy's ``:name`` -> psycopg's ``%(name)s``).
 _KEPT: Final = 256
 _compiled: OrderedDict[str, str] = OrderedDict()
+_compiled_lock = threading.Lock()
 _names = itertools.count()
-#: ``Connection.info`` key: (the transaction, exhausted cursors not closed yet).
+#: ``Connection.info`` key: (the transaction, weakly; exhausted cursors not closed yet).
 _PENDING: Final = "sparql_cursors_to_close"
 
 
 def _driver_sql(conn: Connection, sql: str) -> str:
     """``sql`` with psycopg's placeholders (and ``%`` escaped), as SQLAlchemy compiles it."""
-    found = _compiled.get(sql)
-    if found is None:
-        found = str(text(sql).compile(dialect=conn.dialect))
+    with _compiled_lock:
+        found = _compiled.get(sql)
+        if found is not None:
+            _compiled.move_to_end(sql)
+            return found
+    found = str(text(sql).compile(dialect=conn.dialect))
+    with _compiled_lock:
         _compiled[sql] = found
         while len(_compiled) > _KEPT:
             _compiled.popitem(last=False)
-    else:
-        _compiled.move_to_end(sql)
     return found
 
 
 def _to_close(conn: Connection) -> list[str]:
     """Exhausted cursors of this transaction still open (and forget those of an ended one)."""
     kept = conn.info.get(_PENDING)
-    if kept is None or kept[0] is not conn.get_transaction():
-        conn.info[_PENDING] = kept = (conn.get_transaction(), [])
+    current = conn.get_transaction()
+    if kept is None or kept[0]() is not current:
+        conn.info[_PENDING] = kept = (weakref.ref(current) if current is not None else lambda: None, [])
     return kept[1]
+
+
+@contextlib.contextmanager
+def _as_sqlalchemy(conn: Connection, statement: str, params: Any) -> Iterator[None]:
+    """The driver's errors as SQLAlchemy raises them (``OperationalError`` for a
+    cancelled statement, the connection invalidated when it is lost)."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        dialect = conn.dialect
+        lost = dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
+        if lost:
+            with contextlib.suppress(Exception):
+                conn.invalidate(exc)
+        raise DBAPIError.instance(statement, params, exc, dialect.loaded_dbapi.Error,
+                                  connection_invalidated=lost, dialect=dialect) from exc
 
 
 def open_cursor(conn: Connection, sql: str, params: dict[str, Any],
@@ -71,43 +95,51 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any],
     stale, closing[:] = list(closing), []
     name = f"sparql_cursor_{next(_names)}"
     cursor = raw.cursor()
-    # libpq before 14 has no pipeline mode: the same statements, one round trip each
-    with raw.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
-        for old in stale:
-            cursor.execute(f"CLOSE {old}", prepare=False)
-        cursor.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {_driver_sql(conn, sql)}", params, prepare=False)
-        cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
-    first = cursor.fetchall()
-    transaction = conn.get_transaction()
-    state = {"open": True}
+    with _as_sqlalchemy(conn, sql, params):
+        # libpq before 14 has no pipeline mode: the same statements, one round trip each
+        with raw.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
+            for old in stale:
+                cursor.execute(f"CLOSE {old}", prepare=False)
+            cursor.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {_driver_sql(conn, sql)}", params, prepare=False)
+            cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
+        first = cursor.fetchall()
+    transaction, savepoint = conn.get_transaction(), conn.get_nested_transaction()
+    is_open = True
 
     def alive() -> bool:
-        """Whether the cursor's transaction is still the connection's (the cursor went
-        with it; a ``FETCH`` or ``CLOSE`` of it would abort the next one)."""
-        return (conn.get_transaction() is transaction and transaction is not None and transaction.is_active
+        """Whether the cursor's transaction (and savepoint) is still the connection's (the
+        cursor went with it; a ``FETCH`` or ``CLOSE`` of it would abort the next one)."""
+        return (transaction is not None and transaction.is_active and conn.get_transaction() is transaction
+                and conn.get_nested_transaction() is savepoint and (savepoint is None or savepoint.is_active)
                 and not raw.closed and raw.info.transaction_status == TransactionStatus.INTRANS)
 
     def batches() -> Iterator[list[tuple[Any, ...]]]:
+        nonlocal is_open
         batch = first
         while True:
             if len(batch) < size:
-                state["open"] = False
-                if alive():  # else it went with its transaction
+                is_open = False
+                if alive() and savepoint is None:  # else it goes with its transaction or savepoint
                     _to_close(conn).append(name)
+                elif alive():
+                    with contextlib.suppress(Exception):
+                        cursor.execute(f"CLOSE {name}", prepare=False)
                 if batch:
                     yield batch
                 return
             yield batch
             if not alive():
-                state["open"] = False
+                is_open = False
                 raise RuntimeError("a store result cannot be iterated after commit() or rollback(); "
                                    "finish iterating (or use list()) before ending the transaction")
-            cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
-            batch = cursor.fetchall()
+            with _as_sqlalchemy(conn, f"FETCH FORWARD {int(size)} FROM {name}", None):
+                cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
+                batch = cursor.fetchall()
 
     def close() -> None:
-        if state["open"]:
-            state["open"] = False
+        nonlocal is_open
+        if is_open:
+            is_open = False
             if alive():
                 with contextlib.suppress(Exception):
                     cursor.execute(f"CLOSE {name}", prepare=False)

@@ -89,3 +89,63 @@ def test_no_cursor_outlives_its_transaction_or_disturbs_the_next(store):
     assert len(list(ds.query(_select(store, 1_500)))) == 1_500
     assert len(list(ds.query(_select(store, 5)))) == 5
     store.commit()
+
+
+def test_a_savepoint_rolled_back_takes_its_cursors_and_the_next_query_works(store):
+    ds = Dataset(store=store)
+    conn = store.connection
+    savepoint = conn.begin_nested()
+    assert len(list(ds.query(_select(store, 5)))) == 5  # read to its end inside the savepoint
+    rows = iter(ds.query(_select(store, 2_500)))
+    next(rows)
+    savepoint.rollback()
+    del rows
+    gc.collect()  # the savepoint took its cursor: closing it must not abort the transaction
+    assert len(list(ds.query(_select(store, 7)))) == 7
+    assert _open_cursors(store) <= 1
+
+
+def test_the_database_errors_are_sqlalchemys(store):
+    from sqlalchemy.exc import OperationalError
+
+    conn = store.connection
+    conn.exec_driver_sql("SET LOCAL statement_timeout = 50")
+    sorted_pairs = (f"SELECT ?a ?b WHERE {{ GRAPH <{G}> {{ ?a <{P}> ?x . ?b <{P}> ?y }} }} "
+                    "ORDER BY ?x ?y")  # 6 million pairs sorted before the first row
+    with pytest.raises(OperationalError, match="statement timeout"):
+        list(Dataset(store=store).query(sorted_pairs))
+    store.rollback()
+    assert len(list(Dataset(store=store).query(_select(store, 3)))) == 3
+
+
+def test_the_statement_texts_are_kept_safely_by_threads(store):
+    import threading
+
+    from catalogue.graph.sparql import pg_cursor
+
+    conn = store.connection
+    failures: list[BaseException] = []
+
+    def compile_many(k: int) -> None:
+        import random
+
+        draw = random.Random(k)
+        try:  # 300 statements through a cache of 256: evictions all the time
+            for _ in range(5_000):
+                pg_cursor._driver_sql(conn, f"SELECT {draw.randrange(300)} AS n WHERE 1 = :p")
+        except BaseException as exc:
+            failures.append(exc)
+
+    import sys
+
+    threads = [threading.Thread(target=compile_many, args=(k,)) for k in range(8)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two bytecodes, nearly
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures
