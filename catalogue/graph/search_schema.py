@@ -196,12 +196,12 @@ def fill_huge(conn: Connection, gids: list[int] | None = None) -> None:
                              f"WHERE area(env) >= {HUGE_AREA}{chosen} ON CONFLICT (gid) DO NOTHING",
                              {"gids": list(gids or [])})
         return
-    from catalogue.model.extents import Box  # the box's parts, as the indexer computes them
-
     chosen = "" if gids is None else f" AND gid IN ({', '.join(str(int(g)) for g in gids) or 'NULL'})"
     boxes = conn.exec_driver_sql(
         f"SELECT gid, west, south, east, north FROM search_datasets WHERE west IS NOT NULL{chosen}").all()
-    huge = [int(r[0]) for r in boxes if is_huge(Box(r[1], r[2], r[3], r[4]).parts()[0])]
+    # the box's first part, as Box.parts() gives it (west > east crosses the antimeridian)
+    huge = [int(g) for g, west, south, east, north in boxes
+            if is_huge((west, south, 180.0 if west > east else east, north))]
     names = ", ".join(HUGE_COLUMNS["sqlite"])
     for start in range(0, len(huge), 500):  # what is copied read by SQLite alone, 500 rows a statement
         listed = ", ".join(map(str, huge[start:start + 500]))
