@@ -35,9 +35,9 @@ from catalogue.graph.derived import dequeue, queued_graphs
 from catalogue.graph.dialect import dialect_for
 from catalogue.graph.search_schema import (
     BOX_PARTS,
-    NO_SINCE,
     NO_TIME,
     SEARCH_ROW_TABLES,
+    copy_huge,
     fill_huge,
     is_huge,
 )
@@ -221,15 +221,14 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
                       "VALUES (:gid, :a, :b, :c, :d)"),
                  [{"gid": gid, "a": " ".join(f[0]), "b": " ".join(f[1]), "c": " ".join(f[2]),
                    "d": " ".join(f[3])} for gid, f in fields.items()])
-    boxes, huge = [], []
-    for r, row in zip(records, rows, strict=True):
+    boxes: list[tuple[Any, ...]] = []
+    huge: list[int] = []
+    for r in records:
         extent = r.summary.extent  # type: ignore[union-attr]
         if extent is not None and extent.bbox is not None:
             parts = extent.bbox.parts()
             if is_huge(parts[0]):  # search_huge, not the R*Tree (graph/search_schema.py)
-                huge.append((NO_SINCE if row["start_time"] is None else row["start_time"], r.gid,
-                             row["start_time"], row["end_time"], row["west"], row["south"], row["east"],
-                             row["north"], row["harvested"], row["tags"], row["words"]))
+                huge.append(r.gid)
                 continue
             span = extent.period.instants() if extent.period is not None else None
             t0, t1 = (micros(span[0]) / 1e6, micros(span[1]) / 1e6) if span else (-NO_TIME, NO_TIME)
@@ -238,9 +237,7 @@ def _insert_rows(conn: Connection, records: list[GraphRecord]) -> None:
     if boxes:
         conn.exec_driver_sql("INSERT INTO search_boxes (key, minx, maxx, miny, maxy, mint, maxt) "
                              "VALUES (?, ?, ?, ?, ?, ?, ?)", boxes)
-    if huge:
-        conn.exec_driver_sql("INSERT INTO search_huge (since, gid, start_time, end_time, west, south, east, "
-                             "north, harvested, tags, words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", huge)
+    copy_huge(conn, huge)
 
 
 def _stale_run_ends(conn: Connection) -> set[int]:

@@ -55,9 +55,23 @@ from typing import Final
 
 from sqlalchemy.engine import Connection
 
-__all__ = ["BOX_PARTS", "HUGE_AREA", "HUGE_COLUMNS", "NO_SINCE", "NO_TIME", "POSTGRES_LAYOUT", "SEARCH_COLUMNS",
-           "SEARCH_INDEXES", "SEARCH_ROW_TABLES", "SEARCH_TABLES", "create_search_indexes", "drop_search_indexes",
-           "fill_huge", "is_huge"]
+__all__ = [
+    "BOX_PARTS",
+    "HUGE_AREA",
+    "HUGE_COLUMNS",
+    "NO_SINCE",
+    "NO_TIME",
+    "POSTGRES_LAYOUT",
+    "SEARCH_COLUMNS",
+    "SEARCH_INDEXES",
+    "SEARCH_ROW_TABLES",
+    "SEARCH_TABLES",
+    "copy_huge",
+    "create_search_indexes",
+    "drop_search_indexes",
+    "fill_huge",
+    "is_huge",
+]
 
 #: The time range of a box whose dataset has no period (R*Tree bounds are 32-bit floats).
 NO_TIME: Final = 1e18
@@ -187,8 +201,10 @@ def create_huge_table(conn: Connection) -> None:
 def fill_huge(conn: Connection, gids: list[int] | None = None) -> None:
     """Copy the rows of huge datasets (of ``gids``, or all) from ``search_datasets`` into
     ``search_huge``, skipping those already there, and on SQLite take their boxes out of
-    the R*Tree: what the indexer does for a new row, done for rows already stored (an
-    upgrade). The indexer's own writes go through :mod:`catalogue.discovery.indexer`."""
+    the R*Tree: an upgrade's work on rows already stored. PostgreSQL decides which are
+    huge with the searches' own predicate (``area(env)``), so the indexer calls this for
+    its new rows too; SQLite's indexer decides in Python (:func:`is_huge`), as here, and
+    calls :func:`copy_huge`."""
     if conn.dialect.name != "sqlite":
         names = ", ".join(HUGE_COLUMNS["postgresql"])
         chosen = "" if gids is None else " AND gid = ANY(%(gids)s)"
@@ -202,14 +218,20 @@ def fill_huge(conn: Connection, gids: list[int] | None = None) -> None:
     # the box's first part, as Box.parts() gives it (west > east crosses the antimeridian)
     huge = [int(g) for g, west, south, east, north in boxes
             if is_huge((west, south, 180.0 if west > east else east, north))]
-    names = ", ".join(HUGE_COLUMNS["sqlite"])
-    for start in range(0, len(huge), 500):  # what is copied read by SQLite alone, 500 rows a statement
-        listed = ", ".join(map(str, huge[start:start + 500]))
-        conn.exec_driver_sql(f"INSERT OR IGNORE INTO search_huge (since, {names}) SELECT coalesce(start_time, "
-                             f"{NO_SINCE}), {names} FROM search_datasets WHERE gid IN ({listed})")
+    copy_huge(conn, huge)
     keys = [(g * BOX_PARTS + part,) for g in huge for part in range(BOX_PARTS)]
     if keys:
         conn.exec_driver_sql("DELETE FROM search_boxes WHERE key = ?", keys)
+
+
+def copy_huge(conn: Connection, gids: list[int]) -> None:
+    """SQLite: copy the ``search_datasets`` rows of ``gids``, known to be huge, into
+    ``search_huge`` (skipping those already there), 500 a statement, read by SQLite alone."""
+    names = ", ".join(HUGE_COLUMNS["sqlite"])
+    for start in range(0, len(gids), 500):
+        listed = ", ".join(str(int(g)) for g in gids[start:start + 500])
+        conn.exec_driver_sql(f"INSERT OR IGNORE INTO search_huge (since, {names}) SELECT coalesce(start_time, "
+                             f"{NO_SINCE}), {names} FROM search_datasets WHERE gid IN ({listed})")
 
 
 def drop_search_indexes(conn: Connection) -> None:
