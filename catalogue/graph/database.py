@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, make_url
@@ -227,21 +227,32 @@ def make_engine(url: str | URL, **kwargs: Any) -> Engine:
         kwargs.setdefault("pool_pre_ping", True)
         # TCP keepalives: a session of a machine that vanished (and the harvest lock it
         # held) is ended within about a minute and a half, not the system's two hours.
+        # Statements prepared when they run a second time on a connection (psycopg's
+        # default is the sixth): a compiled SPARQL query has its constants inlined, so its
+        # plan is reused as it is, and a small query costs its planning (most of a
+        # millisecond) once per connection instead of every time.
         connect_args = {"keepalives": 1, "keepalives_idle": 60, "keepalives_interval": 10,
-                        "keepalives_count": 3, **kwargs.pop("connect_args", {})}
+                        "keepalives_count": 3, "prepare_threshold": 1, **kwargs.pop("connect_args", {})}
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_postgres(engine)
         return engine
     raise ValueError(f"unsupported database backend {backend!r}")
 
 
+#: Joined items PostgreSQL orders by itself, in each window of a statement's written order.
+JOIN_COLLAPSE: Final = 6
+
+
 def _configure_postgres(engine: Engine) -> None:
-    """Let the planner reorder all of a compiled SPARQL query's joins, on every connection.
+    """Let the planner order a compiled SPARQL query's joins in windows, on every connection.
 
     A basic graph pattern of n triple patterns is an n-way self-join written with
-    explicit JOINs; PostgreSQL only reorders up to ``join_collapse_limit`` (8) of them
-    and follows the written order beyond that, which turned a ten-pattern RDF list
-    query into 20 s. And no JIT compilation: a compiled query's many self-joins look
+    explicit JOINs. PostgreSQL searches every order of up to ``join_collapse_limit``
+    of them, a search that grows exponentially (eleven patterns: 440 ms of planning for
+    18 ms of execution), and follows the written order beyond. So the SPARQL compiler
+    writes them in a good order (:mod:`catalogue.graph.sparql.join_order`) and the
+    planner reorders windows of :data:`JOIN_COLLAPSE` items. And no JIT compilation: a
+    compiled query's many self-joins look
     expensive to the planner (costs over ``jit_above_cost``), and compiling them cost
     30 ms of a 180 ms query at ten million triples, for index probes that JIT does not
     speed up. Set when the connection is made and committed, so that no
@@ -255,9 +266,8 @@ def _configure_postgres(engine: Engine) -> None:
     def _tune(dbapi_connection: Any, connection_record: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"SET lock_timeout = {timeout_ms}")
-        cursor.execute("SET join_collapse_limit = 24")
-        cursor.execute("SET from_collapse_limit = 24")
-        cursor.execute("SET geqo_threshold = 26")
+        cursor.execute(f"SET join_collapse_limit = {JOIN_COLLAPSE}")
+        cursor.execute(f"SET from_collapse_limit = {JOIN_COLLAPSE}")
         cursor.execute("SET jit = off")
         cursor.close()
         dbapi_connection.commit()

@@ -339,15 +339,35 @@ class SQLStore(Store):
             self._s.tx_exempt.add(node)
 
     def rollback(self) -> None:
-        """Discard everything written since the last commit (closing streams, as commit)."""
+        """Discard everything written since the last commit (closing streams, as commit).
+
+        On PostgreSQL a transaction that wrote nothing through the store (it took no
+        write lock) and did not fail is ended with ``COMMIT``, which discards as much:
+        psycopg forgets every prepared statement of the connection at a ``ROLLBACK``,
+        and the web server and the SPARQL benchmark end every read this way, so no
+        statement was ever prepared (a planned query 1 ms on loopback; prepared, its
+        planning is skipped).
+        """
         self._s.close_streams()
         conn = self._s.conn
         if conn is not None and conn.in_transaction():
-            conn.rollback()
+            if self._read_only(conn):
+                conn.commit()
+            else:
+                conn.rollback()
         if self._s.tx_wrote_ids:
             # SQLite may give the ids this transaction used to other terms now.
             self._s.forget_ids()
         self._s.end_transaction()
+
+    def _read_only(self, conn: Connection) -> bool:
+        """Whether ``conn``'s transaction is a PostgreSQL read that can end with COMMIT."""
+        if conn.dialect.name != "postgresql" or self._s.tx_write_locked or self._s.tx_wrote_ids:
+            return False
+        from psycopg.pq import TransactionStatus
+
+        driver = conn.connection.driver_connection
+        return driver is not None and driver.info.transaction_status == TransactionStatus.INTRANS
 
     def _begin_write(self, *, shared: bool = False, graph: Node | None = None) -> Connection:
         """Connection for a write, holding the write lock from before anything is written.

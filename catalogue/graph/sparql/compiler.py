@@ -43,6 +43,7 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from .aggregates import AggregateCompiler
 from .expressions import ExprCompiler, Resolver
 from .geo import SpatialLookup
+from .join_order import JoinStatistics, order_patterns
 from .paths import PathCompiler
 from .sql import (
     Block,
@@ -132,8 +133,11 @@ class Compiler:
         scope: GraphScope,
         default_graph_id: int | None,
         bindings: Mapping[Variable, Node] | None = None,
+        join_statistics: JoinStatistics | None = None,
     ) -> None:
         self.dialect = Dialect(dialect)
+        #: PostgreSQL's statistics of ``quads``, which order a BGP's joins (:mod:`.join_order`).
+        self.join_statistics = join_statistics
         self.names = Names()
         self._term_ids = term_ids
         self.datatype_ids = datatype_ids
@@ -378,7 +382,18 @@ class Compiler:
                     complex_.remove(t)
                     leading |= {x for x in (t[0], t[2]) if isinstance(x, Variable | BNode)}
         hinge = None if leading else self._hinge(complex_, simple, scope)
-        if hinge is not None:
+        if self.dialect.is_pg and self.join_statistics is not None:
+            # PostgreSQL: every pattern, paths too, in the order of :mod:`.join_order`
+            # (a path between two groups of patterns joins them where it is written).
+            paths = {id(t) for t in complex_}
+            for triple in order_patterns([*simple, *complex_], self.join_statistics, self._pattern_term_id,
+                                         lambda x: x in self.bindings):
+                if id(triple) in paths:
+                    self.paths.pattern(b, *triple, scope, simple)
+                else:
+                    graph_bound = self._add_pattern(b, triple, scope, graph_bound, set())
+            complex_ = []
+        elif hinge is not None:
             # SQLite: a closure walked backwards from its object's patterns, whose subject
             # other patterns bind, is joined right after those subject patterns, and the
             # object's patterns after it, in this order (CROSS JOIN): left to itself,
@@ -413,6 +428,10 @@ class Compiler:
         if part.triples and scope.mode == "union":
             b.distinct_pending = True
         return b
+
+    def _pattern_term_id(self, term: Any) -> int | None:
+        """The id of a pattern's constant, or of the value bound to a variable from outside."""
+        return self.term_id(self.bindings.get(term, term) if isinstance(term, Variable) else term)
 
     def _hinge(
         self, complex_: list[tuple[Any, Any, Any]], simple: list[tuple[Any, Any, Any]], scope: GraphScope

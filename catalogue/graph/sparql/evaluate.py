@@ -37,6 +37,7 @@ from ..deadline import check_deadline
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
+from .join_order import join_statistics
 from .pg_cursor import open_cursor
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
@@ -116,6 +117,7 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
         scope=scope,
         default_graph_id=default_id,
         bindings=bindings,
+        join_statistics=join_statistics(store.connection) if store.dialect_name == "postgresql" else None,
     )
     stmt = compiler.statement(part, first_only=first_only)
     # Not with spatial lookups: their geometries would be shared between threads, and a

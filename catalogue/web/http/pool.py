@@ -80,11 +80,13 @@ class _Lane:
             self.every.append(cat)
             return cat
 
-    async def release(self, cat: Catalogue) -> None:
-        """Give the connection back, its transaction ended on a worker thread, even when cancelled."""
+    async def release(self, cat: Catalogue, *, ended: bool = False) -> None:
+        """Give the connection back, its transaction ended on a worker thread (unless the
+        borrower's work ``ended`` it there itself), even when cancelled."""
         with anyio.CancelScope(shield=True):
             try:
-                await run_in_threadpool(_fresh, cat)
+                if not ended:
+                    await run_in_threadpool(_fresh, cat)
             finally:
                 self.idle.put(cat)
                 self.gate.release()
@@ -128,11 +130,18 @@ class CataloguePool:
         try:
             def call() -> T:
                 _fresh(cat)  # a fresh snapshot: see what was committed meanwhile
-                return work(cat)
+                try:
+                    return work(cat)
+                finally:
+                    # Ended on this thread: no second hop to a worker thread (and, on
+                    # PostgreSQL, no snapshot held) between the answer and the next borrower.
+                    _fresh(cat)
 
             return await run_in_threadpool(call)
         finally:
-            await lane.release(cat)
+            # A cancelled request's thread still runs ``call`` to its end (anyio does not
+            # abandon it), and one that never started left no transaction open.
+            await lane.release(cat, ended=True)
 
     async def stream(self, work: Callable[[Catalogue], Iterator[T]]) -> AsyncIterator[T]:
         """Iterate ``work(catalogue)`` on worker threads, holding a stream-lane connection until it ends.

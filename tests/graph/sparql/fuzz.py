@@ -248,6 +248,9 @@ class Engines:
             self.catalogue.graph(g).add((s, p, o))
             self.memory.graph(g).add((s, p, o))
             self.oxigraph.add(ox.Quad(_to_ox(s), _to_ox(p), _to_ox(o), ox.NamedNode(str(g))))
+        # With the planner's statistics, as after a load: on PostgreSQL the compiler then
+        # orders each basic graph pattern's joins itself (catalogue.graph.sparql.join_order).
+        self.store.analyze()
         self.store.commit()
 
     def close(self) -> None:
