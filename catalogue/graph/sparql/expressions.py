@@ -332,8 +332,12 @@ class ExprCompiler:
         if flags == "i" and _ASCII_WORD.fullmatch(pat):
             # SQLite's LIKE folds ASCII case; non-ASCII text (where Unicode case folding
             # can matter, e.g. KELVIN SIGN ~ k) still goes through the exact function.
+            # A CASE, not ``LIKE OR (GLOB AND call)``: SQLite evaluates both sides of an OR
+            # whose value it computes (as in a CASE branch), and so called the function for
+            # every row (benchmark query 3 at ten million triples: 84 ms, 4.5x Oxigraph).
             like = d.text_param(names.param(f"%{pat}%"))
-            return f"({lex} LIKE {like} OR ({lex} GLOB '*[^ -~]*' AND {call} = 1))"
+            return (f"(CASE WHEN {lex} LIKE {like} THEN 1 WHEN {lex} GLOB '*[^ -~]*' THEN {call} = 1 "
+                    f"WHEN {lex} IS NOT NULL THEN 0 END)")
         return f"({call} = 1)"
 
     # ------------------------------------------------------------------------ EXISTS

@@ -14,7 +14,12 @@ from rdflib.namespace import RDF
 from rdflib.paths import MulPath
 
 from catalogue.graph.database import JOIN_COLLAPSE
-from catalogue.graph.sparql.join_order import ColumnStatistics, JoinStatistics, join_statistics, order_patterns
+from catalogue.graph.sparql.join_order import (
+    ColumnStatistics,
+    JoinStatistics,
+    join_statistics,
+    order_patterns,
+)
 from catalogue.graph.store import SQLStore
 
 EX = Namespace("http://x/")

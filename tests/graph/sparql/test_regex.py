@@ -47,3 +47,35 @@ def test_invalid_pattern_is_a_re_error():
 ])
 def test_sql_regex_function(text, pattern, flags, expected):
     assert sparql_regex(text, pattern, flags) == expected
+
+
+def test_a_case_blind_word_calls_the_function_for_non_ascii_text_only(tmp_path, monkeypatch):
+    """SQLite's LIKE answers ``regex(?t, "word", "i")`` for ASCII text; the exact function
+    runs only where Unicode case folding can matter. (Written as ``LIKE OR (GLOB AND f)``
+    inside a CASE branch, SQLite evaluated both sides of the OR and called it on every row.)"""
+    from rdflib import Dataset, Literal, URIRef
+
+    from catalogue.graph.sparql import evaluate
+    from catalogue.graph.store import SQLStore
+
+    calls = []
+
+    def counted(text, pattern, flags):
+        calls.append(text)
+        return sparql_regex(text, pattern, flags)
+
+    nargs, _fn = evaluate._FUNCTIONS["sparql_regex"]
+    monkeypatch.setitem(evaluate._FUNCTIONS, "sparql_regex", (nargs, counted))
+    store = SQLStore(f"sqlite:///{tmp_path / 'c.db'}")
+    ds = Dataset(store=store, default_union=True)
+    g = ds.graph(URIRef("http://x/g"))
+    titles = ["Sea surface TEMPERATURE", "Wind speed", "Température de l'air", "Ice thickness – Arctic"]
+    for n, title in enumerate(titles):
+        g.add((URIRef(f"http://x/d{n}"), URIRef("http://x/title"), Literal(title)))
+    store.commit()
+    rows = ds.query('SELECT ?t WHERE { ?d <http://x/title> ?t FILTER regex(?t, "temp", "i") }')
+    assert sorted(str(r[0]) for r in rows) == ["Sea surface TEMPERATURE", "Température de l'air"]
+    assert calls == ["Ice thickness – Arctic"]  # LIKE found the others' ASCII "temp"
+    rows = ds.query('SELECT ?t WHERE { ?d <http://x/title> ?t FILTER (!regex(?t, "temp", "i")) }')
+    assert sorted(str(r[0]) for r in rows) == ["Ice thickness – Arctic", "Wind speed"]
+    store.close()
