@@ -350,23 +350,34 @@ class SQLStore(Store):
         """
         self._s.close_streams()
         conn = self._s.conn
-        if conn is not None and conn.in_transaction():
-            if self._read_only(conn):
-                conn.commit()
-            else:
-                conn.rollback()
-        if self._s.tx_wrote_ids:
-            # SQLite may give the ids this transaction used to other terms now.
-            self._s.forget_ids()
-        self._s.end_transaction()
+        try:
+            if conn is not None and conn.in_transaction():
+                committed = False
+                if self._read_only(conn):
+                    try:
+                        conn.commit()
+                        committed = True
+                    except Exception:  # a lost connection: the rollback below resets it
+                        committed = False
+                if not committed:
+                    conn.rollback()
+        finally:
+            if self._s.tx_wrote_ids:
+                # SQLite may give the ids this transaction used to other terms now.
+                self._s.forget_ids()
+            self._s.end_transaction()
 
     def _read_only(self, conn: Connection) -> bool:
         """Whether ``conn``'s transaction is a PostgreSQL read that can end with COMMIT."""
-        if conn.dialect.name != "postgresql" or self._s.tx_write_locked or self._s.tx_wrote_ids:
+        if (conn.dialect.name != "postgresql" or self._s.tx_write_locked or self._s.tx_wrote_ids
+                or conn.invalidated):
             return False
         from psycopg.pq import TransactionStatus
 
-        driver = conn.connection.driver_connection
+        try:  # an invalidated connection (a lost server) refuses this until rolled back
+            driver = conn.connection.driver_connection
+        except Exception:
+            return False
         return driver is not None and driver.info.transaction_status == TransactionStatus.INTRANS
 
     def _begin_write(self, *, shared: bool = False, graph: Node | None = None) -> Connection:

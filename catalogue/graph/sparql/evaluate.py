@@ -105,7 +105,11 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
         scope = GraphScope("const", gid=-1 if gid is None else gid)
     datatypes = store.datatype_ids()
     first_only = TOP_ASK.get() == id(part)
-    kept = dict(dialect=store.dialect_name, scope=scope, default_id=default_id, first_only=first_only)
+    # PostgreSQL orders joins by the planner's statistics (:mod:`.join_order`); a statement
+    # compiled before there were any (no ANALYZE yet) is compiled again once there are.
+    statistics = join_statistics(store.connection) if store.dialect_name == "postgresql" else None
+    kept = dict(dialect=store.dialect_name, scope=scope, default_id=default_id, first_only=first_only,
+                ordered=statistics is not None)
     if not bindings:
         cached = STATEMENTS.get(part, ids, datatypes, **kept)
         if cached is not None:
@@ -117,7 +121,7 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
         scope=scope,
         default_graph_id=default_id,
         bindings=bindings,
-        join_statistics=join_statistics(store.connection) if store.dialect_name == "postgresql" else None,
+        join_statistics=statistics,
     )
     stmt = compiler.statement(part, first_only=first_only)
     # Not with spatial lookups: their geometries would be shared between threads, and a

@@ -37,6 +37,8 @@ __all__ = ["ColumnStatistics", "JoinStatistics", "join_statistics", "order_patte
 PATH_STEPS: Final = 10.0
 #: Seconds a database's statistics are reused before they are read again.
 REFRESH: Final = 300.0
+#: Seconds before statistics found missing (no ANALYZE yet) are looked for again.
+MISSING: Final = 10.0
 
 Triple = tuple[Any, Any, Any]
 
@@ -84,12 +86,13 @@ _LOCK = threading.Lock()
 
 def join_statistics(conn: Connection) -> JoinStatistics | None:
     """``quads``' statistics on ``conn``'s PostgreSQL database (None before its first
-    ANALYZE), read at most every :data:`REFRESH` seconds per database and process."""
+    ANALYZE), read at most every :data:`REFRESH` seconds per database and process
+    (:data:`MISSING` while there are none)."""
     key = conn.engine.url.render_as_string(hide_password=True)
     now = time.monotonic()
     with _LOCK:
         found = _CACHE.get(key)
-    if found is not None and now - found[0] < REFRESH:
+    if found is not None and now - found[0] < (REFRESH if found[1] is not None else MISSING):
         return found[1]
     stats = _read(conn)
     with _LOCK:

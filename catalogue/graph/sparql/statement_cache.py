@@ -6,8 +6,9 @@ compiled in about as long as the database takes to answer it. The parse cache
 is known again by identity; what its statement depends on besides is compared, not
 assumed: the term ids of its constants (looked up afresh for every query, as they may
 change between transactions: a term collected and stored again gets a new id), the
-datatype ids, the graph scope, the default graph's id, the database's dialect and
-whether one solution is enough. Parts evaluated under bindings from outside (rdflib's
+datatype ids, the graph scope, the default graph's id, the database's dialect,
+whether one solution is enough and, on PostgreSQL, whether there were statistics to
+order its joins by (:mod:`.join_order`). Parts evaluated under bindings from outside (rdflib's
 row-by-row EXISTS) are not kept: each row would be an entry of its own.
 
 A hit is a copy whose parameters are the caller's own (threads share the cache).
@@ -54,24 +55,25 @@ class StatementCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _key(dialect: str, scope: GraphScope, default_id: int | None, first_only: bool) -> tuple[Any, ...]:
-        return (dialect, scope, default_id, first_only)
+    def _key(dialect: str, scope: GraphScope, default_id: int | None, first_only: bool,
+             ordered: bool) -> tuple[Any, ...]:
+        return (dialect, scope, default_id, first_only, ordered)
 
     def get(self, part: CompValue, ids: Mapping[Node, int], datatypes: Mapping[str, int], *, dialect: str,
-            scope: GraphScope, default_id: int | None, first_only: bool) -> Statement | None:
+            scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False) -> Statement | None:
         with self._lock:
             entry = self._entries.get(id(part))
             if entry is None or entry.part is not part:
                 return None
-            if (entry.key != self._key(dialect, scope, default_id, first_only) or entry.ids != ids
+            if (entry.key != self._key(dialect, scope, default_id, first_only, ordered) or entry.ids != ids
                     or entry.datatypes != datatypes):
                 return None
             self._entries.move_to_end(id(part))
         return replace(entry.statement, params=dict(entry.statement.params))
 
     def put(self, part: CompValue, ids: Mapping[Node, int], datatypes: Mapping[str, int], statement: Statement, *,
-            dialect: str, scope: GraphScope, default_id: int | None, first_only: bool) -> None:
-        entry = _Entry(part, self._key(dialect, scope, default_id, first_only), dict(ids), dict(datatypes),
+            dialect: str, scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False) -> None:
+        entry = _Entry(part, self._key(dialect, scope, default_id, first_only, ordered), dict(ids), dict(datatypes),
                        replace(statement, params=dict(statement.params)))
         with self._lock:
             self._entries[id(part)] = entry

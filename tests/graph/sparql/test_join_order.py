@@ -111,14 +111,18 @@ def test_postgresql_joins_an_rdf_list_query_in_the_written_order(postgres_url):
     store.commit()
     memory = Dataset(default_union=True)
     _fill(memory)
-    # before the first ANALYZE there are no statistics: the patterns stay as written
-    conn = store.connection
-    assert join_statistics(conn) is None or conn.exec_driver_sql(
-        "SELECT reltuples FROM pg_class WHERE relname = 'quads'").scalar() > 0
-    conn.exec_driver_sql("ANALYZE quads")
-    store.commit()
     from catalogue.graph.sparql import join_order
 
+    # before the first ANALYZE there are no statistics: the patterns stay as written (and
+    # the statement is compiled again once there are, not taken from the statement cache)
+    conn = store.connection
+    join_order._CACHE.clear()
+    if join_statistics(conn) is None:
+        assert Counter(tuple(r) for r in ds.query(QUERY)) == Counter(tuple(r) for r in memory.query(QUERY))
+        store.rollback()
+    conn = store.connection
+    conn.exec_driver_sql("ANALYZE quads")
+    store.commit()
     join_order._CACHE.clear()
     stats = join_statistics(conn)
     assert stats is not None and stats.rows == pytest.approx(len(store), rel=0.2)
