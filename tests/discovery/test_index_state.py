@@ -194,9 +194,13 @@ class IndexMachine(RuleBasedStateMachine):
         g = self.harvested[k % len(self.harvested)]
         wkt = ("POLYGON((-180 -90,180 -90,180 90,-180 90,-180 -90))" if huge
                else "POLYGON((10 20,30 20,30 40,10 40,10 20))")
+        # ``<g#where>`` loses its statements too: a re-harvest since the last set_extent
+        # drops the root's link to it but keeps the node (the harvest did not write it), and
+        # the link written again would give it both boxes.
         self.cat.update(
             f"DELETE {{ GRAPH <{g}> {{ <{g}> dct:spatial ?l . ?l ?p ?o }} }} "
             f"WHERE {{ GRAPH <{g}> {{ <{g}> dct:spatial ?l . ?l ?p ?o }} }} ;"
+            f"DELETE WHERE {{ GRAPH <{g}> {{ <{g}#where> ?p ?o }} }} ;"
             f"INSERT DATA {{ GRAPH <{g}> {{ <{g}> dct:spatial <{g}#where> . <{g}#where> dcat:bbox "
             f"\"{wkt}\"^^<http://www.opengis.net/ont/geosparql#wktLiteral> }} }}")
         found = self.cat.search(SearchQuery(bbox=Box(100, -80, 120, -60), limit=200))
