@@ -228,9 +228,9 @@ def make_engine(url: str | URL, **kwargs: Any) -> Engine:
         # TCP keepalives: a session of a machine that vanished (and the harvest lock it
         # held) is ended within about a minute and a half, not the system's two hours.
         # Statements prepared when they run a second time on a connection (psycopg's
-        # default is the sixth): a compiled SPARQL query has its constants inlined, so its
-        # plan is reused as it is, and a small query costs its planning (most of a
-        # millisecond) once per connection instead of every time.
+        # default is the sixth): a compiled SPARQL query has its terms inlined as ids, so
+        # its plan is reused as it is, and a small query costs its planning (most of a
+        # millisecond) once per connection instead of every time (docs/sparql.md).
         connect_args = {"keepalives": 1, "keepalives_idle": 60, "keepalives_interval": 10,
                         "keepalives_count": 3, "prepare_threshold": 1, **kwargs.pop("connect_args", {})}
         engine = create_engine(url, connect_args=connect_args, **kwargs)

@@ -351,16 +351,11 @@ class SQLStore(Store):
         self._s.close_streams()
         conn = self._s.conn
         try:
+            if conn is not None and conn.in_transaction() and self._read_only(conn):
+                with contextlib.suppress(Exception):  # a lost connection: rolled back below
+                    conn.commit()
             if conn is not None and conn.in_transaction():
-                committed = False
-                if self._read_only(conn):
-                    try:
-                        conn.commit()
-                        committed = True
-                    except Exception:  # a lost connection: the rollback below resets it
-                        committed = False
-                if not committed:
-                    conn.rollback()
+                conn.rollback()
         finally:
             if self._s.tx_wrote_ids:
                 # SQLite may give the ids this transaction used to other terms now.

@@ -101,22 +101,24 @@ def join_statistics(conn: Connection) -> JoinStatistics | None:
 
 
 def _read(conn: Connection) -> JoinStatistics | None:
-    rows = conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = to_regclass('quads')")).scalar()
+    found = conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = to_regclass('quads')")).scalar()
+    total = float(found or 0)
+    if total <= 0:  # never analysed (-1) or empty
+        return None
     columns: dict[str, ColumnStatistics] = {}
     for name, null_frac, n_distinct, values, freqs in conn.execute(text(
             "SELECT attname, null_frac, n_distinct, CAST(most_common_vals AS text), most_common_freqs "
             "FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'quads' "
             "AND attname IN ('s', 'p', 'o')")):
         common = dict(zip((int(v) for v in values.strip("{}").split(",")), freqs, strict=True)) if values else {}
-        total = float(rows or 0)
         distinct = float(n_distinct) if n_distinct >= 0 else -float(n_distinct) * total
         distinct = max(distinct, 1.0)
         others = max(distinct - len(common), 1.0)
         columns[name] = ColumnStatistics(
             common, max(1.0 - sum(common.values()) - float(null_frac or 0), 0.0) / others, distinct)
-    if not rows or rows <= 0 or len(columns) < 3:
+    if len(columns) < 3:
         return None
-    return JoinStatistics(float(rows), columns["s"], columns["p"], columns["o"])
+    return JoinStatistics(total, columns["s"], columns["p"], columns["o"])
 
 
 def order_patterns(triples: Sequence[Triple], stats: JoinStatistics, term_id: Callable[[Any], int | None],

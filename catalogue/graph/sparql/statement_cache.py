@@ -8,8 +8,8 @@ assumed: the term ids of its constants (looked up afresh for every query, as the
 change between transactions: a term collected and stored again gets a new id), the
 datatype ids, the graph scope, the default graph's id, the database's dialect,
 whether one solution is enough and, on PostgreSQL, whether there were statistics to
-order its joins by (:mod:`.join_order`). Parts evaluated under bindings from outside (rdflib's
-row-by-row EXISTS) are not kept: each row would be an entry of its own.
+order its joins by (:mod:`.join_order`). Parts evaluated under bindings from outside
+(rdflib's row-by-row EXISTS) are not kept: each row would be an entry of its own.
 
 A hit is a copy whose parameters are the caller's own (threads share the cache).
 Statements with spatial lookups are not kept (:func:`.evaluate.compile_part`): their
