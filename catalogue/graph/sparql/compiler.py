@@ -684,7 +684,7 @@ class Compiler:
 
     def _p_Filter(self, part: CompValue, scope: GraphScope) -> Block:
         b = self.pattern(part.p, scope)
-        cond = ExprCompiler(self, self.resolver(b)).filter_condition(part.expr)
+        cond = ExprCompiler(self, self.resolver(b, part)).filter_condition(part.expr)
         b.where.append(cond)
         return b
 
@@ -777,9 +777,11 @@ class Compiler:
             if tid is not None:
                 b.vars[var] = VarRef(id=str(tid))
                 return b
-        val = ExprCompiler(self, self.resolver(b)).value(expr)
+        val = ExprCompiler(self, self.resolver(b, part)).value(expr)
         if val.id is not None:
-            b.vars[var] = VarRef(id=val.id, nullable=True)
+            # An expression that is an error for every solution binds nothing (typed, for
+            # PostgreSQL's joins and unions).
+            b.vars[var] = VarRef(id=self.null_id() if val.id == "NULL" else val.id, nullable=True)
         else:
             b.vars[var] = VarRef(id=None, val=val, nullable=True)
         return b
@@ -886,11 +888,18 @@ class Compiler:
             id=ref.id,
         )
 
-    def resolver(self, b: Block) -> Resolver:
+    def resolver(self, b: Block, part: CompValue | None = None) -> Resolver:
+        """Values of variables for expressions over ``b``.  Outer bindings (rdflib
+        evaluating this part under a solution of a lazy join) count only for the
+        variables in scope of ``part`` (its group's ``_vars``), as rdflib's own ``forget``
+        has it: ``{ BIND(?o + 1 AS ?z) }`` in a UNION branch does not see the ``?o`` bound
+        outside the branch."""
+        visible = getattr(part, "_vars", None) if part is not None else None
+
         def resolve(var: Variable) -> Val | None:
             if var in b.vars:
                 return self.value_of(b, var)
-            if var in self.bindings:
+            if var in self.bindings and (visible is None or var in visible):
                 return self.ops.const(self.bindings[var])
             return self._resolve_outer(var)
 

@@ -34,6 +34,7 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
 from ..deadline import check_deadline
+from .arithmetic import sparql_arith, sparql_lex, sparql_num
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
@@ -379,6 +380,9 @@ _FUNCTIONS: dict[str, tuple[int, Any]] = {
     "sparql_lcase": (1, _lower),
     "sparql_ucase": (1, _upper),
     "geo_relate": (3, relate_text),
+    "sparql_arith": (3, sparql_arith),
+    "sparql_lex": (1, sparql_lex),
+    "sparql_num": (1, sparql_num),
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, URIRef, Variable
 
+from .arithmetic import Arithmetic
 from .geo import compile_call
 from .sql import Dialect, Names, Unsupported, Val
 from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
@@ -138,6 +139,28 @@ class ExprCompiler:
         if op not in ("=", "!=", "<", ">", "<=", ">="):
             raise Unsupported(f"operator {op}")
         return ("bool", self.ops.compare(op, left, self.value(e.other)))
+
+    def _e_AdditiveExpression(self, e: CompValue) -> Compiled:
+        return self._arithmetic(e)
+
+    def _e_MultiplicativeExpression(self, e: CompValue) -> Compiled:
+        return self._arithmetic(e)
+
+    def _arithmetic(self, e: CompValue) -> Compiled:
+        """``a op b op c ...``, left to right (:mod:`.arithmetic`)."""
+        if e.other is None:  # the grammar's production with nothing to do
+            return self.compile(e.expr)
+        arith = Arithmetic(self.c)
+        acc = self.value(e.expr)
+        for op, term in zip(e.op, e.other, strict=True):
+            acc = arith.binary(op, acc, self.value(term))
+        return ("val", acc)
+
+    def _e_UnaryMinus(self, e: CompValue) -> Compiled:
+        return ("val", Arithmetic(self.c).unary("neg", self.value(e.expr)))
+
+    def _e_UnaryPlus(self, e: CompValue) -> Compiled:
+        return ("val", Arithmetic(self.c).unary("pos", self.value(e.expr)))
 
     def _e_Function(self, e: CompValue) -> Compiled:
         """Calls of functions named by IRI: the GeoSPARQL relations (:mod:`.geo`);

@@ -350,7 +350,17 @@ class PathCompiler:
         recursive CTE walks the steps; ``UNION`` (not ``UNION ALL``) stops it on cycles.
         """
         if seeds is None and mod != "+":
-            raise Unsupported("zero-length path between two unbound variables")
+            # Both ends unbound: the zero-length part pairs every node of the active
+            # graph (its subjects and objects) with itself; the rest is the unseeded path.
+            if scope.mode == "var":
+                raise Unsupported("zero-length path between two unbound variables inside GRAPH ?var")
+            qs, qo = self.c.names.alias("q"), self.c.names.alias("q")
+            nodes = (
+                f"SELECT {qs}.s AS s, {qs}.s AS o FROM quads {qs} WHERE TRUE{self._graph_cond(qs, scope)}\n"
+                f"UNION\nSELECT {qo}.o, {qo}.o FROM quads {qo} WHERE TRUE{self._graph_cond(qo, scope)}"
+            )
+            rest = self._path_sql(step, scope, None, None) if mod == "?" else self._closure_sql(step, "+", scope, None)
+            return f"SELECT s, o FROM (\n{rest}\n) AS {self.c.names.alias('nz')}\nUNION\n{nodes}"
         cte, st = self.c.names.alias("cl"), self.c.names.alias("st")
         # One step along an IRI (or its inverse) reads quads directly, so each
         # recursive round is an index seek rather than a derived table.

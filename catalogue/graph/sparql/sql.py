@@ -116,6 +116,10 @@ class Val:
     static_dt_known: bool = False
     #: Whether a date/time constant carries a time zone (None: not known statically).
     szoned: bool | None = None
+    #: For a computed number (:mod:`.arithmetic`): SQL for its packed text (rank and
+    #: exact value) and the promotion ranks it can have.
+    packed: str | None = None
+    ranks: frozenset[int] = frozenset()
 
 
 @dataclass
