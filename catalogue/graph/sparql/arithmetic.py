@@ -23,17 +23,21 @@ names its operands' packed texts once, in a scalar subquery, so nested arithmeti
 linearly in SQL; the term's parts (kind, lexical form, datatype, comparable value) are
 each read off the packed text.
 
-**Canonical lexical forms** (XSD 1.0's, which the W3C tests expect): ``"3"`` for
-integers, ``"3.5"`` and ``"3.0"`` for decimals, ``"3.5E0"`` for doubles; ``INF``, ``-INF``
-and ``NaN``.  A ``NaN`` has no comparable value, so comparing it is an error here, as for
+**Lexical forms.**  Integers are canonical (``"3"``).  A decimal keeps the scale exact
+arithmetic gives it, as Python's ``Decimal`` (so rdflib) and PostgreSQL's ``NUMERIC``
+both do: ``1.0 + 2`` is ``"3.0"``, ``1.50 * 2`` is ``"3.00"``, ``CEIL(2.5)`` is ``"3"``
+(the W3C tests expect exactly these); a division's quotient has no trailing zeros
+(XSD 1.1's canonical form, :func:`canonical_decimal`).  Doubles are canonical
+(``"3.5E0"``, ``INF``, ``-INF``, ``NaN``).  A ``NaN`` has no comparable value, so comparing it is an error here, as for
 a stored ``NaN`` (:func:`catalogue.graph.terms.comparable_value`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
-from decimal import ROUND_DOWN, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Decimal, InvalidOperation, localcontext
 from typing import Protocol
 
 from ..terms import TEMPORAL_CLASSES
@@ -56,7 +60,12 @@ INTEGER, DECIMAL, FLOAT, DOUBLE = range(4)
 #: Fractional digits kept by a decimal division.
 DIVISION_SCALE = 18
 _XSD_WHITESPACE = " \t\n\r"
-_OPS = ("+", "-", "*", "/", "neg", "pos")
+_UNARY = ("neg", "pos", "abs", "ceil", "floor", "round", "to0", "to1", "to2", "to3")
+_OPS = ("+", "-", "*", "/", *_UNARY)
+# XSD lexical forms a string must have to be cast to a number.
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+_DOUBLE_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([Ee][+-]?[0-9]+)?|[+-]?INF|NaN")
 
 
 def rank_of(datatype: str | None) -> int | None:
@@ -70,15 +79,13 @@ def rank_of(datatype: str | None) -> int | None:
 
 
 def canonical_decimal(value: Decimal) -> str:
-    """XSD 1.0's canonical decimal: no exponent, a point with at least one digit after
-    it, no other trailing zeros (``3.0``, ``-0.5``)."""
+    """XSD 1.1's canonical decimal: no exponent, no trailing zeros, and no point for
+    an integral value (``3``, ``3.5``, ``-0.5``; XSD 1.0 wrote ``3.0``): the form of a
+    decimal division's quotient."""
     if value == 0:
-        return "0.0"
+        return "0"
     text = format(value, "f")
-    if "." in text:
-        text = text.rstrip("0")
-        return text + "0" if text.endswith(".") else text
-    return text + ".0"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def canonical_double(value: float) -> str:
@@ -116,6 +123,57 @@ def _pack(rank: int, value: int | Decimal | float) -> str:
     return f"0:{value}"
 
 
+def _unary(op: str, rank: int, x: int | Decimal | float) -> str | None:
+    if op == "neg":
+        return _pack(rank, -x)
+    if op == "pos":
+        return _pack(rank, +x)
+    if op == "abs":
+        return _pack(rank, abs(x))
+    if rank == INTEGER:
+        return _pack(rank, x)
+    if rank == DECIMAL:
+        assert isinstance(x, Decimal)
+        if op == "round":  # XPath: half way rounds towards positive infinity
+            return _pack(rank, (x + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR))
+        return _pack(rank, x.to_integral_value(rounding=ROUND_CEILING if op == "ceil" else ROUND_FLOOR))
+    x = float(x)
+    if math.isinf(x) or math.isnan(x):
+        return _pack(rank, x)
+    y = x + 0.5 if op == "round" else x
+    out = float(math.ceil(y) if op == "ceil" else math.floor(y))
+    return _pack(rank, math.copysign(out, y) if out == 0 else out)  # ceil(-0.5) is -0.0, as IEEE (and PostgreSQL)
+
+
+def _cast(target: int, packed: str) -> str | None:
+    """XPath's casts to the numeric types, from a packed number, string (``S``) or
+    boolean (``B``)."""
+    tag, text = packed[0], packed[2:].strip(_XSD_WHITESPACE)
+    value: int | Decimal | float
+    if tag == "B":
+        if text not in ("true", "false", "1", "0"):
+            return None
+        value = 1 if text in ("true", "1") else 0
+    elif tag == "S":
+        if target == INTEGER and _INTEGER_TEXT.fullmatch(text):
+            value = int(text)
+        elif target == DECIMAL and _DECIMAL_TEXT.fullmatch(text):
+            value = Decimal(text)
+        elif target >= FLOAT and _DOUBLE_TEXT.fullmatch(text):
+            value = float(text)
+        else:
+            return None
+    else:
+        value = _unpack(packed)[1]
+    if target >= FLOAT:
+        return _pack(target, float(value))
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return None
+    if target == INTEGER:
+        return _pack(INTEGER, int(value))
+    return _pack(DECIMAL, Decimal(repr(value)) if isinstance(value, float) else Decimal(value))
+
+
 def _double(op: str, x: float, y: float) -> float:
     if op == "+":
         return x + y
@@ -130,13 +188,16 @@ def _double(op: str, x: float, y: float) -> float:
 
 def sparql_arith(op: str | None, a: str | None, b: str | None) -> str | None:
     """SQLite's arithmetic on packed values: ``a op b`` (``op`` one of ``+ - * /``), or
-    ``-a`` and ``+a`` (``neg``, ``pos``; ``b`` unused).  None for an error."""
-    if op not in _OPS or a is None or (b is None and op not in ("neg", "pos")):
+    a function of ``a`` (``neg``, ``pos``, ``abs``, ``ceil``, ``floor``, ``round``, and
+    ``to0`` ... ``to3``, the casts to the ranks' types; ``b`` unused).  None for an error."""
+    if op not in _OPS or a is None or (b is None and op not in _UNARY):
         return None
     try:
+        if op.startswith("to"):
+            return _cast(int(op[2]), a)
         ra, x = _unpack(a)
         if b is None:
-            return _pack(ra, -x if op == "neg" else +x)
+            return _unary(op, ra, x)
         rb, y = _unpack(b)
         rank = max(ra, rb, DECIMAL if op == "/" else INTEGER)
         if rank >= FLOAT:
@@ -147,7 +208,8 @@ def sparql_arith(op: str | None, a: str | None, b: str | None) -> str | None:
             if op == "/":
                 if dy == 0:
                     return None
-                return _pack(DECIMAL, (dx / dy).quantize(Decimal(1).scaleb(-DIVISION_SCALE), rounding=ROUND_DOWN))
+                quotient = (dx / dy).quantize(Decimal(1).scaleb(-DIVISION_SCALE), rounding=ROUND_DOWN)
+                return f"1:{canonical_decimal(quotient)}"
             out = dx + dy if op == "+" else dx - dy if op == "-" else dx * dy
         return _pack(rank, int(out) if rank == INTEGER else out)
     except (ValueError, InvalidOperation, IndexError):
@@ -155,14 +217,15 @@ def sparql_arith(op: str | None, a: str | None, b: str | None) -> str | None:
 
 
 def sparql_lex(packed: str | None) -> str | None:
-    """The canonical lexical form of a packed value."""
+    """The lexical form of a packed value (see the module's docstring)."""
     if packed is None:
         return None
     rank, value = _unpack(packed)
     if rank == INTEGER:
         return str(value)
     if rank == DECIMAL:
-        return canonical_decimal(value)  # type: ignore[arg-type]
+        text = format(value, "f")
+        return text[1:] if value == 0 and text.startswith("-") else text  # no negative zero
     return canonical_double(value)  # type: ignore[arg-type]
 
 
@@ -249,7 +312,8 @@ class Arithmetic:
         return self._result(packed, ranks)
 
     def unary(self, op: str, v: Val) -> Val:
-        """``-v`` (``op`` = ``neg``) or ``+v`` (``pos``)."""
+        """``-v`` (``op`` = ``neg``), ``+v`` (``pos``), ``ABS``, ``CEIL``, ``FLOOR`` or
+        ``ROUND`` (``abs`` ... ``round``) of ``v``: the same type."""
         pv, ranks = self._packed(v)
         if not ranks:
             return _ERROR
@@ -259,6 +323,45 @@ class Arithmetic:
             self.c.need_function("sparql_arith")
             packed = f"sparql_arith('{op}', {pv}, NULL)"
         return self._result(packed, ranks)
+
+    def cast(self, rank: int, v: Val) -> Val:
+        """``xsd:integer(v)`` (``rank`` 0), ``xsd:decimal``, ``xsd:float``, ``xsd:double``:
+        of a number, a simple literal or ``xsd:string`` in the target's lexical space
+        (whitespace around it allowed), or a boolean; anything else is an error."""
+        source = self._cast_source(v)
+        if source is None:
+            return _ERROR
+        if self.pg:
+            packed = _pg_cast(rank, source)
+        else:
+            self.c.need_function("sparql_arith")
+            packed = f"sparql_arith('to{rank}', {source}, NULL)"
+        return self._result(packed, frozenset([rank]))
+
+    def _cast_source(self, v: Val) -> str | None:
+        """``v`` packed for a cast: a number as for arithmetic, ``S:`` and the text of a
+        string, ``B:`` and the text of a boolean; NULL for anything else."""
+        if v.packed is not None:
+            return v.packed
+        if v.kind == "NULL":
+            return None
+        if v.static_dt_known:
+            if v.skind != LITERAL_KIND or v.slang is not None:
+                return None
+            if v.sdt is None or v.sdt == _XSD + "string":
+                return f"('S:' || {v.lex})"
+            if v.sdt == _XSD + "boolean":
+                return f"('B:' || {v.lex})"
+            return self._packed(v)[0] if rank_of(v.sdt) is not None else None
+        whens = " ".join(f"WHEN {i} THEN '{r}:'" for i, r in sorted(self.rank_of_id.items()))
+        tags = ["WHEN {dt} IS NULL THEN 'S:'"]
+        for iri, tag in ((_XSD + "string", "S"), (_XSD + "boolean", "B")):
+            if iri in self.dt_ids:
+                tags.append(f"WHEN {{dt}} = {self.dt_ids[iri]} THEN '{tag}:'")
+        if whens:
+            tags.append(f"WHEN {{num}} IS NOT NULL THEN (CASE {{dt}} {whens} END)")
+        tag = "(CASE " + " ".join(t.format(dt=v.dt, num=v.num) for t in tags) + " END)"
+        return f"(CASE WHEN {v.kind} = {LITERAL_KIND} AND {v.lang} IS NULL THEN {tag} || {v.lex} END)"
 
     # ------------------------------------------------------------------- result
 
@@ -302,7 +405,8 @@ def _pg_binary(op: str, pa: str, pb: str) -> str:
     x, y = "CAST(va AS NUMERIC)", "CAST(vb AS NUMERIC)"
     if op == "/":
         # NUMERIC division keeps at least the divisor's scale: 40 digits, of which 18 are kept.
-        exact = f"(CASE WHEN {y} <> 0 THEN '1:' || CAST(trunc({x} / ({y} * CAST('1.{'0' * 40}' AS NUMERIC)), {DIVISION_SCALE}) AS TEXT) END)"
+        quotient = f"CAST(trunc({x} / ({y} * CAST('1.{'0' * 40}' AS NUMERIC)), {DIVISION_SCALE}) AS TEXT)"
+        exact = f"(CASE WHEN {y} <> 0 THEN '1:' || {_pg_decimal_text(quotient)} END)"
     else:
         exact = f"CAST(r AS TEXT) || ':' || CAST({x} {op} {y} AS TEXT)"
     double = _pg_double(op, "CAST(va AS DOUBLE PRECISION)", "CAST(vb AS DOUBLE PRECISION)")
@@ -314,12 +418,45 @@ def _pg_binary(op: str, pa: str, pb: str) -> str:
     )
 
 
+_PG_UNARY = {"neg": "-{}", "pos": "+{}", "abs": "abs({})", "ceil": "ceil({})", "floor": "floor({})",
+             "round": "floor({} + 0.5)"}
+
+
 def _pg_unary(op: str, pv: str) -> str:
-    sign = "-" if op == "neg" else "+"
+    f = _PG_UNARY[op]
+    exact = f.format("CAST(v AS NUMERIC)")
+    double = f.format("CAST(v AS DOUBLE PRECISION)")
     return (
-        f"(SELECT CASE WHEN r <= 1 THEN CAST(r AS TEXT) || ':' || CAST({sign}CAST(v AS NUMERIC) AS TEXT) "
-        f"ELSE CAST(r AS TEXT) || ':' || CAST({sign}CAST(v AS DOUBLE PRECISION) AS TEXT) END "
+        f"(SELECT CASE WHEN r <= 1 THEN CAST(r AS TEXT) || ':' || CAST({exact} AS TEXT) "
+        f"ELSE CAST(r AS TEXT) || ':' || CAST({double} AS TEXT) END "
         f"FROM (SELECT CAST(substr(p, 1, 1) AS INTEGER) AS r, substr(p, 3) AS v FROM (SELECT {pv} AS p) AS fp) AS fu)"
+    )
+
+
+def _pg_cast(rank: int, source: str) -> str:
+    """A packed cast in PostgreSQL (:func:`_cast`'s rules)."""
+    ws = "E' \\t\\n\\r'"
+    valid = {
+        INTEGER: "'^[+-]?[0-9]+$'",
+        DECIMAL: "'^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)$'",
+        FLOAT: "'^([+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([Ee][+-]?[0-9]+)?|[+-]?INF|NaN)$'",
+    }[min(rank, FLOAT)]
+    boolean = "(CASE WHEN v IN ('true', '1') THEN '1' WHEN v IN ('false', '0') THEN '0' END)"
+    finite = "v NOT IN ('NaN', 'Infinity', '-Infinity')"
+    if rank == INTEGER:
+        exact = "CAST(trunc(CAST(v AS NUMERIC)) AS TEXT)"
+    elif rank == DECIMAL:
+        exact = "CAST(CAST(v AS NUMERIC) AS TEXT)"
+    else:
+        exact = "CAST(CAST(v AS DOUBLE PRECISION) AS TEXT)"
+    # A double's text, from a number of any rank; a numeric text where the target is exact.
+    from_number = exact if rank >= FLOAT else f"(CASE WHEN tag IN ('0', '1') OR {finite} THEN {exact} END)"
+    return (
+        f"(SELECT '{rank}:' || (CASE WHEN tag = 'B' THEN (SELECT {exact} FROM (SELECT {boolean} AS v) AS fb) "
+        f"WHEN tag = 'S' THEN (CASE WHEN v ~ {valid} THEN (SELECT {exact} FROM (SELECT "
+        "(CASE v WHEN 'INF' THEN 'Infinity' WHEN '+INF' THEN 'Infinity' WHEN '-INF' THEN '-Infinity' ELSE v END) "
+        f"AS v) AS fs) END) ELSE {from_number} END) "
+        f"FROM (SELECT substr(p, 1, 1) AS tag, btrim(substr(p, 3), {ws}) AS v FROM (SELECT {source} AS p) AS fp) AS fu)"
     )
 
 
@@ -337,17 +474,15 @@ def _pg_num(packed: str) -> str:
 def _pg_lex(packed: str) -> str:
     return (
         "(SELECT CASE substr(p, 1, 1) WHEN '0' THEN substr(p, 3) "
-        f"WHEN '1' THEN {_pg_decimal_text('substr(p, 3)')} "
+        "WHEN '1' THEN substr(p, 3) "
         f"ELSE {_pg_double_text('CAST(substr(p, 3) AS DOUBLE PRECISION)')} END FROM (SELECT {packed} AS p) AS fp)"
     )
 
 
 def _pg_decimal_text(digits: str) -> str:
-    """:func:`canonical_decimal` of a NUMERIC's text (which has no exponent)."""
-    return (
-        f"regexp_replace(regexp_replace({digits} || '.0', "
-        r"'(\.[0-9]*[1-9])0*\.0$', '\1'), '\.0*\.0$', '.0')"
-    )
+    """:func:`canonical_decimal` of a NUMERIC's text (which has no exponent; zero is
+    never negative)."""
+    return f"regexp_replace(regexp_replace({digits}, " r"'(\.[0-9]*[1-9])0+$', '\1'), '\.0*$', '')"
 
 
 def _pg_double_text(x: str) -> str:

@@ -36,6 +36,7 @@ from sqlalchemy import text
 from ..deadline import check_deadline
 from .arithmetic import sparql_arith, sparql_lex, sparql_num
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
+from .functions import SQLITE_FUNCTIONS
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
 from .join_order import join_statistics
@@ -383,6 +384,7 @@ _FUNCTIONS: dict[str, tuple[int, Any]] = {
     "sparql_arith": (3, sparql_arith),
     "sparql_lex": (1, sparql_lex),
     "sparql_num": (1, sparql_num),
+    **SQLITE_FUNCTIONS,
 }
 
 

@@ -17,6 +17,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, URIRef, Variable
 
 from .arithmetic import Arithmetic
+from .functions import CASTS, FunctionsMixin
 from .geo import compile_call
 from .sql import Dialect, Names, Unsupported, Val
 from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
@@ -56,8 +57,9 @@ class ExpressionContext(Protocol):
     def exists_sql(self, graph: Any, resolve: Resolver, *, negate: bool) -> str: ...
 
 
-class ExprCompiler:
-    """Compiles expressions against a scope given by a :data:`Resolver`."""
+class ExprCompiler(FunctionsMixin):
+    """Compiles expressions against a scope given by a :data:`Resolver` (the built-in
+    functions of :mod:`.functions` included)."""
 
     def __init__(self, compiler: ExpressionContext, resolve: Resolver) -> None:
         self.c = compiler
@@ -163,8 +165,11 @@ class ExprCompiler:
         return ("val", Arithmetic(self.c).unary("pos", self.value(e.expr)))
 
     def _e_Function(self, e: CompValue) -> Compiled:
-        """Calls of functions named by IRI: the GeoSPARQL relations (:mod:`.geo`);
-        casts and other functions stay with rdflib."""
+        """Calls of functions named by IRI: casts to the numeric XSD types and
+        ``xsd:string`` (:mod:`.functions`), the GeoSPARQL relations (:mod:`.geo`); other
+        casts and functions stay with rdflib."""
+        if str(e.iri) in CASTS:
+            return self.cast(e)
         return compile_call(self.c, self.value, e, positive=False)
 
     # ---------------------------------------------------------------------- built-ins
@@ -254,6 +259,10 @@ class ExprCompiler:
 
         v = self.value(e.arg)
         ok = f"{v.kind} = {LITERAL_KIND}"
+        if v.static_dt_known and v.skind == LITERAL_KIND:
+            # Known here: a computed value's datatype may be one the store has no id for.
+            iri = LANG_STRING if v.slang is not None else v.sdt or STRING
+            return _plain_term(ok, 1, self.c.dialect.text_param(self.c.names.param(iri)))
         lang_string = self.c.dialect.text_param(self.c.names.param(LANG_STRING))
         string = self.c.dialect.text_param(self.c.names.param(STRING))
         lex = (

@@ -121,6 +121,10 @@ class QueryMaker:
             f'UCASE(str({v})) = "A"', f'CONTAINS(LCASE(str({v})), "at")', f"isNumeric({v})",
             f"{v} NOT IN ({c})", f'STRENDS(str({v}), "0")',
             f"{v} * 2 = {w}", f"-{v} <= {c}", f"{v} / {w} < {c}", f"({v} - 1) * {w} != {c}", f"{v} + {w} > {c}",
+            f"STRLEN(str({v})) > 1", f'CONCAT(str({v}), "x") = "ax"', f"COALESCE({v}, {w}) = {c}",
+            f"IF(bound({v}), {v}, {w}) != {c}", f"xsd:integer({v}) > 1", f'SUBSTR(str({v}), 2, 1) = "h"',
+            f"YEAR({v}) = 2020", f'STRBEFORE({v}, "a") = ""', f"ABS({v}) = 1", f"ROUND({v}) >= {c}",
+            f'MD5(str({v})) != ""', f"xsd:double({v}) < {c}",
         ]
         if depth < 2 and self.r.random() < 0.35:
             op = self.r.choice(["&&", "||"])
