@@ -45,6 +45,7 @@ from .sql import Dialect, Unsupported, Val
 from .values import LITERAL_KIND, NUMERIC_TYPES
 
 __all__ = [
+    "SQLITE_AGGREGATES",
     "Arithmetic",
     "canonical_decimal",
     "canonical_double",
@@ -216,6 +217,58 @@ def sparql_arith(op: str | None, a: str | None, b: str | None) -> str | None:
         return None
 
 
+class _Sum:
+    """SQLite's SUM of packed numbers (a NULL, no number or unbound, is an error)."""
+
+    average = False
+
+    def __init__(self) -> None:
+        self.bad = False
+        self.rank = INTEGER
+        self.n = 0
+        self.exact = Decimal(0)
+        self.double = 0.0
+
+    def step(self, packed: str | None) -> None:
+        if packed is None:
+            self.bad = True
+            return
+        rank, value = _unpack(packed)
+        self.rank = max(self.rank, rank)
+        self.n += 1
+        if rank <= DECIMAL:
+            with localcontext() as ctx:
+                ctx.prec = 200
+                self.exact += Decimal(value)
+        self.double += float(value)
+
+    def finalize(self) -> str | None:
+        if self.bad:
+            return None
+        if self.n == 0:
+            return "0:0"
+        if not self.average:
+            if self.rank >= FLOAT:
+                return _pack(self.rank, self.double)
+            return _pack(self.rank, int(self.exact) if self.rank == INTEGER else self.exact)
+        if self.rank >= FLOAT:
+            return _pack(self.rank, self.double / self.n)
+        with localcontext() as ctx:
+            ctx.prec = 200
+            mean = (self.exact / self.n).quantize(Decimal(1).scaleb(-DIVISION_SCALE), rounding=ROUND_DOWN)
+        return f"1:{canonical_decimal(mean)}"
+
+
+class _Average(_Sum):
+    """SQLite's AVG of packed numbers (a decimal for integers, as XPath divides)."""
+
+    average = True
+
+
+#: ``name: (arguments, class)``: the aggregates SQLite runs in Python.
+SQLITE_AGGREGATES = {"sparql_sum": (1, _Sum), "sparql_avg": (1, _Average)}
+
+
 def sparql_lex(packed: str | None) -> str | None:
     """The lexical form of a packed value (see the module's docstring)."""
     if packed is None:
@@ -269,7 +322,7 @@ class Arithmetic:
 
     # ------------------------------------------------------------------ operands
 
-    def _packed(self, v: Val) -> tuple[str, frozenset[int]]:
+    def packed(self, v: Val) -> tuple[str, frozenset[int]]:
         """``v`` as a packed value (NULL unless a valid number) and the ranks it can have."""
         if v.packed is not None:
             return v.packed, v.ranks
@@ -298,8 +351,8 @@ class Arithmetic:
     def binary(self, op: str, a: Val, b: Val) -> Val:
         if op in "+-" and self._may_be_temporal(a) and self._may_be_temporal(b):
             raise Unsupported("date or duration arithmetic")
-        pa, ranks_a = self._packed(a)
-        pb, ranks_b = self._packed(b)
+        pa, ranks_a = self.packed(a)
+        pb, ranks_b = self.packed(b)
         if not ranks_a or not ranks_b:
             return _ERROR
         floor = DECIMAL if op == "/" else INTEGER
@@ -309,12 +362,12 @@ class Arithmetic:
         else:
             self.c.need_function("sparql_arith")
             packed = f"sparql_arith('{op}', {pa}, {pb})"
-        return self._result(packed, ranks)
+        return self.result(packed, ranks)
 
     def unary(self, op: str, v: Val) -> Val:
         """``-v`` (``op`` = ``neg``), ``+v`` (``pos``), ``ABS``, ``CEIL``, ``FLOOR`` or
         ``ROUND`` (``abs`` ... ``round``) of ``v``: the same type."""
-        pv, ranks = self._packed(v)
+        pv, ranks = self.packed(v)
         if not ranks:
             return _ERROR
         if self.pg:
@@ -322,7 +375,7 @@ class Arithmetic:
         else:
             self.c.need_function("sparql_arith")
             packed = f"sparql_arith('{op}', {pv}, NULL)"
-        return self._result(packed, ranks)
+        return self.result(packed, ranks)
 
     def cast(self, rank: int, v: Val) -> Val:
         """``xsd:integer(v)`` (``rank`` 0), ``xsd:decimal``, ``xsd:float``, ``xsd:double``:
@@ -336,7 +389,7 @@ class Arithmetic:
         else:
             self.c.need_function("sparql_arith")
             packed = f"sparql_arith('to{rank}', {source}, NULL)"
-        return self._result(packed, frozenset([rank]))
+        return self.result(packed, frozenset([rank]))
 
     def _cast_source(self, v: Val) -> str | None:
         """``v`` packed for a cast: a number as for arithmetic, ``S:`` and the text of a
@@ -352,7 +405,7 @@ class Arithmetic:
                 return f"('S:' || {v.lex})"
             if v.sdt == _XSD + "boolean":
                 return f"('B:' || {v.lex})"
-            return self._packed(v)[0] if rank_of(v.sdt) is not None else None
+            return self.packed(v)[0] if rank_of(v.sdt) is not None else None
         whens = " ".join(f"WHEN {i} THEN '{r}:'" for i, r in sorted(self.rank_of_id.items()))
         tags = ["WHEN {dt} IS NULL THEN 'S:'"]
         for iri, tag in ((_XSD + "string", "S"), (_XSD + "boolean", "B")):
@@ -365,7 +418,8 @@ class Arithmetic:
 
     # ------------------------------------------------------------------- result
 
-    def _result(self, packed: str, ranks: frozenset[int]) -> Val:
+    def result(self, packed: str, ranks: frozenset[int]) -> Val:
+        """The term of a packed number whose rank is one of ``ranks``."""
         static = next(iter(ranks)) if len(ranks) == 1 else None
         if static is not None:
             dt_id = self.dt_ids.get(RANK_TYPES[static])
@@ -406,7 +460,7 @@ def _pg_binary(op: str, pa: str, pb: str) -> str:
     if op == "/":
         # NUMERIC division keeps at least the divisor's scale: 40 digits, of which 18 are kept.
         quotient = f"CAST(trunc({x} / ({y} * CAST('1.{'0' * 40}' AS NUMERIC)), {DIVISION_SCALE}) AS TEXT)"
-        exact = f"(CASE WHEN {y} <> 0 THEN '1:' || {_pg_decimal_text(quotient)} END)"
+        exact = f"(CASE WHEN {y} <> 0 THEN '1:' || {pg_decimal_text(quotient)} END)"
     else:
         exact = f"CAST(r AS TEXT) || ':' || CAST({x} {op} {y} AS TEXT)"
     double = _pg_double(op, "CAST(va AS DOUBLE PRECISION)", "CAST(vb AS DOUBLE PRECISION)")
@@ -479,7 +533,7 @@ def _pg_lex(packed: str) -> str:
     )
 
 
-def _pg_decimal_text(digits: str) -> str:
+def pg_decimal_text(digits: str) -> str:
     """:func:`canonical_decimal` of a NUMERIC's text (which has no exponent; zero is
     never negative)."""
     return f"regexp_replace(regexp_replace({digits}, " r"'(\.[0-9]*[1-9])0+$', '\1'), '\.0*$', '')"

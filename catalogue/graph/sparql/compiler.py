@@ -888,6 +888,10 @@ class Compiler:
             id=ref.id,
         )
 
+    def expression_value(self, b: Block, expr: Any) -> Val:
+        """The value of ``expr`` over ``b``'s solutions (an aggregate's argument)."""
+        return ExprCompiler(self, self.resolver(b)).value(expr)
+
     def resolver(self, b: Block, part: CompValue | None = None) -> Resolver:
         """Values of variables for expressions over ``b``.  Outer bindings (rdflib
         evaluating this part under a solution of a lazy join) count only for the

@@ -34,7 +34,7 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
 from ..deadline import check_deadline
-from .arithmetic import sparql_arith, sparql_lex, sparql_num
+from .arithmetic import SQLITE_AGGREGATES, sparql_arith, sparql_lex, sparql_num
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .functions import SQLITE_FUNCTIONS
 from .geo import resolve as resolve_lookups
@@ -393,5 +393,9 @@ def _register_functions(conn: Any, names: frozenset[str]) -> None:
     done per statement because the pool may hand out a new DBAPI connection)."""
     raw = conn.connection.driver_connection
     for name in names:
+        if name in SQLITE_AGGREGATES:
+            nargs, cls = SQLITE_AGGREGATES[name]
+            raw.create_aggregate(name, nargs, cls)
+            continue
         nargs, fn = _FUNCTIONS[name]
         raw.create_function(name, nargs, fn, deterministic=True)

@@ -184,7 +184,8 @@ class QueryMaker:
             return f"ASK {{ {where} }}", False
         if roll < 0.25:
             v, w = self.r.sample(VARS, 2)
-            agg = self.r.choice([f"COUNT({w})", f"COUNT(DISTINCT {w})", f"MIN({w})", f"MAX({w})", "COUNT(*)"])
+            agg = self.r.choice([f"COUNT({w})", f"COUNT(DISTINCT {w})", f"MIN({w})", f"MAX({w})", "COUNT(*)",
+                                 f"SUM({w})", f"AVG({w})"])
             if agg[:3] in ("MIN", "MAX"):
                 # Across value classes SPARQL leaves the order open (rdflib's depends on
                 # Python's hash seed): compare MIN and MAX of numbers and IRIs only.

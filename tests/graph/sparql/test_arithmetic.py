@@ -263,3 +263,43 @@ def test_pg_double_text_matches_python(postgres_url):
     assert [float(g.replace("INF", "inf")) for g in got] == values
     differing = [v for g, v in zip(got, values, strict=True) if g != canonical_double(v)]
     assert 1e23 in differing and len(differing) < len(values) // 50
+
+
+GROUPS = {
+    "ints": [("1", XSD.integer), ("2", XSD.integer), ("4", XSD.int)],
+    "mixed": [("1", XSD.integer), ("0.5", XSD.decimal), ("0.25", XSD.decimal)],
+    "doubles": [("1", XSD.integer), ("2.5E0", XSD.double), ("0.1", XSD.decimal)],
+    "thirds": [("1", XSD.integer), ("1", XSD.integer), ("2", XSD.integer)],
+    "bad": [("1", XSD.integer), ("x", None)],
+}
+
+
+def test_sum_and_avg_give_oxigraphs_values(db_url):
+    store = SQLStore(db_url)
+    ds = Dataset(store=store, default_union=True)
+    g = ds.graph(URIRef(f"{EX}g"))
+    oxi = ox.Store()
+    n = 0
+    for group, values in GROUPS.items():
+        for value, dt in values:
+            n += 1
+            s = f"{EX}m{n}"
+            g.add((URIRef(s), URIRef(f"{EX}group"), Literal(group)))
+            g.add((URIRef(s), URIRef(f"{EX}v"), _lit(value, dt)))
+            oxi.add(ox.Quad(ox.NamedNode(s), ox.NamedNode(f"{EX}group"), ox.Literal(group)))
+            lit = ox.Literal(value, datatype=ox.NamedNode(str(dt))) if dt else ox.Literal(value)
+            oxi.add(ox.Quad(ox.NamedNode(s), ox.NamedNode(f"{EX}v"), lit))
+    g.add((URIRef(f"{EX}lonely"), URIRef(f"{EX}group"), Literal("empty")))
+    oxi.add(ox.Quad(ox.NamedNode(f"{EX}lonely"), ox.NamedNode(f"{EX}group"), ox.Literal("empty")))
+    store.commit()
+    try:
+        for query in (
+            f"SELECT ?g (SUM(?v) AS ?s) (AVG(?v) AS ?a) (COUNT(?v) AS ?c) "
+            f"WHERE {{ ?x <{EX}group> ?g OPTIONAL {{ ?x <{EX}v> ?v }} }} GROUP BY ?g",
+            f"SELECT (SUM(?v * 2) AS ?s) (AVG(?v + 1) AS ?a) WHERE {{ ?x <{EX}v> ?v FILTER(isNumeric(?v)) }}",
+        ):
+            _same_as_oxigraph(ds, oxi, query)
+        (row,) = _compiled(ds, f"SELECT (AVG(?v) AS ?a) WHERE {{ ?x <{EX}group> 'thirds' ; <{EX}v> ?v }}")
+        assert (str(row[0]), row[0].datatype) == ("1.333333333333333333", XSD.decimal)
+    finally:
+        store.close()
