@@ -168,6 +168,8 @@ class AggregateCompiler:
             v = self.c.expression_value(b, agg.vars)
         arith = Arithmetic(self.c)
         p, ranks = arith.packed(v)
+        if any(r > 3 for r in ranks):
+            raise ir.Unsupported(f"{agg.name} of durations")
         avg = agg.name == "Aggregate_Avg"
         result_ranks = frozenset({0} | ({max(r, 1) for r in ranks} if avg else set(ranks)))
         if self.c.dialect.is_pg:
@@ -188,7 +190,9 @@ class AggregateCompiler:
         else:
             name = "sparql_avg" if avg else "sparql_sum"
             self.c.need_function(name)
-            packed = f"{name}({p})"
+            # Python's sqlite3 gives NULL for an aggregate that never stepped: an empty group
+            # is 0 here.
+            packed = f"(CASE WHEN COUNT(*) = 0 THEN '0:0' ELSE {name}({p}) END)"
         return arith.result(packed, result_ranks)
 
     def _extreme_columns(

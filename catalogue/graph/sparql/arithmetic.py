@@ -34,267 +34,53 @@ a stored ``NaN`` (:func:`catalogue.graph.terms.comparable_value`).
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping
-from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Decimal, InvalidOperation, localcontext
 from typing import Protocol
 
 from ..terms import TEMPORAL_CLASSES
+from .numbers import (
+    DAY_TIME_DURATION,
+    DECIMAL,
+    DIVISION_SCALE,
+    DOUBLE,
+    DURATION,
+    DURATION_ID,
+    FLOAT,
+    INTEGER,
+    RANK_TYPES,
+    RESULT_TYPES,
+    SQLITE_AGGREGATES,
+    TAGS,
+    TEMPORAL_CODES,
+    canonical_decimal,
+    canonical_double,
+    datatype_of,
+    rank_of,
+    sparql_arith,
+    sparql_lex,
+    sparql_num,
+)
 from .sql import Dialect, Unsupported, Val
-from .values import LITERAL_KIND, NUMERIC_TYPES
+from .values import LITERAL_KIND
 
 __all__ = [
+    "DAY_TIME_DURATION",
+    "DIVISION_SCALE",
+    "DURATION_ID",
+    "RANK_TYPES",
     "SQLITE_AGGREGATES",
     "Arithmetic",
     "canonical_decimal",
     "canonical_double",
+    "datatype_of",
+    "pg_decimal_text",
+    "rank_of",
     "sparql_arith",
     "sparql_lex",
     "sparql_num",
 ]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
-#: The promoted types by rank: integer, decimal, float, double.
-RANK_TYPES = (_XSD + "integer", _XSD + "decimal", _XSD + "float", _XSD + "double")
-INTEGER, DECIMAL, FLOAT, DOUBLE = range(4)
-#: Fractional digits kept by a decimal division.
-DIVISION_SCALE = 18
-_XSD_WHITESPACE = " \t\n\r"
-_UNARY = ("neg", "pos", "abs", "ceil", "floor", "round", "to0", "to1", "to2", "to3")
-_OPS = ("+", "-", "*", "/", *_UNARY)
-# XSD lexical forms a string must have to be cast to a number.
-_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
-_DECIMAL_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
-_DOUBLE_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([Ee][+-]?[0-9]+)?|[+-]?INF|NaN")
-
-
-def rank_of(datatype: str | None) -> int | None:
-    """The promotion rank of a numeric datatype IRI (None for anything else)."""
-    if datatype not in NUMERIC_TYPES:
-        return None
-    return RANK_TYPES.index(datatype) if datatype in RANK_TYPES else INTEGER  # derived integer types
-
-
-# ----------------------------------------------------------------- canonical forms
-
-
-def canonical_decimal(value: Decimal) -> str:
-    """XSD 1.1's canonical decimal: no exponent, no trailing zeros, and no point for
-    an integral value (``3``, ``3.5``, ``-0.5``; XSD 1.0 wrote ``3.0``): the form of a
-    decimal division's quotient."""
-    if value == 0:
-        return "0"
-    text = format(value, "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def canonical_double(value: float) -> str:
-    """XSD 1.0's canonical double: one digit before the point, the shortest digits that
-    give the value back, an exponent (``3.21E4``, ``4.0E-1``, ``0.0E0``)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "INF" if value > 0 else "-INF"
-    if value == 0:
-        return "-0.0E0" if math.copysign(1.0, value) < 0 else "0.0E0"
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    text = "".join(map(str, digits)).rstrip("0")
-    point = exponent + len(digits) - 1  # type: ignore[operator]
-    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{point}"
-
-
-# ------------------------------------------------------- SQLite's Python functions
-
-
-def _unpack(packed: str) -> tuple[int, int | Decimal | float]:
-    rank, text = int(packed[0]), packed[2:].strip(_XSD_WHITESPACE)
-    if rank == INTEGER:
-        return rank, int(text)
-    if rank == DECIMAL:
-        return rank, Decimal(text)
-    return rank, float(text)
-
-
-def _pack(rank: int, value: int | Decimal | float) -> str:
-    if rank == DECIMAL:
-        return f"1:{format(value, 'f')}"
-    if rank >= FLOAT:
-        return f"{rank}:{float(value)!r}"
-    return f"0:{value}"
-
-
-def _unary(op: str, rank: int, x: int | Decimal | float) -> str | None:
-    if op == "neg":
-        return _pack(rank, -x)
-    if op == "pos":
-        return _pack(rank, +x)
-    if op == "abs":
-        return _pack(rank, abs(x))
-    if rank == INTEGER:
-        return _pack(rank, x)
-    if rank == DECIMAL:
-        assert isinstance(x, Decimal)
-        if op == "round":  # XPath: half way rounds towards positive infinity
-            return _pack(rank, (x + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR))
-        return _pack(rank, x.to_integral_value(rounding=ROUND_CEILING if op == "ceil" else ROUND_FLOOR))
-    x = float(x)
-    if math.isinf(x) or math.isnan(x):
-        return _pack(rank, x)
-    y = x + 0.5 if op == "round" else x
-    out = float(math.ceil(y) if op == "ceil" else math.floor(y))
-    return _pack(rank, math.copysign(out, y) if out == 0 else out)  # ceil(-0.5) is -0.0, as IEEE (and PostgreSQL)
-
-
-def _cast(target: int, packed: str) -> str | None:
-    """XPath's casts to the numeric types, from a packed number, string (``S``) or
-    boolean (``B``)."""
-    tag, text = packed[0], packed[2:].strip(_XSD_WHITESPACE)
-    value: int | Decimal | float
-    if tag == "B":
-        if text not in ("true", "false", "1", "0"):
-            return None
-        value = 1 if text in ("true", "1") else 0
-    elif tag == "S":
-        if target == INTEGER and _INTEGER_TEXT.fullmatch(text):
-            value = int(text)
-        elif target == DECIMAL and _DECIMAL_TEXT.fullmatch(text):
-            value = Decimal(text)
-        elif target >= FLOAT and _DOUBLE_TEXT.fullmatch(text):
-            value = float(text)
-        else:
-            return None
-    else:
-        value = _unpack(packed)[1]
-    if target >= FLOAT:
-        return _pack(target, float(value))
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return None
-    if target == INTEGER:
-        return _pack(INTEGER, int(value))
-    return _pack(DECIMAL, Decimal(repr(value)) if isinstance(value, float) else Decimal(value))
-
-
-def _double(op: str, x: float, y: float) -> float:
-    if op == "+":
-        return x + y
-    if op == "-":
-        return x - y
-    if op == "*":
-        return x * y
-    if y == 0:
-        return math.nan if x == 0 or math.isnan(x) else math.copysign(math.inf, x) * math.copysign(1.0, y)
-    return x / y
-
-
-def sparql_arith(op: str | None, a: str | None, b: str | None) -> str | None:
-    """SQLite's arithmetic on packed values: ``a op b`` (``op`` one of ``+ - * /``), or
-    a function of ``a`` (``neg``, ``pos``, ``abs``, ``ceil``, ``floor``, ``round``, and
-    ``to0`` ... ``to3``, the casts to the ranks' types; ``b`` unused).  None for an error."""
-    if op not in _OPS or a is None or (b is None and op not in _UNARY):
-        return None
-    try:
-        if op.startswith("to"):
-            return _cast(int(op[2]), a)
-        ra, x = _unpack(a)
-        if b is None:
-            return _unary(op, ra, x)
-        rb, y = _unpack(b)
-        rank = max(ra, rb, DECIMAL if op == "/" else INTEGER)
-        if rank >= FLOAT:
-            return _pack(rank, _double(op, float(x), float(y)))
-        with localcontext() as ctx:
-            ctx.prec = 200
-            dx, dy = Decimal(x), Decimal(y)
-            if op == "/":
-                if dy == 0:
-                    return None
-                quotient = (dx / dy).quantize(Decimal(1).scaleb(-DIVISION_SCALE), rounding=ROUND_DOWN)
-                return f"1:{canonical_decimal(quotient)}"
-            out = dx + dy if op == "+" else dx - dy if op == "-" else dx * dy
-        return _pack(rank, int(out) if rank == INTEGER else out)
-    except (ValueError, InvalidOperation, IndexError):
-        return None
-
-
-class _Sum:
-    """SQLite's SUM of packed numbers (a NULL, no number or unbound, is an error)."""
-
-    average = False
-
-    def __init__(self) -> None:
-        self.bad = False
-        self.rank = INTEGER
-        self.n = 0
-        self.exact = Decimal(0)
-        self.double = 0.0
-
-    def step(self, packed: str | None) -> None:
-        if packed is None:
-            self.bad = True
-            return
-        rank, value = _unpack(packed)
-        self.rank = max(self.rank, rank)
-        self.n += 1
-        if rank <= DECIMAL:
-            with localcontext() as ctx:
-                ctx.prec = 200
-                self.exact += Decimal(value)
-        self.double += float(value)
-
-    def finalize(self) -> str | None:
-        if self.bad:
-            return None
-        if self.n == 0:
-            return "0:0"
-        if not self.average:
-            if self.rank >= FLOAT:
-                return _pack(self.rank, self.double)
-            return _pack(self.rank, int(self.exact) if self.rank == INTEGER else self.exact)
-        if self.rank >= FLOAT:
-            return _pack(self.rank, self.double / self.n)
-        with localcontext() as ctx:
-            ctx.prec = 200
-            mean = (self.exact / self.n).quantize(Decimal(1).scaleb(-DIVISION_SCALE), rounding=ROUND_DOWN)
-        return f"1:{canonical_decimal(mean)}"
-
-
-class _Average(_Sum):
-    """SQLite's AVG of packed numbers (a decimal for integers, as XPath divides)."""
-
-    average = True
-
-
-#: ``name: (arguments, class)``: the aggregates SQLite runs in Python.
-SQLITE_AGGREGATES = {"sparql_sum": (1, _Sum), "sparql_avg": (1, _Average)}
-
-
-def sparql_lex(packed: str | None) -> str | None:
-    """The lexical form of a packed value (see the module's docstring)."""
-    if packed is None:
-        return None
-    rank, value = _unpack(packed)
-    if rank == INTEGER:
-        return str(value)
-    if rank == DECIMAL:
-        text = format(value, "f")
-        return text[1:] if value == 0 and text.startswith("-") else text  # no negative zero
-    return canonical_double(value)  # type: ignore[arg-type]
-
-
-def sparql_num(packed: str | None) -> float | None:
-    """The comparable value of a packed value (:func:`~catalogue.graph.terms.comparable_value`'s rules)."""
-    if packed is None:
-        return None
-    rank, value = _unpack(packed)
-    try:
-        number = float(value)
-    except OverflowError:  # an integer beyond a double's range
-        return None
-    if math.isnan(number) or (rank <= DECIMAL and math.isinf(number)):
-        return None
-    return number
-
 
 # --------------------------------------------------------------------------- compiler
 
@@ -319,46 +105,100 @@ class Arithmetic:
         self.rank_of_id = {i: r for iri, i in self.dt_ids.items() if (r := rank_of(iri)) is not None}
         # Whether a stored value may be a date, time or duration (see :meth:`binary`).
         self.stored_temporal = any(iri in TEMPORAL_CLASSES or "uration" in iri for iri in self.dt_ids)
+        self.stored_durations = any("uration" in iri for iri in self.dt_ids)
+        self.temporal_of_id = {i: TEMPORAL_CODES[iri] for iri, i in self.dt_ids.items() if iri in TEMPORAL_CODES}
 
     # ------------------------------------------------------------------ operands
 
-    def packed(self, v: Val) -> tuple[str, frozenset[int]]:
-        """``v`` as a packed value (NULL unless a valid number) and the ranks it can have."""
+    def packed(self, v: Val, *, temporal: bool = False) -> tuple[str, frozenset[int]]:
+        """``v`` as a packed value (NULL unless a valid number, or with ``temporal`` a
+        date, date-time or time: its comparable value, seconds) and the codes it can have."""
         if v.packed is not None:
             return v.packed, v.ranks
         if v.kind == "NULL":  # unbound
             return "NULL", frozenset()
         if v.static_dt_known:
             r = rank_of(v.sdt) if v.skind == LITERAL_KIND else None
-            if r is None or v.num == "NULL":
+            t = TEMPORAL_CODES.get(v.sdt or "") if temporal and v.skind == LITERAL_KIND else None
+            if v.num == "NULL" or (r is None and t is None):
                 return "NULL", frozenset()
-            return f"('{r}:' || {v.lex})", frozenset([r])
-        if not self.rank_of_id:
+            if t is not None:
+                tag = TAGS[t] if v.szoned else TAGS[t].lower()
+                return f"('{tag}:' || {self._seconds(v.num)})", frozenset([t])
+            value = self._double_text(v.num) if r >= FLOAT else v.lex
+            return f"('{r}:' || {value})", frozenset([r])
+        codes = dict(self.rank_of_id)
+        if temporal:
+            codes.update(self.temporal_of_id)
+        if not codes:
             return "NULL", frozenset()
-        whens = " ".join(f"WHEN {i} THEN '{r}:'" for i, r in sorted(self.rank_of_id.items()))
-        packed = f"(CASE WHEN {v.num} IS NOT NULL THEN (CASE {v.dt} {whens} END) || {v.lex} END)"
-        return packed, frozenset(self.rank_of_id.values())
+        # A date or time without a time zone is tagged in lower case: subtracting it from
+        # one with a zone is an error, as Oxigraph has it (XSD's partial order).
+        zoned = self.c.dialect.zoned(v.lex)
+        whens = " ".join(
+            f"WHEN {i} THEN " + (f"(CASE WHEN {zoned} THEN '{TAGS[r]}:' ELSE '{TAGS[r].lower()}:' END)"
+                                 if r in TAGS else f"'{r}:'")
+            for i, r in sorted(codes.items())
+        )
+        # Integers and decimals by their digits; doubles (on PostgreSQL, which cannot
+        # read "1E400" or "INF") by their value, NaN included; dates by their seconds.
+        by_value = [i for i, r in codes.items() if r in (FLOAT, DOUBLE)] if self.pg else []
+        by_seconds = sorted(self.temporal_of_id) if temporal else []
+        value = v.lex
+        if by_value or by_seconds:
+            parts = []
+            if by_seconds:
+                parts.append(f"WHEN {v.dt} IN ({', '.join(map(str, by_seconds))}) THEN {self._seconds(v.num)}")
+            if by_value:
+                parts.append(f"WHEN {v.dt} IN ({', '.join(map(str, sorted(by_value)))}) THEN {self._double_text(v.num)}")
+            value = f"(CASE {' '.join(parts)} ELSE {v.lex} END)"
+        doubles = [i for i, r in codes.items() if r in (FLOAT, DOUBLE)]
+        valid = f"{v.num} IS NOT NULL"
+        if doubles:  # NaN is a double, though it has no comparable value
+            valid = f"({valid} OR ({v.dt} IN ({', '.join(map(str, sorted(doubles)))}) AND trim({v.lex}) = 'NaN'))"
+        packed = f"(CASE WHEN {valid} THEN (CASE {v.dt} {whens} END) || {value} END)"
+        return packed, frozenset(codes.values())
+
+    def _double_text(self, num: str) -> str:
+        """A double's value as text (``Infinity``; ``NaN`` where it has none)."""
+        return f"COALESCE(CAST({num} AS TEXT), 'NaN')" if self.pg else f"COALESCE(printf('%.17g', {num}), 'NaN')"
+
+    def _seconds(self, num: str) -> str:
+        """A comparable value (seconds) as text that reads back as the same double."""
+        return f"CAST({num} AS TEXT)" if self.pg else f"printf('%.17g', {num})"
 
     def _may_be_temporal(self, v: Val) -> bool:
         if v.packed is not None:
-            return False
+            return DURATION in v.ranks
         if v.static_dt_known:
             return v.skind == LITERAL_KIND and (v.sdt in TEMPORAL_CLASSES or "uration" in (v.sdt or ""))
         return self.stored_temporal
 
+    def _may_be_duration(self, v: Val) -> bool:
+        if v.packed is not None:
+            return DURATION in v.ranks
+        if v.static_dt_known:
+            return v.skind == LITERAL_KIND and "uration" in (v.sdt or "")
+        return self.stored_durations
+
     # -------------------------------------------------------------- entry points
 
     def binary(self, op: str, a: Val, b: Val) -> Val:
-        if op in "+-" and self._may_be_temporal(a) and self._may_be_temporal(b):
+        temporal = op in "+-" and self._may_be_temporal(a) and self._may_be_temporal(b)
+        if temporal and (self._may_be_duration(a) or self._may_be_duration(b)):
+            # Adding durations to dates (an extension rdflib and Oxigraph both make) stays
+            # with rdflib; the difference of two dates is compiled.
             raise Unsupported("date or duration arithmetic")
-        pa, ranks_a = self.packed(a)
-        pb, ranks_b = self.packed(b)
-        if not ranks_a or not ranks_b:
-            return _ERROR
+        temporal = temporal and op == "-"
+        pa, ranks_a = self.packed(a, temporal=temporal)
+        pb, ranks_b = self.packed(b, temporal=temporal)
         floor = DECIMAL if op == "/" else INTEGER
-        ranks = frozenset(max(x, y, floor) for x in ranks_a for y in ranks_b)
+        ranks = frozenset(max(x, y, floor) for x in ranks_a for y in ranks_b if x <= DOUBLE and y <= DOUBLE)
+        ranks |= frozenset(DURATION for x in ranks_a for y in ranks_b if x == y and x in TAGS and x != DURATION)
+        if not ranks:
+            return _ERROR
         if self.pg:
-            packed = _pg_binary(op, pa, pb)
+            packed = _pg_binary(op, pa, pb, temporal=temporal)
         else:
             self.c.need_function("sparql_arith")
             packed = f"sparql_arith('{op}', {pa}, {pb})"
@@ -368,6 +208,7 @@ class Arithmetic:
         """``-v`` (``op`` = ``neg``), ``+v`` (``pos``), ``ABS``, ``CEIL``, ``FLOOR`` or
         ``ROUND`` (``abs`` ... ``round``) of ``v``: the same type."""
         pv, ranks = self.packed(v)
+        ranks = frozenset(r for r in ranks if r <= DOUBLE)
         if not ranks:
             return _ERROR
         if self.pg:
@@ -414,7 +255,11 @@ class Arithmetic:
         if whens:
             tags.append(f"WHEN {{num}} IS NOT NULL THEN (CASE {{dt}} {whens} END)")
         tag = "(CASE " + " ".join(t.format(dt=v.dt, num=v.num) for t in tags) + " END)"
-        return f"(CASE WHEN {v.kind} = {LITERAL_KIND} AND {v.lang} IS NULL THEN {tag} || {v.lex} END)"
+        value = v.lex
+        doubles = sorted(i for i, r in self.rank_of_id.items() if r >= FLOAT)
+        if self.pg and doubles:  # by value, as in :meth:`packed` ("1E400" is INF)
+            value = f"(CASE WHEN {v.dt} IN ({', '.join(map(str, doubles))}) THEN {self._double_text(v.num)} ELSE {v.lex} END)"
+        return f"(CASE WHEN {v.kind} = {LITERAL_KIND} AND {v.lang} IS NULL THEN {tag} || {value} END)"
 
     # ------------------------------------------------------------------- result
 
@@ -422,13 +267,14 @@ class Arithmetic:
         """The term of a packed number whose rank is one of ``ranks``."""
         static = next(iter(ranks)) if len(ranks) == 1 else None
         if static is not None:
-            dt_id = self.dt_ids.get(RANK_TYPES[static])
+            dt_id = self.dt_ids.get(RESULT_TYPES[static])
             dt = "NULL" if dt_id is None else f"(CASE WHEN {packed} IS NOT NULL THEN {dt_id} END)"
         else:
-            missing = [RANK_TYPES[x] for x in sorted(ranks) if RANK_TYPES[x] not in self.dt_ids]
+            ids = {x: self.dt_ids.get(RESULT_TYPES[x], DURATION_ID if x == DURATION else None) for x in ranks}
+            missing = [RESULT_TYPES[x] for x in sorted(ranks) if ids[x] is None]
             if missing:
                 raise Unsupported(f"arithmetic giving {missing[0]}, a datatype the store has no id for")
-            whens = " ".join(f"WHEN '{x}' THEN {self.dt_ids[RANK_TYPES[x]]}" for x in sorted(ranks))
+            whens = " ".join(f"WHEN '{TAGS.get(x, x)}' THEN {ids[x]}" for x in sorted(ranks))
             dt = f"(CASE substr({packed}, 1, 1) {whens} END)"
         if self.pg:
             lex, num = _pg_lex(packed), _pg_num(packed)
@@ -443,7 +289,7 @@ class Arithmetic:
             lang="NULL",
             num=num,
             skind=LITERAL_KIND if static is not None else None,
-            sdt=RANK_TYPES[static] if static is not None else None,
+            sdt=RESULT_TYPES[static] if static is not None else None,
             static_dt_known=static is not None,
             packed=packed,
             ranks=ranks,
@@ -453,9 +299,18 @@ class Arithmetic:
 # ------------------------------------------------------------------ PostgreSQL SQL
 
 
-def _pg_binary(op: str, pa: str, pb: str) -> str:
-    """A packed ``pa op pb`` in PostgreSQL: NUMERIC up to decimals, else doubles."""
-    rank = "GREATEST(ra, rb, 1)" if op == "/" else "GREATEST(ra, rb)"
+def _pg_binary(op: str, pa: str, pb: str, *, temporal: bool = False) -> str:
+    """A packed ``pa op pb`` in PostgreSQL: NUMERIC up to decimals, else doubles; with
+    ``temporal``, the seconds between two dates, date-times or times too.
+
+    Every operand enters through a sub-select with ``OFFSET 0``: without that fence
+    PostgreSQL pulls the sub-selects up and copies each operand's expression into every
+    place its column is read, so that nested arithmetic grew exponentially in the
+    planner (two nested ``STRLEN(SUBSTR(STR(x), 1)) + 1`` took the server's memory
+    until the kernel killed it)."""
+    # GREATEST skips NULLs: a rank only where both operands are numbers.
+    rank = "CASE WHEN ra IS NOT NULL AND rb IS NOT NULL THEN " + (
+        "GREATEST(ra, rb, 1) END" if op == "/" else "GREATEST(ra, rb) END")
     x, y = "CAST(va AS NUMERIC)", "CAST(vb AS NUMERIC)"
     if op == "/":
         # NUMERIC division keeps at least the divisor's scale: 40 digits, of which 18 are kept.
@@ -463,12 +318,24 @@ def _pg_binary(op: str, pa: str, pb: str) -> str:
         exact = f"(CASE WHEN {y} <> 0 THEN '1:' || {pg_decimal_text(quotient)} END)"
     else:
         exact = f"CAST(r AS TEXT) || ':' || CAST({x} {op} {y} AS TEXT)"
-    double = _pg_double(op, "CAST(va AS DOUBLE PRECISION)", "CAST(vb AS DOUBLE PRECISION)")
+    # An integer or decimal operand of a double operation: through NUMERIC, which has no
+    # negative zero ("-0" would otherwise become -0.0).
+    double = _pg_double(op, "CAST(CASE WHEN ta IN ('0', '1') THEN CAST(CAST(va AS NUMERIC) AS TEXT) ELSE va END "
+                        "AS DOUBLE PRECISION)",
+                        "CAST(CASE WHEN tb IN ('0', '1') THEN CAST(CAST(vb AS NUMERIC) AS TEXT) ELSE vb END "
+                        "AS DOUBLE PRECISION)")
+    between = (
+        "WHEN r IS NULL THEN (CASE WHEN ta = tb AND ta IN ('T', 'D', 'H', 't', 'd', 'h') THEN "
+        "'U:' || CAST(round(CAST(va AS NUMERIC) - CAST(vb AS NUMERIC), 6) AS TEXT) END) " if temporal
+        else "WHEN r IS NULL THEN NULL "
+    )
+    digit = "IN ('0', '1', '2', '3')"
     return (
-        f"(SELECT CASE WHEN r <= 1 THEN {exact} ELSE CAST(r AS TEXT) || ':' || CAST({double} AS TEXT) END "
-        f"FROM (SELECT {rank} AS r, va, vb FROM (SELECT CAST(substr(pa, 1, 1) AS INTEGER) AS ra, "
-        "CAST(substr(pb, 1, 1) AS INTEGER) AS rb, substr(pa, 3) AS va, substr(pb, 3) AS vb "
-        f"FROM (SELECT {pa} AS pa, {pb} AS pb) AS fp WHERE pa IS NOT NULL AND pb IS NOT NULL) AS fu) AS fr)"
+        f"(SELECT CASE {between}WHEN r <= 1 THEN {exact} ELSE CAST(r AS TEXT) || ':' || CAST({double} AS TEXT) END "
+        f"FROM (SELECT {rank} AS r, ta, tb, va, vb FROM (SELECT ta, tb, va, vb, "
+        f"CASE WHEN ta {digit} THEN CAST(ta AS INTEGER) END AS ra, CASE WHEN tb {digit} THEN CAST(tb AS INTEGER) END AS rb "
+        "FROM (SELECT substr(pa, 1, 1) AS ta, substr(pb, 1, 1) AS tb, substr(pa, 3) AS va, substr(pb, 3) AS vb "
+        f"FROM (SELECT {pa} AS pa, {pb} AS pb OFFSET 0) AS fp WHERE pa IS NOT NULL AND pb IS NOT NULL) AS fu) AS fr) AS fq)"
     )
 
 
@@ -483,7 +350,8 @@ def _pg_unary(op: str, pv: str) -> str:
     return (
         f"(SELECT CASE WHEN r <= 1 THEN CAST(r AS TEXT) || ':' || CAST({exact} AS TEXT) "
         f"ELSE CAST(r AS TEXT) || ':' || CAST({double} AS TEXT) END "
-        f"FROM (SELECT CAST(substr(p, 1, 1) AS INTEGER) AS r, substr(p, 3) AS v FROM (SELECT {pv} AS p) AS fp) AS fu)"
+        "FROM (SELECT CASE WHEN substr(p, 1, 1) IN ('0', '1', '2', '3') THEN CAST(substr(p, 1, 1) AS INTEGER) END AS r, "
+        f"substr(p, 3) AS v FROM (SELECT {pv} AS p OFFSET 0) AS fp) AS fu)"
     )
 
 
@@ -509,8 +377,8 @@ def _pg_cast(rank: int, source: str) -> str:
         f"(SELECT '{rank}:' || (CASE WHEN tag = 'B' THEN (SELECT {exact} FROM (SELECT {boolean} AS v) AS fb) "
         f"WHEN tag = 'S' THEN (CASE WHEN v ~ {valid} THEN (SELECT {exact} FROM (SELECT "
         "(CASE v WHEN 'INF' THEN 'Infinity' WHEN '+INF' THEN 'Infinity' WHEN '-INF' THEN '-Infinity' ELSE v END) "
-        f"AS v) AS fs) END) ELSE {from_number} END) "
-        f"FROM (SELECT substr(p, 1, 1) AS tag, btrim(substr(p, 3), {ws}) AS v FROM (SELECT {source} AS p) AS fp) AS fu)"
+        f"AS v) AS fs) END) WHEN tag IN ('0', '1', '2', '3') THEN {from_number} END) "
+        f"FROM (SELECT substr(p, 1, 1) AS tag, btrim(substr(p, 3), {ws}) AS v FROM (SELECT {source} AS p OFFSET 0) AS fp) AS fu)"
     )
 
 
@@ -520,8 +388,9 @@ def _pg_num(packed: str) -> str:
     return (
         "(SELECT CASE WHEN substr(p, 1, 1) IN ('0', '1') THEN (CASE WHEN abs(CAST(substr(p, 3) AS NUMERIC)) "
         "< 1e308 THEN CAST(CAST(substr(p, 3) AS NUMERIC) AS DOUBLE PRECISION) END) "
-        "ELSE NULLIF(CAST(substr(p, 3) AS DOUBLE PRECISION), CAST('NaN' AS DOUBLE PRECISION)) END "
-        f"FROM (SELECT {packed} AS p) AS fp)"
+        "WHEN substr(p, 1, 1) IN ('2', '3') THEN "
+        "NULLIF(CAST(substr(p, 3) AS DOUBLE PRECISION), CAST('NaN' AS DOUBLE PRECISION)) END "
+        f"FROM (SELECT {packed} AS p OFFSET 0) AS fp)"
     )
 
 
@@ -529,7 +398,22 @@ def _pg_lex(packed: str) -> str:
     return (
         "(SELECT CASE substr(p, 1, 1) WHEN '0' THEN substr(p, 3) "
         "WHEN '1' THEN substr(p, 3) "
-        f"ELSE {_pg_double_text('CAST(substr(p, 3) AS DOUBLE PRECISION)')} END FROM (SELECT {packed} AS p) AS fp)"
+        f"WHEN 'U' THEN {_pg_duration_text('CAST(substr(p, 3) AS NUMERIC)')} "
+        f"ELSE {_pg_double_text('CAST(substr(p, 3) AS DOUBLE PRECISION)')} END FROM (SELECT {packed} AS p OFFSET 0) AS fp)"
+    )
+
+
+def _pg_duration_text(seconds: str) -> str:
+    """:func:`canonical_day_time_duration` in PostgreSQL's SQL."""
+    part = "(CASE WHEN {0} > 0 THEN CAST({0} AS TEXT) || '{1}' ELSE '' END)"
+    sec = f"(CASE WHEN sec > 0 THEN {pg_decimal_text('CAST(sec AS TEXT)')} || 'S' ELSE '' END)"
+    time = f"{part.format('h', 'H')} || {part.format('m', 'M')} || {sec}"
+    return (
+        "(SELECT CASE WHEN d = 0 AND h = 0 AND m = 0 AND sec = 0 THEN 'PT0S' ELSE "
+        f"sg || 'P' || {part.format('d', 'D')} || (CASE WHEN h > 0 OR m > 0 OR sec > 0 THEN 'T' || {time} "
+        "ELSE '' END) END FROM (SELECT sg, trunc(a / 86400) AS d, trunc(mod(a, 86400) / 3600) AS h, "
+        "trunc(mod(a, 3600) / 60) AS m, mod(a, 60) AS sec FROM (SELECT CASE WHEN s < 0 THEN '-' ELSE '' END AS sg, "
+        f"abs(s) AS a FROM (SELECT {seconds} AS s) AS fs) AS fa) AS fd)"
     )
 
 
@@ -568,9 +452,13 @@ def _pg_double(op: str, a: str, b: str) -> str:
     sign = "(sign(x) * sign(y))"
     if op in "+-":
         return (
-            f"(SELECT CASE WHEN abs(x) < 1e307 AND abs(y) < 1e307 THEN x {op} y "
-            f"ELSE (CASE WHEN abs((x * 0.5) {op} (y * 0.5)) > {half_max} THEN sign((x * 0.5) {op} (y * 0.5)) * {inf} "
-            f"ELSE ((x * 0.5) {op} (y * 0.5)) * 2 END) END FROM (SELECT {a} AS x, {b} AS y) AS fx)"
+            f"(SELECT CASE WHEN abs(x) < 1e307 AND abs(y) < 1e307 OR x IN ('Infinity', '-Infinity', 'NaN') "
+            f"OR y IN ('Infinity', '-Infinity', 'NaN') THEN x {op} y "
+            f"ELSE (CASE WHEN abs(hx {op} hy) > {half_max} THEN sign(hx {op} hy) * {inf} ELSE (hx {op} hy) * 2 END) END "
+            # Halved, except a value too small to matter beside one this large (halving a
+            # subnormal would underflow, which PostgreSQL raises).
+            "FROM (SELECT x, y, CASE WHEN abs(x) < 1e-300 THEN 0 ELSE x * 0.5 END AS hx, "
+            f"CASE WHEN abs(y) < 1e-300 THEN 0 ELSE y * 0.5 END AS hy FROM (SELECT {a} AS x, {b} AS y) AS fx) AS fh)"
         )
     lg = "log(abs(x)) + log(abs(y))" if op == "*" else "log(abs(x)) - log(abs(y))"
     special = "x = 0 OR x IN ('Infinity', '-Infinity', 'NaN') OR y IN ('Infinity', '-Infinity', 'NaN')"

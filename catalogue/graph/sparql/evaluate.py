@@ -34,7 +34,7 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
 from ..deadline import check_deadline
-from .arithmetic import SQLITE_AGGREGATES, sparql_arith, sparql_lex, sparql_num
+from .arithmetic import SQLITE_AGGREGATES, datatype_of, sparql_arith, sparql_lex, sparql_num
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .functions import SQLITE_FUNCTIONS
 from .geo import resolve as resolve_lookups
@@ -283,7 +283,31 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
         keep = set(top.PV)
         bound = {k: v for k, v in bound.items() if k in keep}
     plain = not bound and TOP_SELECT.get() == id(part)
-    return _rows(store, ctx, stmt, bound, plain=plain)
+    sqlite_cursor = None
+    if store.dialect_name != "postgresql":
+        # SQLite parses the statement when it is executed: opened here, a statement its
+        # parser cannot take (its stack holds about 20 nested CASEs) is rdflib's to answer.
+        try:
+            sqlite_cursor = _sqlite_cursor(store, stmt)
+        except Exception as exc:
+            if "parser stack overflow" not in str(exc):
+                raise
+            if log is not None:
+                log.append(ExplainEntry(None, {}, f"{part.name}: SQLite's parser stack overflows"))
+            raise NotImplementedError from exc
+    return _rows(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor)
+
+
+def _sqlite_cursor(store: QuadSource, stmt: Statement) -> Any:
+    conn = store.connection
+    if stmt.functions:
+        _register_functions(conn, stmt.functions)
+    # SQLite takes ":name" parameters natively; going straight to the driver's cursor
+    # (inside the transaction SQLAlchemy began) saves SQLAlchemy's result set-up, a
+    # visible share of a sub-millisecond query.
+    if not conn.in_transaction():
+        conn.begin()
+    return conn.connection.driver_connection.execute(stmt.sql, stmt.params)
 
 
 class _Solution(dict):  # type: ignore[type-arg]
@@ -294,10 +318,11 @@ class _Solution(dict):  # type: ignore[type-arg]
 
 
 def _rows(
-    store: QuadSource, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool
+    store: QuadSource, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool,
+    sqlite_cursor: Any = None,
 ) -> Iterator[Any]:
     conn = store.connection
-    if stmt.functions:
+    if stmt.functions and sqlite_cursor is None:
         _register_functions(conn, stmt.functions)
     batches: Iterator[Any]
     if store.dialect_name == "postgresql" and (stmt.max_rows is None or stmt.max_rows > _FETCH):
@@ -307,12 +332,7 @@ def _rows(
         batches = result.partitions(_FETCH)
         close = result.close
     else:
-        # SQLite takes ":name" parameters natively; going straight to the driver's
-        # cursor (inside the transaction SQLAlchemy began) saves SQLAlchemy's result
-        # set-up, a visible share of a sub-millisecond query.
-        if not conn.in_transaction():
-            conn.begin()
-        cursor = conn.connection.driver_connection.execute(stmt.sql, stmt.params)
+        cursor = sqlite_cursor if sqlite_cursor is not None else _sqlite_cursor(store, stmt)
         batches = iter(lambda: cursor.fetchmany(_FETCH), [])
         close = cursor.close
     decode = store.decode_term
@@ -328,8 +348,10 @@ def _rows(
                         continue
                     if static:
                         solution[var] = _static_term(kind, row[off + 1], sdt, row[off + 3])
+                    elif (dt := row[off + 2]) is not None and dt < 0:  # a computed duration
+                        solution[var] = _static_term(kind, row[off + 1], datatype_of(dt), row[off + 3])
                     else:
-                        solution[var] = decode(kind, row[off + 1], row[off + 2], row[off + 3])
+                        solution[var] = decode(kind, row[off + 1], dt, row[off + 3])
                 yield solution if plain else FrozenBindings(ctx, solution)
     finally:
         # An abandoned result is closed when its generator is collected, possibly after

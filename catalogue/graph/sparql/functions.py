@@ -157,7 +157,8 @@ class FunctionsMixin:
         characters at positions ``p`` with ``start <= p < start + length``."""
         v, start = self.value(e.arg), self.value(e.start)
         conds = [self._string_arg(v), self._integer_arg(start)]
-        first = f"{start.num}"
+        # Positions beyond SQL's 32-bit integers are clamped (no text is that long).
+        first = f"(CASE WHEN {start.num} > 2147483647 THEN 2147483647 ELSE {start.num} END)"
         lo = f"(CASE WHEN {first} < 1 THEN 1 ELSE {first} END)"
         if e.length is None:
             lex = f"substr({v.lex}, CAST({lo} AS INTEGER))"
@@ -165,7 +166,9 @@ class FunctionsMixin:
             length = self.value(e.length)
             conds.append(self._integer_arg(length))
             end = f"({first} + {length.num})"  # exclusive
-            lex = f"substr({v.lex}, CAST({lo} AS INTEGER), CAST(CASE WHEN {end} > {lo} THEN {end} - {lo} ELSE 0 END AS INTEGER))"
+            count = f"(CASE WHEN {end} > {lo} THEN {end} - {lo} ELSE 0 END)"
+            lex = (f"substr({v.lex}, CAST({lo} AS INTEGER), "
+                   f"CAST(CASE WHEN {count} > 2147483647 THEN 2147483647 ELSE {count} END AS INTEGER))")
         if any(c is None for c in conds):
             return ("val", _ERROR)
         return self._like(v, " AND ".join(c for c in conds if c and c != "TRUE") or "TRUE", lex)

@@ -348,7 +348,9 @@ class ValueOps:
         lexical form (code point order). Date/time values without a time zone sort as
         if in UTC (among zoned ones the partial order leaves their place open)."""
         keys: list[str] = []
-        if not v.static_dt_known:
+        # A value typed at compile time may still be unbound (an error): only a constant
+        # kind saves the first key.
+        if not v.static_dt_known or not v.kind.isdigit():
             keys.append(
                 f"CASE WHEN {v.kind} IS NULL THEN 0 WHEN {v.kind} = {BLANK_KIND} THEN 1 "
                 f"WHEN {v.kind} = {IRI_KIND} THEN 2 ELSE 3 END"

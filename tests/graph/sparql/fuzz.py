@@ -120,7 +120,7 @@ class QueryMaker:
             f"datatype({v}) = xsd:integer", f"sameTerm({v}, {w})", f"{v} IN ({c}, ex:s1, 2)",
             f'UCASE(str({v})) = "A"', f'CONTAINS(LCASE(str({v})), "at")', f"isNumeric({v})",
             f"{v} NOT IN ({c})", f'STRENDS(str({v}), "0")',
-            f"{v} * 2 = {w}", f"-{v} <= {c}", f"{v} / {w} < {c}", f"({v} - 1) * {w} != {c}", f"{v} + {w} > {c}",
+            f"{v} * 2 = {w}", f"-{v} <= {c}", f"{v} / {w} < {c}", f"({v} - 1) * {w} != {c}", f"{v} + {w} > {c}", f"STR({v} - {w}) != STR({c})",
             f"STRLEN(str({v})) > 1", f'CONCAT(str({v}), "x") = "ax"', f"COALESCE({v}, {w}) = {c}",
             f"IF(bound({v}), {v}, {w}) != {c}", f"xsd:integer({v}) > 1", f'SUBSTR(str({v}), 2, 1) = "h"',
             f"YEAR({v}) = 2020", f'STRBEFORE({v}, "a") = ""', f"ABS({v}) = 1", f"ROUND({v}) >= {c}",
