@@ -28,6 +28,7 @@ from catalogue.graph.sparql.arithmetic import (
     sparql_lex,
     sparql_num,
 )
+from tests.graph.sparql.reference import compiled, same_as_oxigraph
 
 EX = "http://x/"
 VALUES = [
@@ -68,46 +69,11 @@ def oxigraph() -> ox.Store:
 
 
 def _compiled(ds: Dataset, query: str) -> list:
-    store = ds.store
-    store.sql_log = log = []
-    try:
-        rows = list(ds.query(PREFIX + query))
-    finally:
-        store.sql_log = None
-    assert not [e.note for e in log if e.sql is None], "fell back to rdflib"
-    return rows
-
-
-def _value(dt: str | None, lexical: str) -> object:
-    """A literal's value, for comparing two engines' numbers whatever their lexical forms."""
-    if lexical == "x":
-        return (dt, lexical)  # the ill-typed one
-    if dt in (str(XSD.double), str(XSD.float)):
-        return ("double", float(lexical.replace("INF", "inf")))
-    if dt == str(XSD.decimal):
-        return ("decimal", Decimal(lexical))
-    if dt in (str(XSD.integer), str(XSD.int)):
-        return ("integer", int(lexical))
-    return (None if dt == str(XSD.string) else dt, lexical)
-
-
-def _norm(term: object) -> object:
-    if term is None:
-        return None
-    if isinstance(term, Literal):
-        return _value(str(term.datatype) if term.datatype else None, str(term))
-    if isinstance(term, ox.Literal):
-        return _value(term.datatype.value if term.datatype else None, term.value)
-    return str(term if not isinstance(term, ox.NamedNode) else term.value)
+    return compiled(ds, PREFIX + query)
 
 
 def _same_as_oxigraph(ds: Dataset, oxi: ox.Store, query: str) -> Counter:
-    mine = Counter(tuple(_norm(x) for x in row) for row in _compiled(ds, query))
-    solutions = oxi.query(PREFIX + query)
-    width = len(solutions.variables)
-    theirs = Counter(tuple(_norm(s[i]) for i in range(width)) for s in solutions)
-    assert mine == theirs
-    return mine
+    return same_as_oxigraph(ds, oxi, PREFIX + query)
 
 
 @pytest.mark.parametrize("op", ["+", "-", "*", "/"])

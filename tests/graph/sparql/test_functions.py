@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from decimal import Decimal
 
 import pyoxigraph as ox
 import pytest
@@ -18,6 +17,7 @@ from rdflib.namespace import XSD
 
 from catalogue.graph import SQLStore
 from catalogue.graph.sparql.arithmetic import sparql_arith, sparql_lex
+from tests.graph.sparql.reference import compiled, same_as_oxigraph
 
 EX = "http://x/"
 VALUES = [
@@ -60,47 +60,12 @@ def oxigraph() -> ox.Store:
     return store
 
 
-def _value(dt: str | None, lexical: str, lang: str | None) -> object:
-    if dt in (str(XSD.double), str(XSD.float)):
-        return ("double", float(lexical.replace("INF", "inf")))
-    if dt == str(XSD.decimal):
-        return ("decimal", Decimal(lexical))
-    if dt in (str(XSD.integer), str(XSD.byte)):
-        return ("integer", int(lexical))
-    if dt == str(XSD.boolean):
-        return ("boolean", lexical in ("true", "1"))
-    return (None if dt in (str(XSD.string), "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString") else dt,
-            lexical, lang.lower() if lang else None)
-
-
-def _norm(term: object) -> object:
-    if term is None:
-        return None
-    if isinstance(term, Literal):
-        return _value(str(term.datatype) if term.datatype else None, str(term), term.language)
-    if isinstance(term, ox.Literal):
-        return _value(term.datatype.value if term.datatype else None, term.value, term.language)
-    return str(term if not isinstance(term, ox.NamedNode) else term.value)
-
-
 def _compiled(ds: Dataset, query: str) -> list:
-    store = ds.store
-    store.sql_log = log = []
-    try:
-        result = ds.query(PREFIX + query)
-        rows = [tuple(b.get(v) for v in result.vars) for b in result.bindings]
-    finally:
-        store.sql_log = None
-    assert not [e.note for e in log if e.sql is None], "fell back to rdflib"
-    return rows
+    return compiled(ds, PREFIX + query)
 
 
-def _same_as_oxigraph(ds: Dataset, oxi: ox.Store, query: str) -> None:
-    mine = Counter(tuple(_norm(x) for x in row) for row in _compiled(ds, query))
-    solutions = oxi.query(PREFIX + query)
-    width = len(solutions.variables)
-    theirs = Counter(tuple(_norm(s[i]) for i in range(width)) for s in solutions)
-    assert mine == theirs
+def _same_as_oxigraph(ds: Dataset, oxi: ox.Store, query: str) -> Counter:
+    return same_as_oxigraph(ds, oxi, PREFIX + query)
 
 
 ONE = "SELECT ?a (%s AS ?r) WHERE { ?x :v ?a }"
