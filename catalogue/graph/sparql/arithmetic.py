@@ -197,11 +197,7 @@ class Arithmetic:
         ranks |= frozenset(DURATION for x in ranks_a for y in ranks_b if x == y and x in TAGS and x != DURATION)
         if not ranks:
             return _ERROR
-        if self.pg:
-            packed = _pg_binary(op, pa, pb, temporal=temporal)
-        else:
-            self.c.need_function("sparql_arith")
-            packed = f"sparql_arith('{op}', {pa}, {pb})"
+        packed = _pg_binary(op, pa, pb, temporal=temporal) if self.pg else self._sqlite(op, pa, pb)
         return self.result(packed, ranks)
 
     def unary(self, op: str, v: Val) -> Val:
@@ -211,11 +207,7 @@ class Arithmetic:
         ranks = frozenset(r for r in ranks if r <= DOUBLE)
         if not ranks:
             return _ERROR
-        if self.pg:
-            packed = _pg_unary(op, pv)
-        else:
-            self.c.need_function("sparql_arith")
-            packed = f"sparql_arith('{op}', {pv}, NULL)"
+        packed = _pg_unary(op, pv) if self.pg else self._sqlite(op, pv)
         return self.result(packed, ranks)
 
     def cast(self, rank: int, v: Val) -> Val:
@@ -225,12 +217,13 @@ class Arithmetic:
         source = self._cast_source(v)
         if source is None:
             return _ERROR
-        if self.pg:
-            packed = _pg_cast(rank, source)
-        else:
-            self.c.need_function("sparql_arith")
-            packed = f"sparql_arith('to{rank}', {source}, NULL)"
+        packed = _pg_cast(rank, source) if self.pg else self._sqlite(f"to{rank}", source)
         return self.result(packed, frozenset([rank]))
+
+    def _sqlite(self, op: str, a: str, b: str = "NULL") -> str:
+        """SQLite's call of :func:`~.numbers.sparql_arith` (registered for the statement)."""
+        self.c.need_function("sparql_arith")
+        return f"sparql_arith('{op}', {a}, {b})"
 
     def _cast_source(self, v: Val) -> str | None:
         """``v`` packed for a cast: a number as for arithmetic, ``S:`` and the text of a
