@@ -1,7 +1,7 @@
 """Aggregates as SQL: ``GROUP BY`` with COUNT, SAMPLE, MIN and MAX (the last two as
 window columns, so they return the term SPARQL orders first), SUM and AVG (exact for
-integers and decimals, through :mod:`.arithmetic`'s packed numbers); GROUP_CONCAT is
-left to rdflib.
+integers and decimals, through :mod:`.arithmetic`'s packed numbers) and GROUP_CONCAT
+(SPARQL's CONCAT over the group, with or without DISTINCT).
 
 Part of the compiler (:mod:`.compiler`), which it reaches only through
 :class:`AggregateHost`: the few compiler services an aggregate needs.
@@ -17,9 +17,10 @@ from rdflib.term import Variable
 
 from . import sql as ir  # the compiler's SQL building blocks
 from .arithmetic import DIVISION_SCALE, Arithmetic, pg_decimal_text
-from .values import LITERAL_KIND, ValueOps
+from .arithmetic import SQLITE_AGGREGATES as NUMBER_AGGREGATES
+from .values import LITERAL_KIND, STRING, ValueOps
 
-__all__ = ["AggregateCompiler", "AggregateHost"]
+__all__ = ["SQLITE_AGGREGATES", "AggregateCompiler", "AggregateHost"]
 
 _XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
@@ -127,6 +128,10 @@ class AggregateCompiler:
                 val = self._sum(agg, b)
                 cols += [f'{e} AS "{c}"' for e, c in ir.val_columns(col, val)]
                 outs.append((res, ir.VarRef(id=None, val=val)))
+            elif agg.name == "Aggregate_GroupConcat":
+                val = self._group_concat(agg, b)
+                cols += [f'{e} AS "{c}"' for e, c in ir.val_columns(col, val)]
+                outs.append((res, ir.VarRef(id=None, val=val)))
             else:
                 raise ir.Unsupported(agg.name)
         if not cols:
@@ -195,6 +200,51 @@ class AggregateCompiler:
             packed = f"(CASE WHEN COUNT(*) = 0 THEN '0:0' ELSE {name}({p}) END)"
         return arith.result(packed, result_ranks)
 
+    def _group_concat(self, agg: CompValue, b: ir.Block) -> ir.Val:
+        """GROUP_CONCAT: SPARQL's CONCAT of the group's values with the separator, in no
+        particular order (the empty simple literal for an empty group).  As CONCAT, it
+        keeps a language tag that every value has, and ``xsd:string`` if every value is
+        one; a value that is not a string literal, or unbound, makes it an error (unbound),
+        as SPARQL's ListEval and Oxigraph have it (rdflib skips unbound values and writes
+        any other term as text)."""
+        if isinstance(agg.vars, Variable):
+            v = self.c.value_of(b, agg.vars)
+            if v is None:
+                v = ir.Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL")
+        else:
+            v = self.c.expression_value(b, agg.vars)
+        d = self.c.dialect
+        sep = d.text_param(self.c.names.param(" " if agg.separator is None else str(agg.separator)))
+        ok = False if v.kind == "NULL" else self.c.ops.is_string_literal(v, allow_lang=True)
+        good = "FALSE" if ok is False else f"{v.kind} IS NOT NULL" + ("" if ok is True else f" AND {ok}")
+        fine = f"COALESCE(SUM(CASE WHEN {good} THEN 0 ELSE 1 END), 0) = 0"
+        lex = f"CAST({v.lex} AS TEXT)"  # typed, should it be a bare NULL (an error)
+        if agg.distinct != "DISTINCT":
+            joined = f"string_agg({lex}, {sep})" if d.is_pg else f"group_concat({lex}, {sep})"
+        elif d.is_pg and (v.static_dt_known or v.kind == "NULL"):
+            joined = f"string_agg(DISTINCT {lex}, {sep})"  # one datatype and tag: texts are terms
+        elif d.is_pg:
+            # Distinct terms (a text and its language tag and datatype), an outer-level
+            # aggregate read back in a scalar subquery (its arguments are columns: a
+            # constant's would be the subquery's own, which PostgreSQL refuses in FROM).
+            joined = (f"(SELECT string_agg(t.v->>0, {sep}) FROM unnest(array_agg(DISTINCT jsonb_build_array("
+                      f"{lex}, lower(CAST({v.lang} AS TEXT)), CAST({v.dt} AS INTEGER)))) AS t(v))")
+        else:
+            self.c.need_function("sparql_concat_distinct")
+            joined = f"sparql_concat_distinct({v.lex}, {v.lang}, {v.dt}, {sep})"
+        string_id = self.c.datatype_ids.get(STRING)
+        some = "COUNT(*) > 0"
+        same_lang = (f"{some} AND COUNT({v.lang}) = COUNT(*) AND MIN(lower({v.lang})) = MAX(lower({v.lang}))")
+        return ir.Val(
+            kind=f"(CASE WHEN {fine} THEN {LITERAL_KIND} END)",
+            lex=f"(CASE WHEN {fine} THEN COALESCE({joined}, '') END)",
+            dt=(f"(CASE WHEN {fine} AND {some} AND MIN(CASE WHEN {v.dt} = {string_id} THEN 1 ELSE 0 END) = 1 "
+                f"THEN {string_id} END)") if string_id is not None else "NULL",
+            lang=f"(CASE WHEN {fine} AND {same_lang} THEN MIN({v.lang}) END)",
+            num="NULL",
+            skind=LITERAL_KIND,
+        )
+
     def _extreme_columns(
         self, aggregates: list[CompValue], group_by: list[Any], b: ir.Block
     ) -> dict[int, tuple[str, str]]:
@@ -237,3 +287,31 @@ class AggregateCompiler:
     def _wrap_with(self, b: ir.Block, extra: list[tuple[str, str]]) -> tuple[ir.Block, str]:
         """Like :meth:`wrap`, also carrying ``extra`` computed columns."""
         return self.c.derived(self.c.render(b, extra=extra, distinct=False), b.vars.items(), "w")
+
+
+class _ConcatDistinct:
+    """SQLite's GROUP_CONCAT(DISTINCT ...): SQLite's own takes no separator with DISTINCT,
+    and would compare texts, not terms (a text with two language tags is two values)."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str | None, int | None]] = set()
+        self.parts: list[str] = []
+        self.separator = " "
+
+    def step(self, lex: str | None, lang: str | None, dt: int | None, separator: str) -> None:
+        self.separator = separator
+        if lex is None:
+            return  # an error, which the statement's own count sees
+        key = (lex, None if lang is None else lang.lower(), dt)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.parts.append(lex)
+
+    def finalize(self) -> str:
+        return self.separator.join(self.parts)
+
+
+#: ``name: (arguments, class)``: the aggregates SQLite runs in Python.
+SQLITE_AGGREGATES: dict[str, tuple[int, Any]] = {
+    **NUMBER_AGGREGATES, "sparql_concat_distinct": (4, _ConcatDistinct),
+}

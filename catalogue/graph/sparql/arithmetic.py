@@ -57,6 +57,7 @@ from .numbers import (
     datatype_of,
     rank_of,
     sparql_arith,
+    sparql_boolean,
     sparql_lex,
     sparql_num,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "pg_decimal_text",
     "rank_of",
     "sparql_arith",
+    "sparql_boolean",
     "sparql_lex",
     "sparql_num",
 ]
@@ -220,6 +222,26 @@ class Arithmetic:
         packed = _pg_cast(rank, source) if self.pg else self._sqlite(f"to{rank}", source)
         return self.result(packed, frozenset([rank]))
 
+    def boolean(self, v: Val) -> str | None:
+        """``xsd:boolean(v)`` as SQL text (``true``/``false``, NULL for an error), or None
+        where it is an error for every row: of a number (false for zero and NaN), or of a
+        string or boolean reading ``true``, ``false``, ``1`` or ``0``."""
+        source = self._cast_source(v)
+        if source is None:
+            return None
+        if not self.pg:
+            self.c.need_function("sparql_boolean")
+            return f"sparql_boolean({source})"
+        return (
+            "(SELECT CASE WHEN tag IN ('S', 'B') THEN (CASE v WHEN 'true' THEN 'true' WHEN '1' THEN 'true' "
+            "WHEN 'false' THEN 'false' WHEN '0' THEN 'false' END) "
+            "WHEN tag IN ('0', '1') THEN (CASE WHEN CAST(v AS NUMERIC) = 0 THEN 'false' ELSE 'true' END) "
+            "WHEN tag IN ('2', '3') THEN (CASE WHEN v = 'NaN' OR CAST(v AS DOUBLE PRECISION) = 0 "
+            "THEN 'false' ELSE 'true' END) END "
+            "FROM (SELECT substr(p, 1, 1) AS tag, btrim(substr(p, 3), E' \\t\\n\\r') AS v "
+            f"FROM (SELECT {source} AS p OFFSET 0) AS fp) AS fu)"
+        )
+
     def _sqlite(self, op: str, a: str, b: str = "NULL") -> str:
         """SQLite's call of :func:`~.numbers.sparql_arith` (registered for the statement)."""
         self.c.need_function("sparql_arith")
@@ -245,11 +267,13 @@ class Arithmetic:
         for iri, tag in ((_XSD + "string", "S"), (_XSD + "boolean", "B")):
             if iri in self.dt_ids:
                 tags.append(f"WHEN {{dt}} = {self.dt_ids[iri]} THEN '{tag}:'")
+        doubles = sorted(i for i, r in self.rank_of_id.items() if r >= FLOAT)
         if whens:
             tags.append(f"WHEN {{num}} IS NOT NULL THEN (CASE {{dt}} {whens} END)")
-        tag = "(CASE " + " ".join(t.format(dt=v.dt, num=v.num) for t in tags) + " END)"
+        if doubles:  # NaN is a double, though it has no comparable value
+            tags.append(f"WHEN {{dt}} IN ({', '.join(map(str, doubles))}) AND trim({{lex}}) = 'NaN' THEN '3:'")
+        tag = "(CASE " + " ".join(t.format(dt=v.dt, num=v.num, lex=v.lex) for t in tags) + " END)"
         value = v.lex
-        doubles = sorted(i for i, r in self.rank_of_id.items() if r >= FLOAT)
         if self.pg and doubles:  # by value, as in :meth:`packed` ("1E400" is INF)
             value = f"(CASE WHEN {v.dt} IN ({', '.join(map(str, doubles))}) THEN {self._double_text(v.num)} ELSE {v.lex} END)"
         return f"(CASE WHEN {v.kind} = {LITERAL_KIND} AND {v.lang} IS NULL THEN {tag} || {value} END)"

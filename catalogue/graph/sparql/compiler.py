@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from rdflib.paths import AlternativePath, MulPath, NegatedPath, Path
@@ -84,6 +85,8 @@ class Statement:
     #: At most this many rows (ASK, the LIMIT of the compiled part): PostgreSQL then
     #: answers through one round trip, not a server-side cursor's three.
     max_rows: int | None = None
+    #: Compiled with a value of the moment (``NOW()``): not to be cached.
+    volatile: bool = False
 
 
 #: Algebra nodes the compiler knows.
@@ -134,8 +137,15 @@ class Compiler:
         default_graph_id: int | None,
         bindings: Mapping[Variable, Node] | None = None,
         join_statistics: JoinStatistics | None = None,
+        now: datetime | None = None,
     ) -> None:
         self.dialect = Dialect(dialect)
+        #: The query's ``NOW()``: one instant for every part of one query (rdflib's is its
+        #: context's ``now``, which the caller passes).
+        self.now = now or datetime.now(UTC)
+        #: Whether the statement depends on more than its query and the store (``NOW()``):
+        #: such a statement is not kept for the next time (:mod:`.statement_cache`).
+        self.volatile = False
         #: PostgreSQL's statistics of ``quads``, which order a BGP's joins (:mod:`.join_order`).
         self.join_statistics = join_statistics
         self.names = Names()
@@ -245,7 +255,8 @@ class Compiler:
             sql += "\nORDER BY " + ", ".join(f"r_.{c}" for c in order_cols)
         max_rows = 1 if first_only else part.length if part.name == "Slice" else None
         return Statement(
-            sql, self.names.params, columns, frozenset(self.functions), tuple(self.lookups), max_rows
+            sql, self.names.params, columns, frozenset(self.functions), tuple(self.lookups), max_rows,
+            self.volatile,
         )
 
     # --------------------------------------------------------- solution modifiers
@@ -294,7 +305,15 @@ class Compiler:
                     used = _expr_vars(cond.expr)
                     if not used <= set(names):
                         raise Unsupported("DISTINCT with ORDER BY on unprojected variables")
-            exprs = ExprCompiler(self, resolver)
+            # ORDER BY RAND(): each key reads its own draw, which orders just as randomly
+            # (not under DISTINCT, whose rows would then differ by their keys).
+            exprs = ExprCompiler(self, resolver, per_row=not distinct)
+            for cond in order:
+                exprs.value(cond.expr)
+            if exprs.drawn:
+                block, columns = self._draw(block, exprs.drawn)
+                resolver = self.resolver(block)
+            exprs = ExprCompiler(self, resolver, per_row=not distinct, draws=columns if exprs.drawn else None)
             for cond in order:
                 val = exprs.value(cond.expr)
                 desc = cond.order == "DESC"
@@ -777,7 +796,11 @@ class Compiler:
             if tid is not None:
                 b.vars[var] = VarRef(id=str(tid))
                 return b
-        val = ExprCompiler(self, self.resolver(b, part)).value(expr)
+        exprs = ExprCompiler(self, self.resolver(b, part), per_row=True)
+        val = exprs.value(expr)
+        if exprs.drawn:
+            b, columns = self._draw(b, exprs.drawn)
+            val = ExprCompiler(self, self.resolver(b, part), per_row=True, draws=columns).value(expr)
         if val.id is not None:
             # An expression that is an error for every solution binds nothing (typed, for
             # PostgreSQL's joins and unions).
@@ -785,6 +808,18 @@ class Compiler:
         else:
             b.vars[var] = VarRef(id=None, val=val, nullable=True)
         return b
+
+    def _draw(self, b: Block, drawn: list[str]) -> tuple[Block, list[str]]:
+        """``b`` as a derived table with a column for each value drawn per solution
+        (``random()`` ...), and those columns.  ``OFFSET 0`` keeps the table whole:
+        neither database then merges it into the outer query, which would copy the
+        drawing expressions to each place a column is read."""
+        if b.distinct_pending:
+            b = self.wrap(b, distinct=True)
+        extra = [(sql, f"d{i}_") for i, sql in enumerate(drawn)]
+        fence = "OFFSET 0" if self.dialect.is_pg else "LIMIT -1 OFFSET 0"
+        out, alias = self.derived(f"{self.render(b, extra=extra, distinct=False)}\n{fence}", b.vars.items(), "dr")
+        return out, [f'{alias}."{name}"' for _, name in extra]
 
     def _p_ToMultiSet(self, part: CompValue, scope: GraphScope) -> Block:
         return self.pattern(part.p, scope)

@@ -34,9 +34,10 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
 
 from ..deadline import check_deadline
-from .arithmetic import SQLITE_AGGREGATES, datatype_of, sparql_arith, sparql_lex, sparql_num
+from .aggregates import SQLITE_AGGREGATES
+from .arithmetic import datatype_of, sparql_arith, sparql_boolean, sparql_lex, sparql_num
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
-from .functions import SQLITE_FUNCTIONS
+from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
 from .join_order import join_statistics
@@ -124,11 +125,13 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
         default_graph_id=default_id,
         bindings=bindings,
         join_statistics=statistics,
+        now=ctx.now,
     )
     stmt = compiler.statement(part, first_only=first_only)
     # Not with spatial lookups: their geometries would be shared between threads, and a
     # prepared GEOS geometry is not safe to use from two at once.
-    if not bindings and not stmt.lookups:
+    # Nor with NOW(): the next query's instant is another.
+    if not bindings and not stmt.lookups and not stmt.volatile:
         STATEMENTS.put(part, ids, datatypes, stmt, **kept)
     return stmt
 
@@ -406,6 +409,7 @@ _FUNCTIONS: dict[str, tuple[int, Any]] = {
     "sparql_arith": (3, sparql_arith),
     "sparql_lex": (1, sparql_lex),
     "sparql_num": (1, sparql_num),
+    "sparql_boolean": (1, sparql_boolean),
     **SQLITE_FUNCTIONS,
 }
 
@@ -420,4 +424,4 @@ def _register_functions(conn: Any, names: frozenset[str]) -> None:
             raw.create_aggregate(name, nargs, cls)
             continue
         nargs, fn = _FUNCTIONS[name]
-        raw.create_function(name, nargs, fn, deterministic=True)
+        raw.create_function(name, nargs, fn, deterministic=name not in VOLATILE_FUNCTIONS)

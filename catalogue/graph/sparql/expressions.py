@@ -19,6 +19,7 @@ from rdflib.term import BNode, Literal, URIRef, Variable
 from .arithmetic import DAY_TIME_DURATION, DURATION_ID, Arithmetic
 from .functions import CASTS, FunctionsMixin
 from .geo import compile_call
+from .regex import PG_SAFE, PLAIN
 from .sql import Dialect, Names, Unsupported, Val
 from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
 
@@ -29,16 +30,7 @@ Resolver = Callable[[Variable], Val | None]
 
 Compiled = tuple[str, Any]  # ("bool", sql) | ("val", Val)
 
-# Patterns that are plain text: with no regex metacharacters they can run as substring
-# searches, which every database does fast and exactly.
-_PLAIN = re.compile(r"[A-Za-z0-9 _\-:,;'\"/@#&=<>~`!]*")
 _ASCII_WORD = re.compile(r"[A-Za-z0-9 ]+")
-# A conservative subset of XPath regular expressions that means the same in
-# PostgreSQL's ARE flavour.
-_PG_SAFE = re.compile(
-    r"(?:[A-Za-z0-9 _\-:,;'\"/@#&=<>~`!%]|\\[.\\dDwWsS\-*+?()\[\]{}|^$]"
-    r"|[.^$*+?()|]|\[\^?[A-Za-z0-9 _\-]+\]|\{\d+(?:,\d*)?\})*"
-)
 
 
 class ExpressionContext(Protocol):
@@ -61,10 +53,23 @@ class ExprCompiler(FunctionsMixin):
     """Compiles expressions against a scope given by a :data:`Resolver` (the built-in
     functions of :mod:`.functions` included)."""
 
-    def __init__(self, compiler: ExpressionContext, resolve: Resolver) -> None:
+    def __init__(
+        self, compiler: ExpressionContext, resolve: Resolver, *, per_row: bool = False,
+        draws: list[str] | None = None,
+    ) -> None:
         self.c = compiler
         self.ops = compiler.ops
         self.resolve = resolve
+        #: Whether values drawn per solution (RAND, UUID, STRUUID, BNODE) may be compiled,
+        #: in a BIND or an ORDER BY key.  Their SQL (``random()`` ...) is drawn in a
+        #: derived table, one column per call, and the expression reads those columns:
+        #: written into the expression, each part of the term would draw its own, and
+        #: PostgreSQL computes an uncorrelated subquery around it once per statement.
+        self.per_row = per_row
+        #: The SQL of each call drawn (the caller materialises them, then compiles again).
+        self.drawn: list[str] = []
+        #: On that second compilation: the columns holding the draws, in call order.
+        self.draws = draws
 
     # ------------------------------------------------------------------- entry points
 
@@ -352,10 +357,10 @@ class ExprCompiler(FunctionsMixin):
         d, names = self.c.dialect, self.c.names
         if "q" in flags:
             pat, flags = re.escape(pat), flags.replace("q", "")
-        if not flags and _PLAIN.fullmatch(pat) and pat:
+        if not flags and PLAIN.fullmatch(pat) and pat:
             return d.contains(lex, d.text_param(names.param(pat)))
         if d.is_pg:
-            if flags not in ("", "i") or not _PG_SAFE.fullmatch(pat):
+            if flags not in ("", "i") or not PG_SAFE.fullmatch(pat):
                 raise Unsupported("regex pattern outside the PostgreSQL-safe subset")
             op = "~*" if flags == "i" else "~"
             return f"({lex} {op} {d.text_param(names.param(pat))})"

@@ -1,10 +1,11 @@
 """SPARQL's built-in functions beyond tests and comparisons, as SQL: conditionals
 (``COALESCE``, ``IF``), string building (``STRLEN``, ``SUBSTR``, ``CONCAT``,
-``STRBEFORE``, ``STRAFTER``, ``ENCODE_FOR_URI``), term construction (``STRDT``,
+``STRBEFORE``, ``STRAFTER``, ``ENCODE_FOR_URI``, ``REPLACE``), term construction (``STRDT``,
 ``STRLANG``, ``IRI``), numeric functions (``ABS``, ``CEIL``, ``FLOOR``, ``ROUND``, through
-:mod:`.arithmetic`), casts to the numeric XSD types, date parts (``YEAR`` ... ``TZ``),
-and hashes.  ``NOW``, ``RAND``, ``UUID``, ``STRUUID`` and ``BNODE`` stay with rdflib: a
-value drawn once per solution would be drawn again for each part of the term here.
+:mod:`.arithmetic`), casts to the numeric XSD types, ``xsd:boolean`` and ``xsd:dateTime``, date parts (``YEAR`` ... ``TZ``),
+hashes, ``NOW`` (the query's instant), and ``RAND``, ``UUID``, ``STRUUID`` and ``BNODE()``
+in a BIND or an ORDER BY key, drawn once per solution in a derived table
+(:class:`~.expressions.ExprCompiler`'s ``per_row``); elsewhere they stay with rdflib.
 
 Part of :class:`~.expressions.ExprCompiler` (a mixin: each ``_e_Builtin_<NAME>`` is
 found by name).  Each follows SPARQL 1.1's section 17.4; where SQLite lacks an
@@ -15,30 +16,34 @@ connection does it per row, inside the statement.  Argument errors are SQL ``NUL
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import urllib.parse
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Literal, URIRef
 
-from ..terms import COMPARABLE_DATATYPES
+from ..terms import COMPARABLE_DATATYPES, comparable_value
 from .arithmetic import RANK_TYPES, Arithmetic, rank_of
+from .regex import PG_SAFE, PLAIN, compile_replace, xpath_replace
 from .sql import Unsupported, Val
-from .values import IRI_KIND, LITERAL_KIND, STRING
+from .values import BLANK_KIND, IRI_KIND, LITERAL_KIND, STRING
 
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
 Compiled = tuple[str, Any]
 
-__all__ = ["CASTS", "SQLITE_FUNCTIONS", "FunctionsMixin"]
+__all__ = ["CASTS", "SQLITE_FUNCTIONS", "VOLATILE_FUNCTIONS", "FunctionsMixin"]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER, _DATE_TIME, _DATE = _XSD + "integer", _XSD + "dateTime", _XSD + "date"
 _DAY_TIME_DURATION = _XSD + "dayTimeDuration"
+_BOOLEAN, _DATE_TIME_STAMP = _XSD + "boolean", _XSD + "dateTimeStamp"
 _CASTS = {RANK_TYPES[0]: 0, RANK_TYPES[1]: 1, RANK_TYPES[2]: 2, RANK_TYPES[3]: 3}
 #: The casts compiled here (XSD constructor functions).
-CASTS = frozenset([*_CASTS, STRING])
+CASTS = frozenset([*_CASTS, STRING, _BOOLEAN, _DATE_TIME])
 _LANG_TAG = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
 _HASHES = {"MD5": "md5", "SHA1": "sha1", "SHA256": "sha256", "SHA384": "sha384", "SHA512": "sha512"}
 
@@ -244,6 +249,80 @@ class FunctionsMixin:
             lex = f"{self._python('sparql_encode_for_uri')}({v.lex})"
         return self._simple(ok, lex)
 
+    def _e_Builtin_REPLACE(self, e: CompValue) -> Compiled:
+        """XPath's ``fn:replace`` (:func:`.regex.xpath_replace`) with a constant pattern,
+        replacement and flags; the result keeps the text's language tag or datatype."""
+        v = self.value(e.arg)
+        constants = [e.pattern, e.replacement] + ([] if e.flags is None else [e.flags])
+        if not all(isinstance(x, Literal) for x in constants):
+            raise Unsupported("REPLACE with a non-constant pattern, replacement or flags")
+        if any(x.language or x.datatype not in (None, URIRef(STRING)) for x in constants):
+            return ("val", _ERROR)  # not simple literals
+        pattern, replacement = str(e.pattern), str(e.replacement)
+        flags = "" if e.flags is None else str(e.flags)
+        ok = self._string_arg(v)
+        if ok is None or set(flags) - set("ismxq"):
+            return ("val", _ERROR)
+        try:
+            _, template = compile_replace(pattern, replacement, flags)
+        except re.error:
+            return ("val", _ERROR)  # the same error for every row
+        d, names = self.c.dialect, self.c.names
+        if ("q" in flags or PLAIN.fullmatch(pattern)) and not set(flags) - {"q"}:
+            # Plain text, matched case-sensitively: the database's own replace(), on both.
+            # (A plain pattern has no groups: $0 is the pattern itself, $1 ... $9 nothing.)
+            out = "".join(p if isinstance(p, str) else pattern if p == 0 else "" for p in template)
+            return self._like(v, ok, f"replace({v.lex}, {d.text_param(names.param(pattern))}, "
+                                     f"{d.text_param(names.param(out))})")
+        if d.is_pg:
+            pg = _pg_replacement(template)
+            if flags not in ("", "i") or not PG_SAFE.fullmatch(pattern) or pg is None:
+                raise Unsupported("REPLACE outside the PostgreSQL-safe subset")
+            return self._like(v, ok, (
+                f"regexp_replace({v.lex}, {d.text_param(names.param(pattern))}, "
+                f"{d.text_param(names.param(pg))}, {d.text_param(names.param('g' + flags))})"))
+        call = (f"{self._python('sparql_replace')}({v.lex}, {d.text_param(names.param(pattern))}, "
+                f"{d.text_param(names.param(replacement))}, {d.text_param(names.param(flags))})")
+        return self._like(v, ok, call)
+
+    def _e_Builtin_NOW(self, e: CompValue) -> Compiled:
+        """The query's instant (one for the whole query, as SPARQL says), a constant."""
+        self.c.volatile = True
+        return ("val", self.ops.const(Literal(self.c.now)))
+
+    # ------------------------------------------------------ values drawn per solution
+
+    def _draw(self, name: str, sql: str) -> str:
+        """A value drawn per solution: on the first compilation its SQL (recorded in
+        ``drawn``), on the second the column the caller drew it into."""
+        if not self.per_row:
+            raise Unsupported(f"{name} outside BIND and ORDER BY (a value drawn once per solution)")
+        i = len(self.drawn)
+        self.drawn.append(sql)
+        return sql if self.draws is None else self.draws[i]
+
+    def _uuid(self, name: str) -> str:
+        pg = self.c.dialect.is_pg
+        return self._draw(name, "CAST(gen_random_uuid() AS TEXT)" if pg else f"{self._python('sparql_uuid')}()")
+
+    def _e_Builtin_RAND(self, e: CompValue) -> Compiled:
+        pg = self.c.dialect.is_pg
+        value = self._draw("RAND", "CAST(random() AS TEXT)" if pg else f"{self._python('sparql_rand')}()")
+        return ("val", Arithmetic(self.c).result(f"('3:' || {value})", frozenset([3])))
+
+    def _e_Builtin_UUID(self, e: CompValue) -> Compiled:
+        return ("val", Val(kind=str(IRI_KIND), lex=f"('urn:uuid:' || {self._uuid('UUID')})", dt="NULL",
+                           lang="NULL", num="NULL", skind=IRI_KIND, static_dt_known=True))
+
+    def _e_Builtin_STRUUID(self, e: CompValue) -> Compiled:
+        return self._simple("TRUE", self._uuid("STRUUID"))
+
+    def _e_Builtin_BNODE(self, e: CompValue) -> Compiled:
+        if e.arg is not None:
+            raise Unsupported("BNODE of a string (the same node for the same string in a solution)")
+        return ("val", Val(kind=str(BLANK_KIND), lex=f"('b' || replace({self._uuid('BNODE')}, '-', ''))",
+                           dt="NULL", lang="NULL", num="NULL", skind=BLANK_KIND, static_dt_known=True))
+
     # ------------------------------------------------------------- construction
 
     def _e_Builtin_STRDT(self, e: CompValue) -> Compiled:
@@ -325,7 +404,65 @@ class FunctionsMixin:
             # Of an IRI or a literal (its lexical form; a number's as written), not of a blank node.
             ok = f"{v.kind} IN ({IRI_KIND}, {LITERAL_KIND})"
             return self._typed(ok, v.lex, "NULL", STRING)
+        if target == _BOOLEAN:
+            text = Arithmetic(self.c).boolean(v)
+            if text is None:
+                return ("val", _ERROR)
+            return self._typed(f"{text} IS NOT NULL", text, f"(CASE WHEN {text} = 'true' THEN 1 ELSE 0 END)", _BOOLEAN)
+        if target == _DATE_TIME:
+            return self._cast_date_time(v)
         return ("val", Arithmetic(self.c).cast(_CASTS[target], v))
+
+    def _cast_date_time(self, v: Val) -> Compiled:
+        """``xsd:dateTime(x)``: of a date-time, itself; of a date, its midnight (in its
+        time zone, if it has one); of a string in the lexical space (whitespace around it
+        allowed), that date-time; anything else is an error.  A string's comparable value
+        is computed in Python (:func:`catalogue.graph.terms.comparable_value`): on
+        PostgreSQL that case stays with rdflib."""
+        if v.kind == "NULL":
+            return ("val", _ERROR)
+        d, ids = self.c.dialect, self.c.datatype_ids
+        string = self.ops.in_class(v, "string")
+        cases: list[tuple[str, str, str]] = []  # (condition, lexical form, comparable value)
+        if v.static_dt_known:
+            if v.skind != LITERAL_KIND:
+                return ("val", _ERROR)
+            if v.sdt in (_DATE_TIME, _DATE_TIME_STAMP):
+                cases.append(("TRUE", v.lex, v.num))
+            elif v.sdt == _DATE:
+                cases.append(("TRUE", self._midnight(v.lex), v.num))
+        else:
+            date_times = [str(ids[t]) for t in (_DATE_TIME, _DATE_TIME_STAMP) if t in ids]
+            if date_times:
+                cases.append((f"{v.dt} IN ({', '.join(date_times)})", v.lex, v.num))
+            if _DATE in ids:
+                cases.append((f"{v.dt} = {ids[_DATE]}", self._midnight(v.lex), v.num))
+        if string is not False:
+            if d.is_pg:
+                raise Unsupported("a cast of a string to xsd:dateTime (its value is computed in Python)")
+            seconds = f"{self._python('sparql_date_time_seconds')}({v.lex})"
+            cases.append(("TRUE" if string is True else str(string), self._xsd_trim(v.lex), seconds))
+        if not cases:
+            return ("val", _ERROR)
+
+        def pick(i: int) -> str:
+            return "(CASE " + " ".join(f"WHEN {c[0]} THEN {c[i]}" for c in cases) + " END)"
+
+        num = pick(2)
+        return self._typed(f"{num} IS NOT NULL", pick(1), num, _DATE_TIME)
+
+    def _xsd_trim(self, lex: str) -> str:
+        """``lex`` without the XSD whitespace around it."""
+        spaces = "' ' || chr(9) || chr(10) || chr(13)" if self.c.dialect.is_pg else "' ' || char(9, 10, 13)"
+        return f"trim({lex}, {spaces})" if not self.c.dialect.is_pg else f"btrim({lex}, {spaces})"
+
+    def _midnight(self, lex: str) -> str:
+        """A date's lexical form ``[-]YYYY-MM-DD[zone]`` as the date-time of its midnight."""
+        s = self._xsd_trim(lex)
+        zone_len = (f"(CASE WHEN {s} LIKE '%Z' THEN 1 WHEN substr({s}, length({s}) - 5, 1) IN ('+', '-') "
+                    f"AND substr({s}, length({s}) - 2, 1) = ':' THEN 6 ELSE 0 END)")
+        return (f"(substr({s}, 1, length({s}) - {zone_len}) || 'T00:00:00' || "
+                f"substr({s}, length({s}) - {zone_len} + 1))")
 
     # ------------------------------------------------------------------- dates
 
@@ -444,9 +581,40 @@ def _encode_for_uri(text: str | None) -> str | None:
 
 
 #: ``name: (arguments, function)`` registered on SQLite connections.
+def _pg_replacement(template: tuple[str | int, ...]) -> str | None:
+    """A replacement template in PostgreSQL's ``regexp_replace`` syntax (``\\&`` the match,
+    ``\\1`` to ``\\9`` groups, ``\\\\`` a backslash); None beyond nine groups."""
+    out = []
+    for part in template:
+        if isinstance(part, str):
+            out.append(part.replace("\\", "\\\\"))
+        elif part > 9:
+            return None
+        else:
+            out.append("\\&" if part == 0 else f"\\{part}")
+    return "".join(out)
+
+
+def _replace(text: str | None, pattern: str | None, replacement: str | None, flags: str | None) -> str | None:
+    """``REPLACE`` for SQLite (NULL, i.e. a SPARQL error, for an unusable pattern)."""
+    if text is None or pattern is None or replacement is None:
+        return None
+    try:
+        return xpath_replace(text, pattern, replacement, flags or "")
+    except re.error:
+        return None
+
+
+#: The SQLite functions that give another value at each call (not ``deterministic``).
+VOLATILE_FUNCTIONS = frozenset({"sparql_rand", "sparql_uuid"})
+
 SQLITE_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     **{f"sparql_{a}": (1, _hasher(a)) for a in _HASHES.values()},
     "sparql_encode_for_uri": (1, _encode_for_uri),
+    "sparql_replace": (4, _replace),
+    "sparql_rand": (0, lambda: repr(random.random())),
+    "sparql_uuid": (0, lambda: str(uuid.uuid4())),
+    "sparql_date_time_seconds": (1, lambda text: None if text is None else comparable_value(text, _DATE_TIME)),
 }
 
 _ERROR = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")

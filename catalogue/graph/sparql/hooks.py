@@ -12,7 +12,8 @@ store, changes nothing in rdflib.  It
 * registers the GeoSPARQL ``geof:`` functions with rdflib's evaluator, for the
   filters the compiler leaves to it (:mod:`.geof`);
 * makes rdflib's SPARQL parser safe to call from several threads (it is not: see
-  :data:`.query.PARSE_LOCK`).
+  :data:`.query.PARSE_LOCK`), and its parse trees keep ``FILTER(false)`` through the
+  algebra translation (:func:`.query.keep_constant_filters`).
 
 These act on the whole process (rdflib keeps them in module globals), which is why
 they wait until a store is queried rather than happen as a side effect of an import.
@@ -26,7 +27,7 @@ from rdflib.plugins.sparql import CUSTOM_EVALS
 
 from .evaluate import evaluate_part
 from .geof import install as install_geof
-from .query import PARSE_LOCK
+from .query import PARSE_LOCK, keep_constant_filters
 from .regex import RE2_MODULE
 from .source import register
 
@@ -53,7 +54,8 @@ def _use_re2() -> None:
 
 
 def _lock_parser() -> None:
-    """Make rdflib's ``parseQuery``/``parseUpdate`` (and the processor's references) hold PARSE_LOCK."""
+    """Make rdflib's ``parseQuery``/``parseUpdate`` (and the processor's references) hold
+    PARSE_LOCK, and keep constant filters (rdflib's own ``Graph.update`` parses with them)."""
     from rdflib.plugins.sparql import parser, processor
 
     def locked(fn: Any) -> Any:
@@ -62,7 +64,7 @@ def _lock_parser() -> None:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             with PARSE_LOCK:
-                return fn(*args, **kwargs)
+                return keep_constant_filters(fn(*args, **kwargs))
 
         call._catalogue_locked = True  # type: ignore[attr-defined]
         call.__doc__ = fn.__doc__

@@ -188,6 +188,23 @@ def _cast(target: int, packed: str) -> str | None:
     return _pack(DECIMAL, exact)
 
 
+def sparql_boolean(packed: str | None) -> str | None:
+    """XPath's cast to ``xsd:boolean`` of a packed number, string (``S``) or boolean
+    (``B``): ``true`` or ``false``, or NULL (an error) for any other text or value."""
+    if packed is None:
+        return None
+    tag, text = packed[0], packed[2:].strip(_XSD_WHITESPACE)
+    if tag in ("S", "B"):
+        return {"true": "true", "1": "true", "false": "false", "0": "false"}.get(text)
+    if tag not in ("0", "1", "2", "3"):
+        return None
+    try:
+        value = _unpack(packed)[1]
+    except (ValueError, InvalidOperation):
+        return None
+    return "false" if value == 0 or (isinstance(value, float) and math.isnan(value)) else "true"
+
+
 def _double(op: str, x: float, y: float) -> float:
     if op == "+":
         return x + y

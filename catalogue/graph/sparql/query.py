@@ -41,7 +41,7 @@ def translate_query(query: str, base: str | None = None, namespaces: dict[str, A
     from rdflib.plugins.sparql.parser import parseQuery
 
     with PARSE_LOCK:
-        return translateQuery(parseQuery(query), base, namespaces or {})
+        return translateQuery(keep_constant_filters(parseQuery(query)), base, namespaces or {})
 
 
 def translate_update(update: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
@@ -50,7 +50,34 @@ def translate_update(update: str, base: str | None = None, namespaces: dict[str,
     from rdflib.plugins.sparql.parser import parseUpdate
 
     with PARSE_LOCK:
-        return translateUpdate(parseUpdate(update), base, namespaces or {})
+        return translateUpdate(keep_constant_filters(parseUpdate(update)), base, namespaces or {})
+
+
+def keep_constant_filters(tree: Any) -> Any:
+    """Wrap each ``FILTER`` of a constant literal so that rdflib's algebra keeps it.
+
+    rdflib collects a group's filters with ``if filters:``, and a literal that Python
+    finds false (``false``, ``0``, ``""``) is dropped: ``FILTER(false)`` filtered nothing,
+    and ``DELETE { ... } WHERE { ... FILTER(false) }`` deleted every match.  A one-operand
+    ``&&`` (true for Python, the same value for SPARQL) keeps it; every constant is
+    wrapped, as which ones Python finds false is only known after the translation.
+    """
+    from rdflib.plugins.sparql.algebra import traverse
+    from rdflib.plugins.sparql.operators import ConditionalAndExpression
+    from rdflib.plugins.sparql.parserutils import CompValue, Expr
+    from rdflib.term import Literal
+
+    def visit(node: Any) -> None:
+        if isinstance(node, CompValue) and node.name == "Filter":
+            expr = dict.get(node, "expr")
+            # The parser's precedence levels, each with one operand, around the constant.
+            while isinstance(expr, CompValue) and expr.name.endswith("Expression") and dict.get(expr, "other") is None:
+                expr = dict.get(expr, "expr")
+            if isinstance(expr, Literal) or (isinstance(expr, CompValue) and expr.name == "literal"):
+                node["expr"] = Expr("ConditionalAndExpression", ConditionalAndExpression, expr=expr, other=[])
+
+    traverse(tree, visitPre=visit)
+    return tree
 
 
 @lru_cache(maxsize=_PARSE_CACHE_SIZE)

@@ -19,6 +19,14 @@ pattern parser before RE2 sees them, which also keeps RE2's C++ error log
 off stderr. The ``x`` flag (XPath: ignore whitespace in the pattern) is
 applied by removing whitespace outside character classes, since RE2 has no
 verbose mode.
+
+``REPLACE`` follows XPath's ``fn:replace`` here, in both places: ``$N`` group
+references with XPath's digit rule, ``\\$`` and ``\\\\`` escapes, the ``q`` flag's literal
+replacement, and errors (FORX0003, FORX0004) for a pattern that matches the empty
+string and for a malformed replacement. rdflib's own version rewrites ``$N`` as
+Python's ``\\N`` and lets Python decide the rest; :class:`_RE2Module` receives that
+rewrite and hands the replacement back unchanged, so rdflib's ``REPLACE`` computes
+what the compiled SQL does.
 """
 
 from __future__ import annotations
@@ -30,6 +38,18 @@ from functools import lru_cache
 from typing import Any
 
 import re2
+from rdflib.plugins.sparql.sparql import SPARQLError
+
+#: A conservative subset of XPath regular expressions that means the same in
+#: PostgreSQL's ARE flavour (the compiler sends these to PostgreSQL's own operators).
+PG_SAFE = re.compile(
+    r"(?:[A-Za-z0-9 _\-:,;'\"/@#&=<>~`!%]|\\[.\\dDwWsS\-*+?()\[\]{}|^$]"
+    r"|[.^$*+?()|]|\[\^?[A-Za-z0-9 _\-]+\]|\{\d+(?:,\d*)?\})*"
+)
+#: Patterns that are plain text: with no regex metacharacters they can run as substring
+#: searches and replacements, which every database does fast and exactly (characters
+#: beyond ASCII are never metacharacters).
+PLAIN = re.compile(r"[A-Za-z0-9 _\-:,;'\"/@#&=<>~`!\u0080-\U0010ffff]*")
 
 _FLAG_LETTERS = {re.IGNORECASE: "i", re.DOTALL: "s", re.MULTILINE: "m"}
 _UNSUPPORTED = {sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS, sre_constants.ASSERT,
@@ -87,6 +107,81 @@ def compile_pattern(pattern: str, flags: str = "") -> Any:
         raise re.error(str(exc)) from None
 
 
+#: One part of a replacement: text to insert, or the number of a group whose match is inserted.
+Template = tuple[str | int, ...]
+
+
+def replacement_template(replacement: str, groups: int) -> Template:
+    """XPath's ``fn:replace`` replacement string as literal text and group numbers.
+
+    ``\\\\`` is a backslash and ``\\$`` a dollar sign; ``$`` and the digits after it name a
+    group, and where that number exceeds the groups and 9 the last digit is literal
+    text, as often as needed. ``re.error`` (FORX0004) for any other ``\\`` or ``$``.
+    """
+    parts: list[str | int] = []
+    text: list[str] = []
+    i, n = 0, len(replacement)
+    while i < n:
+        char = replacement[i]
+        if char == "\\":
+            if i + 1 < n and replacement[i + 1] in "\\$":
+                text.append(replacement[i + 1])
+                i += 2
+                continue
+            raise re.error(f"a backslash not before \\ or $ in the replacement {replacement!r}")
+        if char == "$":
+            j = i + 1
+            while j < n and replacement[j].isascii() and replacement[j].isdigit():
+                j += 1
+            if j == i + 1:
+                raise re.error(f"a $ not before a digit in the replacement {replacement!r}")
+            digits = replacement[i + 1 : j]
+            while len(digits) > 1 and int(digits) > max(groups, 9):
+                digits = digits[:-1]
+            if text:
+                parts.append("".join(text))
+                text = []
+            parts.append(int(digits))
+            i += 1 + len(digits)
+            continue
+        text.append(char)
+        i += 1
+    if text:
+        parts.append("".join(text))
+    return tuple(parts)
+
+
+@lru_cache(maxsize=256)
+def compile_replace(pattern: str, replacement: str, flags: str = "") -> tuple[Any, Template]:
+    """The RE2 program and replacement template of a SPARQL ``REPLACE``; ``re.error`` for
+    an unusable pattern or replacement and for a pattern that matches the empty string."""
+    if "q" in flags:
+        pattern, template = re.escape(pattern), (replacement,) if replacement else ()
+        flags = flags.replace("q", "")
+        rx = compile_pattern(pattern, flags)
+    else:
+        rx = compile_pattern(pattern, flags)
+        template = replacement_template(replacement, rx.groups)
+    if rx.search(""):
+        raise re.error(f"the pattern {pattern!r} matches the empty string")
+    return rx, template
+
+
+def xpath_replace(text: str, pattern: str, replacement: str, flags: str = "") -> str:
+    """XPath's ``fn:replace``: every non-overlapping match of ``pattern`` in ``text``
+    replaced (groups that took no part in a match, or beyond the pattern's, insert nothing)."""
+    rx, template = compile_replace(pattern, replacement, flags)
+    groups = rx.groups
+
+    def expand(match: Any) -> str:
+        return "".join(
+            part if isinstance(part, str) else (match.group(part) or "") if part <= groups else ""
+            for part in template
+        )
+
+    return rx.sub(expand, text)
+
+
 def _letters(flags: int) -> str:
     return "".join(letter for flag, letter in _FLAG_LETTERS.items() if flags & flag)
 
@@ -101,12 +196,24 @@ class _RE2Module:
 
     @staticmethod
     def search(pattern: str, text: str, flags: int = 0) -> Any:
-        return compile_pattern(str(pattern), _letters(flags)).search(str(text))
+        try:
+            return compile_pattern(str(pattern), _letters(flags)).search(str(text))
+        except re.error as exc:  # an error in SPARQL (the FILTER is false), not a failed query
+            raise SPARQLError(f"REGEX: {exc}") from None
 
     @staticmethod
     def sub(pattern: str, replacement: str, text: str, flags: int = 0) -> str:
-        # plain str: RE2 builds its result with type(text)(), which rdflib's Literal cannot do
-        return compile_pattern(str(pattern), _letters(flags)).sub(str(replacement), str(text))
+        if pattern == _RDFLIB_DOLLAR_REWRITE[0] and replacement == _RDFLIB_DOLLAR_REWRITE[1]:
+            return str(text)  # rdflib rewriting $N as \\N: the replacement stays XPath's
+        try:
+            # plain str: RE2 builds its result with type(text)(), which rdflib's Literal cannot do
+            return xpath_replace(str(text), str(pattern), str(replacement), _letters(flags))
+        except re.error as exc:
+            raise SPARQLError(f"REPLACE: {exc}") from None
+
+
+#: The call rdflib's ``Builtin_REPLACE`` makes first, to turn ``$N`` into Python's ``\\N``.
+_RDFLIB_DOLLAR_REWRITE = ("\\$([0-9]*)", r"\\\1")
 
 
 RE2_MODULE = _RE2Module()

@@ -241,7 +241,11 @@ VAL_PARTS = ("k", "l", "d", "g", "n")
 def val_columns(col: str, val: Val) -> list[tuple[str, str]]:
     """``(expression, column name)`` pairs that carry a computed value through a
     derived table."""
-    exprs = (val.kind, val.lex, val.dt, val.lang, val.num)
+    # A bare NULL column is text to PostgreSQL, which then refuses to compare it with an
+    # id ("operator does not exist: text = integer"): kind and datatype get their type.
+    kind = "CAST(NULL AS INTEGER)" if val.kind == "NULL" else val.kind
+    dt = "CAST(NULL AS INTEGER)" if val.dt == "NULL" else val.dt
+    exprs = (kind, val.lex, dt, val.lang, val.num)
     return [(e, f"{col}_{p}") for e, p in zip(exprs, VAL_PARTS, strict=True)]
 
 

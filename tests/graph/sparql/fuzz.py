@@ -125,6 +125,7 @@ class QueryMaker:
             f"IF(bound({v}), {v}, {w}) != {c}", f"xsd:integer({v}) > 1", f'SUBSTR(str({v}), 2, 1) = "h"',
             f"YEAR({v}) = 2020", f'STRBEFORE({v}, "a") = ""', f"ABS({v}) = 1", f"ROUND({v}) >= {c}",
             f'MD5(str({v})) != ""', f"xsd:double({v}) < {c}",
+            f'REPLACE(str({v}), "a", "o") = "cot"', f'REPLACE(str({v}), "(.)t", "$1") != str({c})',
         ]
         if depth < 2 and self.r.random() < 0.35:
             op = self.r.choice(["&&", "||"])
@@ -185,7 +186,9 @@ class QueryMaker:
         if roll < 0.25:
             v, w = self.r.sample(VARS, 2)
             agg = self.r.choice([f"COUNT({w})", f"COUNT(DISTINCT {w})", f"MIN({w})", f"MAX({w})", "COUNT(*)",
-                                 f"SUM({w})", f"AVG({w})"])
+                                 f"SUM({w})", f"AVG({w})",
+                                 # the length: SPARQL leaves the order of the parts open
+                                 f'STRLEN(GROUP_CONCAT(DISTINCT str({w}); separator=","))'])
             if agg[:3] in ("MIN", "MAX"):
                 # Across value classes SPARQL leaves the order open (rdflib's depends on
                 # Python's hash seed): compare MIN and MAX of numbers and IRIs only.
@@ -379,6 +382,10 @@ def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
                     continue
                 oxigraph = _answer(engines.oxigraph_answer, query, counted)
                 if mine == oxigraph or (isinstance(mine, tuple) and isinstance(oxigraph, tuple)):
+                    continue
+                if isinstance(mine, Counter) and isinstance(oxigraph, Counter) and set(mine) == set(oxigraph):
+                    # Oxigraph stores "01"^^xsd:integer as 1, one node where RDF has two
+                    # terms (numbers compare by value here, so only the counts differ).
                     continue
                 if isinstance(memory, tuple) and isinstance(oxigraph, tuple) and oxigraph[0] == "error":
                     continue  # both references refuse it (an engine-specific limit)
