@@ -453,3 +453,29 @@ def test_zero_length_path_between_two_unbound_variables(catalogue_ds: Dataset, p
                     break
                 pairs |= more
         assert _bag(got) == _bag([{"x": x, "y": y} for x, y in pairs])
+
+
+def test_a_filter_of_a_constant_is_kept(db_url: str) -> None:
+    """rdflib's algebra dropped a group's filters when Python found them false
+    (``if filters:``): FILTER(false) filtered nothing, and a DELETE whose WHERE had one
+    deleted every match, through the catalogue and through rdflib's own Graph.update."""
+    import catalogue
+
+    with catalogue.open(db_url) as cat:
+        cat.update("INSERT DATA { GRAPH <http://x/g> { <http://x/a> <http://x/p> 1, 2, 3 } }")
+
+        def count(where: str) -> int:
+            ((n,),) = list(cat.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ {where} }}"))
+            return int(n)
+
+        assert count("?s <http://x/p> ?o FILTER(false)") == 0
+        assert count("?s <http://x/p> ?o FILTER(0)") == 0
+        assert count('?s <http://x/p> ?o FILTER("")') == 0
+        assert count("?s <http://x/p> ?o FILTER(true)") == 3
+        assert count('?s <http://x/p> ?o OPTIONAL { ?s <http://x/p> ?x FILTER("") } FILTER(!BOUND(?x))') == 3
+        cat.update("DELETE { GRAPH <http://x/g> { ?s ?p ?o } } WHERE { GRAPH <http://x/g> { ?s ?p ?o FILTER(false) } }")
+        assert count("?s <http://x/p> ?o") == 3
+        # rdflib's own update processor, on the catalogue's store
+        cat.dataset.update("DELETE { GRAPH <http://x/g> { ?s ?p ?o } } WHERE { GRAPH <http://x/g> { ?s ?p ?o FILTER(0) } }")
+        cat.store.commit()
+        assert count("?s <http://x/p> ?o") == 3
