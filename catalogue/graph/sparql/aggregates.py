@@ -65,6 +65,7 @@ class AggregateCompiler:
         if extremes:
             b, window_alias = self._wrap_with(b, list(extremes.values()))
         keys: list[str] = []
+        computed_keys: dict[Variable, ir.Val] = {}
         for e in group.expr or []:
             if not isinstance(e, Variable):
                 raise ir.Unsupported("GROUP BY an expression")
@@ -72,7 +73,9 @@ class AggregateCompiler:
             if ref is None:
                 keys.append(self.c.null_id())
             elif not ref.is_id:
-                raise ir.Unsupported("GROUP BY a computed value")
+                assert ref.val is not None
+                keys += _term_parts(ref.val)
+                computed_keys[e] = ref.val
             else:
                 keys.append(ref.id)  # type: ignore[arg-type]
         cols: list[str] = []
@@ -113,6 +116,15 @@ class AggregateCompiler:
                 if not isinstance(agg.vars, Variable):
                     raise ir.Unsupported("SAMPLE of an expression")
                 ref = b.vars.get(agg.vars)
+                if agg.vars in computed_keys:
+                    # A computed group key: one value per group, each part taken whole.
+                    key = computed_keys[agg.vars]
+                    val = ir.Val(kind=f"MIN({key.kind})", lex=f"MIN({key.lex})", dt=f"MIN({key.dt})",
+                                 lang=f"MIN({key.lang})", num=f"MIN({key.num})", skind=key.skind, sdt=key.sdt,
+                                 slang=key.slang, static_dt_known=key.static_dt_known)
+                    cols += [f'{e} AS "{c}"' for e, c in ir.val_columns(col, val)]
+                    outs.append((res, ir.VarRef(id=None, val=val)))
+                    continue
                 if ref is None:
                     cols.append(f'{self.c.null_id()} AS "{col}"')
                 elif not ref.is_id:
@@ -261,7 +273,9 @@ class AggregateCompiler:
             if ref is None:
                 continue  # unbound in every solution: one NULL key, which partitions nothing
             if not ref.is_id:
-                return {}  # a computed value: the caller refuses it
+                assert ref.val is not None
+                partition += _term_parts(ref.val)
+                continue
             partition.append(ref.id)
         for agg in aggregates:
             if agg.name not in ("Aggregate_Min", "Aggregate_Max"):
@@ -287,6 +301,11 @@ class AggregateCompiler:
     def _wrap_with(self, b: ir.Block, extra: list[tuple[str, str]]) -> tuple[ir.Block, str]:
         """Like :meth:`wrap`, also carrying ``extra`` computed columns."""
         return self.c.derived(self.c.render(b, extra=extra, distinct=False), b.vars.items(), "w")
+
+
+def _term_parts(v: ir.Val) -> list[str]:
+    """The SQL that tells a computed term from another (language tags compare without case)."""
+    return [v.kind, v.lex, v.dt, f"lower({v.lang})"]
 
 
 class _ConcatDistinct:

@@ -262,12 +262,13 @@ class Compiler:
     # --------------------------------------------------------- solution modifiers
 
     def _select(
-        self, part: CompValue, *, top: bool, first_only: bool = False
+        self, part: CompValue, *, top: bool, first_only: bool = False, extra: tuple[Variable, ...] = ()
     ) -> tuple[str, list[tuple[Variable, VarRef]], list[str]]:
         """Render Slice/Distinct/Project/OrderBy over a pattern as one SELECT.
 
         Returns the SQL, the output variables (with how each is carried) and the
         names of the sort-key columns (so the decoding wrapper can keep the order).
+        ``extra`` variables are projected besides the query's own (a sub-select's graph).
         ``first_only`` (ASK): the pattern's pending DISTINCT is left out, since a
         duplicate solution does not change whether there is one, and a DISTINCT under
         ``LIMIT 1`` made PostgreSQL hash every solution before giving the first; unless
@@ -283,7 +284,7 @@ class Compiler:
             part = part.p
         project: list[Variable] | None = None
         if part.name == "Project":
-            project = list(part.PV)
+            project = list(part.PV) + [v for v in extra if v not in part.PV]
             part = part.p
         order = None
         if part.name == "OrderBy":
@@ -858,8 +859,7 @@ class Compiler:
 
     def _subselect(self, part: CompValue, scope: GraphScope) -> Block:
         if scope.mode == "var":
-            # The sub-select's own ?g is a different variable from GRAPH ?g's.
-            raise Unsupported("sub-select inside GRAPH ?var")
+            return self._subselect_per_graph(part, scope)
         saved = self.scope
         self.scope = scope
         try:
@@ -867,6 +867,38 @@ class Compiler:
         finally:
             self.scope = saved
         return self.derived(sql, outs, "sq")[0]
+
+    def _subselect_per_graph(self, part: CompValue, scope: GraphScope) -> Block:
+        """``GRAPH ?g { SELECT ... }``: the sub-select evaluated in each named graph, and
+        joined with ``?g`` bound to that graph.  Its patterns match in one graph, named by
+        a hidden variable the sub-select also projects; ``?g`` is that graph, and must
+        equal the sub-select's own ``?g`` if it projects one (a different variable
+        inside: ``{ SELECT ?x WHERE { ?x ?p ?g } }`` does not project it).  Aggregates and
+        LIMIT/OFFSET, which would count and slice per graph, stay with rdflib."""
+        if any(p.name in ("AggregateJoin", "Slice") for p in iter_parts(part)):
+            raise Unsupported("an aggregate or a LIMIT in a sub-select inside GRAPH ?var")
+        hidden = Variable(f"graph of {self.names.alias('sq')}")  # no SPARQL variable is named so
+        saved = self.scope
+        self.scope = GraphScope("var", var=hidden)
+        try:
+            sql, outs, _ = self._select(part, top=False, extra=(hidden,))
+        finally:
+            self.scope = saved
+        graph = dict(outs)[hidden]
+        if graph.nullable:
+            raise Unsupported("a sub-select inside GRAPH ?var matching no triple in every solution")
+        b = self.derived(sql, outs, "sq")[0]
+        graph = b.vars.pop(hidden)
+        own = b.vars.get(scope.var)
+        if own is None:
+            b.vars[scope.var] = graph
+        elif not own.is_id:
+            raise Unsupported("a sub-select inside GRAPH ?var binding the graph's variable to a computed value")
+        else:
+            cond, merged = _compatible(own, graph)
+            b.where.append(cond)
+            b.vars[scope.var] = merged
+        return b
 
     _p_Project = _subselect
     _p_Distinct = _subselect
