@@ -140,9 +140,11 @@ class ExprCompiler(FunctionsMixin):
         op = e.op
         left = self.value(e.expr)
         if op in ("IN", "NOT IN"):
-            if not e.other:
+            # rdflib's parse of an empty list, "()", is rdf:nil
+            others = [] if isinstance(e.other, URIRef) else list(e.other or [])
+            if not others:
                 return ("bool", "FALSE" if op == "IN" else "TRUE")
-            tests = [self.ops.compare("=", left, self.value(x)) for x in e.other]
+            tests = [self.ops.compare("=", left, self.value(x)) for x in others]
             test = "(" + " OR ".join(tests) + ")"
             return ("bool", test if op == "IN" else f"(NOT {test})")
         if op not in ("=", "!=", "<", ">", "<=", ">="):

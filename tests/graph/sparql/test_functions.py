@@ -289,3 +289,12 @@ def test_a_value_drawn_in_a_filter_stays_with_rdflib(catalogue_ds):
 def test_group_by_a_computed_value(catalogue_ds, oxigraph, query):
     """Groups of equal terms (an error, unbound, is a group of its own)."""
     _same_as_oxigraph(catalogue_ds, oxigraph, query)
+
+
+def test_in_an_empty_list(catalogue_ds):
+    """``IN ()`` is false and ``NOT IN ()`` true (W3C notin01; rdflib parses ``()`` as
+    rdf:nil, which the compiler once read as a list of its characters; Oxigraph leaves the
+    value unbound)."""
+    rows = _compiled(catalogue_ds, "SELECT ?a (?a IN () AS ?in) (?a NOT IN () AS ?out) WHERE { ?x :v ?a }")
+    assert len(rows) == len(VALUES) + 1
+    assert {(r[1].toPython(), r[2].toPython()) for r in rows} == {(False, True)}
