@@ -207,6 +207,21 @@ class ValueOps:
             self.check_supported(a)
             self.check_supported(b)
         sql_op = op
+        ga, gb = self._number_or_error(a), self._number_or_error(b)
+        if ga is not None and gb is not None:
+            # Two numbers (or errors): by value, without the type dispatch below, which
+            # repeats each operand's SQL in every case (a sum of two variables compared
+            # with a constant came to 59,000 characters on PostgreSQL).
+            return f"(CASE WHEN {ga} IS NULL OR {gb} IS NULL THEN NULL ELSE {a.num} {sql_op} {b.num} END)"
+        for x, gy in ((a, gb), (b, ga)):
+            if x.packed is not None and gy is not None:
+                # A computed value that may also be a date or a duration, and a number:
+                # by value where it is a number; otherwise known to differ ('=' is false)
+                # and not ordered (an error).
+                number = f"substr({x.packed}, 1, 1) IN ('0', '1', '2', '3')"
+                other = "FALSE" if op == "=" else "NULL"
+                return (f"(CASE WHEN {x.packed} IS NULL OR {gy} IS NULL THEN NULL WHEN {number} "
+                        f"THEN {a.num} {sql_op} {b.num} ELSE {other} END)")
         cases: list[tuple[str, str]] = []
         if op == "=":
             # IRIs and blank nodes compare by identity only: use the id (index-friendly).
@@ -252,6 +267,16 @@ class ValueOps:
         whens = " ".join(f"WHEN {cond} THEN {body}" for cond, body in cases)
         # An unbound operand is an error whatever the cases say.
         return f"(CASE WHEN {a.kind} IS NULL OR {b.kind} IS NULL THEN NULL {whens} END)"
+
+    @staticmethod
+    def _number_or_error(v: Val) -> str | None:
+        """SQL that is NULL where ``v`` is an error, if ``v`` is a number wherever it is
+        not (an arithmetic result of numeric ranks, a valid numeric constant); else None."""
+        if v.packed is not None:
+            return v.packed if v.ranks and max(v.ranks) <= 3 else None
+        if v.static_dt_known and v.skind == LITERAL_KIND and v.sdt in NUMERIC_TYPES and v.num != "NULL":
+            return v.kind
+        return None
 
     def _temporal(self, op: str, a: Val, b: Val) -> str:
         """``a op b`` for two values of one date/time class, in XSD 1.1's partial order:
