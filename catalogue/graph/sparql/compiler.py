@@ -438,7 +438,7 @@ class Compiler:
         if not part.triples and scope.mode == "var":
             g = self.names.alias("gr")
             b.add_item(f"graphs {g}")
-            self._bind_graph(b, f"{g}.id", scope, False)
+            self.bind_graph(b, f"{g}.id", scope, False)
         if lazy is not None:
             b.where.append(self.paths.exists_sql(*lazy, b.vars[lazy[0][0]].id, scope))
         for hidden, negated, iris in predicate_sets:
@@ -499,7 +499,7 @@ class Compiler:
                 b.where.append(f"{q}.{col} BETWEEN {ref.id} AND {ref.id}")
             else:
                 self.bind(b, f"{q}.{col}", term)
-        return self._bind_graph(b, f"{q}.g", scope, graph_bound)
+        return self.bind_graph(b, f"{q}.g", scope, graph_bound)
 
     def bind(self, b: Block, col: str, term: Any) -> None:
         """Constrain column ``col`` by a pattern term: a constant or a variable. A
@@ -519,7 +519,8 @@ class Compiler:
             return
         b.where.append(f"{col} = {self.id_sql(term)}")
 
-    def _bind_graph(self, b: Block, col: str, scope: GraphScope, bound: bool) -> bool:
+    def bind_graph(self, b: Block, col: str, scope: GraphScope, bound: bool = False) -> bool:
+        """Constrain column ``col`` to the scope's graph (``GRAPH ?g``: bind ``?g``, a named graph)."""
         if scope.mode == "const":
             b.where.append(f"{col} = {scope.gid}")
         elif scope.mode == "var":

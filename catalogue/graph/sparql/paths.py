@@ -2,6 +2,12 @@
 alternatives, negated property sets and closures (``*``, ``+``, ``?``) as derived
 tables, closures as recursive CTEs seeded from whichever end the query constrains.
 
+Inside ``GRAPH ?g`` a path is evaluated in each named graph: every derived table also
+carries the graph (column ``g``), each step continues in the graph of the step before,
+and a zero-length path pairs a node with itself in every graph (in every named graph for
+a constant end, as SPARQL's evaluation per graph gives).  Closures there are not seeded
+from the patterns around them, only from a constant end.
+
 Part of the compiler (:mod:`.compiler`), which it reaches only through
 :class:`PatternHost`: the few compiler services a path needs.
 """
@@ -33,6 +39,8 @@ class PatternHost(Protocol):
     def id_sql(self, term: Node) -> str: ...
 
     def bind(self, b: Block, col: str, term: Any) -> None: ...
+
+    def bind_graph(self, b: Block, col: str, scope: GraphScope, bound: bool = False) -> bool: ...
 
     def pattern(self, part: Any, scope: GraphScope) -> Block: ...
 
@@ -73,10 +81,8 @@ class PathCompiler:
     ) -> None:
         """The path pattern ``s path o`` as an item of ``b`` (``cross``: CROSS JOINed
         after the items before it, which SQLite then keeps outside it)."""
-        if scope.mode == "var":
-            raise Unsupported("property path inside GRAPH ?var")
         start, end = self.end(s), self.end(o)
-        seeded = self.seeded_from(s, path, o, simple)
+        seeded = self.seeded_from(s, path, o, simple) if scope.mode != "var" else None
         if seeded == "s":
             s_seeds = self._seeds(s, simple, scope)
             sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
@@ -97,6 +103,8 @@ class PathCompiler:
             b.add_item(f"(\n{sql}\n) AS {alias}")
         for col, term in ((f"{alias}.s", s), (f"{alias}.o", o)):
             self.c.bind(b, col, term)
+        if scope.mode == "var":
+            self.c.bind_graph(b, f"{alias}.g", scope)
 
     def seeded_from(self, s: Any, path: Any, o: Any, simple: list[tuple[Any, Any, Any]]) -> str | None:
         """Which end (``"s"``, ``"o"``) a closure from a variable start is seeded from:
@@ -255,6 +263,23 @@ class PathCompiler:
     def _graph_cond(self, q: str, scope: GraphScope) -> str:
         return f" AND {q}.g = {scope.gid}" if scope.mode == "const" else ""
 
+    @staticmethod
+    def _g(x: str, scope: GraphScope) -> str:
+        """Inside ``GRAPH ?g``: the graph column of ``x``, carried along (else nothing)."""
+        return f", {x}.g AS g" if scope.mode == "var" else ""
+
+    @staticmethod
+    def _same_g(x: str, y: str, scope: GraphScope) -> str:
+        """Inside ``GRAPH ?g``: the condition that ``x`` and ``y`` are in one graph."""
+        return f" AND {y}.g = {x}.g" if scope.mode == "var" else ""
+
+    def _node_seeds(self, node: int, scope: GraphScope) -> str:
+        """Seeds (column ``n``, and ``g`` inside ``GRAPH ?g``) of a closure from a constant."""
+        if scope.mode != "var":
+            return f"SELECT {node} AS n"
+        gr = self.c.names.alias("gr")
+        return f"SELECT {node} AS n, {gr}.id AS g FROM graphs {gr}"
+
     def _path_sql(self, path: Any, scope: GraphScope, start: int | None, end: int | None) -> str:
         """SQL with columns ``s, o`` for the pairs a path connects; ``start``/``end``
         restrict the pairs (used to seed recursive closures from a constant)."""
@@ -267,11 +292,11 @@ class PathCompiler:
             if end is not None:
                 conds.append(f"{q}.o = {end}")
             where = " AND ".join(conds) + self._graph_cond(q, scope)
-            return f"SELECT {d}{q}.s AS s, {q}.o AS o FROM quads {q} WHERE {where}"
+            return f"SELECT {d}{q}.s AS s, {q}.o AS o{self._g(q, scope)} FROM quads {q} WHERE {where}"
         if isinstance(path, InvPath):
             inner = self._path_sql(path.arg, scope, end, start)
             x = self.c.names.alias("iv")
-            return f"SELECT {x}.o AS s, {x}.s AS o FROM (\n{inner}\n) AS {x}"
+            return f"SELECT {x}.o AS s, {x}.s AS o{self._g(x, scope)} FROM (\n{inner}\n) AS {x}"
         if isinstance(path, SequencePath):
             args = list(path.args)
             sql = self._path_sql(args[0], scope, start, None if len(args) > 1 else end)
@@ -279,31 +304,32 @@ class PathCompiler:
                 last = i == len(args) - 1
                 x, y = self.c.names.alias("sa"), self.c.names.alias("sb")
                 if isinstance(step, MulPath):
-                    seeds = f"SELECT DISTINCT {x}.o AS n FROM (\n{sql}\n) AS {x}"
+                    seeds = f"SELECT DISTINCT {x}.o AS n{self._g(x, scope)} FROM (\n{sql}\n) AS {x}"
                     right = self._closure_sql(step.path, step.mod, scope, seeds)
                     if last and end is not None:
                         right = f"SELECT s, o FROM (\n{right}\n) AS ce_ WHERE o = {end}"
                 else:
                     right = self._path_sql(step, scope, None, end if last else None)
                 sql = (
-                    f"SELECT {x}.s AS s, {y}.o AS o FROM (\n{sql}\n) AS {x} "
-                    f"JOIN (\n{right}\n) AS {y} ON {y}.s = {x}.o"
+                    f"SELECT {x}.s AS s, {y}.o AS o{self._g(x, scope)} FROM (\n{sql}\n) AS {x} "
+                    f"JOIN (\n{right}\n) AS {y} ON {y}.s = {x}.o{self._same_g(x, y, scope)}"
                 )
             return sql
+        g = ", g" if scope.mode == "var" else ""
         if isinstance(path, AlternativePath):
             parts = [self._path_sql(a, scope, start, end) for a in path.args]
             return "\nUNION ALL\n".join(
-                f"SELECT s, o FROM (\n{p}\n) AS {self.c.names.alias('al')}" for p in parts
+                f"SELECT s, o{g} FROM (\n{p}\n) AS {self.c.names.alias('al')}" for p in parts
             )
         if isinstance(path, MulPath):
             if start is not None:
-                sql = self._closure_sql(path.path, path.mod, scope, f"SELECT {start} AS n")
+                sql = self._closure_sql(path.path, path.mod, scope, self._node_seeds(start, scope))
                 return (
-                    sql if end is None else f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
+                    sql if end is None else f"SELECT s, o{g} FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
                 )
             if end is not None:
-                inner = self._closure_sql(InvPath(path.path), path.mod, scope, f"SELECT {end} AS n")
-                return f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
+                inner = self._closure_sql(InvPath(path.path), path.mod, scope, self._node_seeds(end, scope))
+                return f"SELECT o AS s, s AS o{g} FROM (\n{inner}\n) AS ci_"
             return self._closure_sql(path.path, path.mod, scope, None)
         if isinstance(path, NegatedPath):
             return self._negated_sql(path, scope, start, end)
@@ -339,7 +365,7 @@ class PathCompiler:
                 conds.append(f"{q}.{o_col} = {o_val}")
             where = (" AND ".join(conds) or "TRUE") + self._graph_cond(q, scope)
             parts.append(
-                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o FROM quads {q} WHERE {where}"
+                f"SELECT {d}{q}.{s_col} AS s, {q}.{o_col} AS o{self._g(q, scope)} FROM quads {q} WHERE {where}"
             )
         return "\nUNION ALL\n".join(parts)
 
@@ -349,18 +375,20 @@ class PathCompiler:
         selects (column ``n``), or from everywhere for ``+`` without seeds.  A
         recursive CTE walks the steps; ``UNION`` (not ``UNION ALL``) stops it on cycles.
         """
+        var = scope.mode == "var"
+        g = ", g" if var else ""
         if seeds is None and mod != "+":
             # Both ends unbound: the zero-length part pairs every node of the active
             # graph (its subjects and objects) with itself; the rest is the unseeded path.
-            if scope.mode == "var":
-                raise Unsupported("zero-length path between two unbound variables inside GRAPH ?var")
             qs, qo = self.c.names.alias("q"), self.c.names.alias("q")
             nodes = (
-                f"SELECT {qs}.s AS s, {qs}.s AS o FROM quads {qs} WHERE TRUE{self._graph_cond(qs, scope)}\n"
-                f"UNION\nSELECT {qo}.o, {qo}.o FROM quads {qo} WHERE TRUE{self._graph_cond(qo, scope)}"
+                f"SELECT {qs}.s AS s, {qs}.s AS o{self._g(qs, scope)} FROM quads {qs} "
+                f"WHERE TRUE{self._graph_cond(qs, scope)}\n"
+                f"UNION\nSELECT {qo}.o, {qo}.o{f', {qo}.g' if var else ''} FROM quads {qo} "
+                f"WHERE TRUE{self._graph_cond(qo, scope)}"
             )
             rest = self._path_sql(step, scope, None, None) if mod == "?" else self._closure_sql(step, "+", scope, None)
-            return f"SELECT s, o FROM (\n{rest}\n) AS {self.c.names.alias('nz')}\nUNION\n{nodes}"
+            return f"SELECT s, o{g} FROM (\n{rest}\n) AS {self.c.names.alias('nz')}\nUNION\n{nodes}"
         cte, st = self.c.names.alias("cl"), self.c.names.alias("st")
         # One step along an IRI (or its inverse) reads quads directly, so each
         # recursive round is an index seek rather than a derived table.
@@ -369,20 +397,22 @@ class PathCompiler:
             step, a, b = step.arg, "o", "s"
         if isinstance(step, URIRef):
             pid = self.c.id_sql(step)
-            g = f" AND {st}.g = {scope.gid}" if scope.mode == "const" else ""
+            in_graph = f" AND {st}.g = {scope.gid}" if scope.mode == "const" else ""
             step_from = f"quads {st}"
-            step_on = f"{st}.p = {pid}{g}"
+            step_on = f"{st}.p = {pid}{in_graph}"
         else:
             step_from = f"(\n{self._path_sql(step, scope, None, None)}\n) AS {st}"
             step_on = "TRUE"
         if seeds is not None:
+            # Inside GRAPH ?g the seeds carry their graph, and the first step stays in it.
+            seeded = f"({st}.{a}, {st}.g) IN (SELECT n, g" if var else f"{st}.{a} IN (SELECT n"
             first = (
-                f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} "
-                f"WHERE {step_on} AND {st}.{a} IN (SELECT n FROM (\n{seeds}\n) AS sn_)"
+                f"SELECT {st}.{a} AS s, {st}.{b} AS o{self._g(st, scope)} FROM {step_from} "
+                f"WHERE {step_on} AND {seeded} FROM (\n{seeds}\n) AS sn_)"
             )
-            zero = f"SELECT n AS s, n AS o FROM (\n{seeds}\n) AS sz_"
+            zero = f"SELECT n AS s, n AS o{g} FROM (\n{seeds}\n) AS sz_"
         else:
-            first = f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM {step_from} WHERE {step_on}"
+            first = f"SELECT {st}.{a} AS s, {st}.{b} AS o{self._g(st, scope)} FROM {step_from} WHERE {step_on}"
             zero = ""
         if mod == "?":
             return f"{first}\nUNION\n{zero}"
@@ -397,17 +427,13 @@ class PathCompiler:
             # ... and an equality on the constant predicate would get one too.
             pid = self.c.id_sql(step)
             rec_on = step_on.replace(f"{st}.p = {pid}", f"{st}.p BETWEEN {pid} AND {pid}")
-        rec = f"SELECT {cte}.s, {st}.{b} FROM {cte} JOIN {step_from} ON {link} AND {rec_on}"
-        sql = f"WITH RECURSIVE {cte}(s, o) AS (\n{first}\nUNION\n{rec}\n)\nSELECT s, o FROM {cte}"
+        carried = f", {cte}.g" if var else ""
+        rec = (f"SELECT {cte}.s, {st}.{b}{carried} FROM {cte} JOIN {step_from} ON {link} AND {rec_on}"
+               f"{self._same_g(cte, st, scope)}")
+        sql = f"WITH RECURSIVE {cte}(s, o{g}) AS (\n{first}\nUNION\n{rec}\n)\nSELECT s, o{g} FROM {cte}"
         if mod == "*":
             sql += f"\nUNION\n{zero}"
         return sql
-
-    def _zero_sql(self, start: int | None, end: int | None) -> str:
-        if start is not None and end is not None:
-            return f"SELECT {start} AS s, {end} AS o WHERE {start} = {end}"
-        node = start if start is not None else end
-        return f"SELECT {node} AS s, {node} AS o"
 
 
 def _one_step(step: Any) -> bool:
