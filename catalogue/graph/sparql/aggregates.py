@@ -304,8 +304,11 @@ class AggregateCompiler:
 
 
 def _term_parts(v: ir.Val) -> list[str]:
-    """The SQL that tells a computed term from another (language tags compare without case)."""
-    return [v.kind, v.lex, v.dt, f"lower({v.lang})"]
+    """The SQL that tells a computed term from another (language tags compare without
+    case); constant parts left out (both databases read ``GROUP BY 2`` as the second
+    column of the result)."""
+    parts = [v.kind, v.lex, v.dt, f"lower({v.lang})"]
+    return [p for p in parts if p not in ("NULL", "lower(NULL)") and not p.lstrip("-").isdigit()]
 
 
 class _ConcatDistinct:

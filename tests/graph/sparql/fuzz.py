@@ -154,7 +154,10 @@ class QueryMaker:
                 v = self.r.choice(VARS)
                 parts.append(f"BIND({self.r.choice([f'{v} * 3', f'{v} / 2', f'-{v} + 0.5', f'{v} - 1e0'])} AS ?e)")
             elif roll < 0.92 and depth < 1:
-                parts.append(f"GRAPH {self.r.choice(['ex:g1', '?g'])} {{ {self.triple()} }}")
+                inner = self.triple()
+                if self.r.random() < 0.3:  # a sub-select, evaluated per graph under GRAPH ?g
+                    inner = f"{{ SELECT {self.r.choice(['*', 'DISTINCT *'])} WHERE {{ {inner} }} }}"
+                parts.append(f"GRAPH {self.r.choice(['ex:g1', '?g'])} {{ {inner} }}")
             else:
                 parts.insert(0, f"OPTIONAL {{ {self.triple()} }}")  # a group that starts with OPTIONAL
         if self.r.random() < 0.3:
@@ -193,6 +196,8 @@ class QueryMaker:
                 # Across value classes SPARQL leaves the order open (rdflib's depends on
                 # Python's hash seed): compare MIN and MAX of numbers and IRIs only.
                 where += f" FILTER(isNumeric({w}) || isIRI({w}))"
+            if self.r.random() < 0.2:  # grouped by a computed value
+                return f"SELECT ?k ({agg} AS ?n) WHERE {{ {where} }} GROUP BY (isLiteral({v}) AS ?k)", False
             return f"SELECT {v} ({agg} AS ?n) WHERE {{ {where} }} GROUP BY {v}", False
         distinct = "DISTINCT " if self.r.random() < 0.3 else ""
         tail, counted = "", False
@@ -383,9 +388,7 @@ def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
                 oxigraph = _answer(engines.oxigraph_answer, query, counted)
                 if mine == oxigraph or (isinstance(mine, tuple) and isinstance(oxigraph, tuple)):
                     continue
-                if isinstance(mine, Counter) and isinstance(oxigraph, Counter) and set(mine) == set(oxigraph):
-                    # Oxigraph stores "01"^^xsd:integer as 1, one node where RDF has two
-                    # terms (numbers compare by value here, so only the counts differ).
+                if _merged_terms(mine, oxigraph):
                     continue
                 if isinstance(memory, tuple) and isinstance(oxigraph, tuple) and oxigraph[0] == "error":
                     continue  # both references refuse it (an engine-specific limit)
@@ -394,6 +397,19 @@ def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
     finally:
         engines.close()
     return cases + cases // 5, problems
+
+
+def _merged_terms(mine: Any, oxigraph: Any) -> bool:
+    """Oxigraph stores "01"^^xsd:integer as 1, and "a"^^xsd:string as "a" (RDF 1.1): one
+    node where the catalogue, as rdflib, has two terms (numbers compare by value here), so
+    the same rows, counted differently only where they hold an integer or a string."""
+    if not (isinstance(mine, Counter) and isinstance(oxigraph, Counter)) or set(mine) != set(oxigraph):
+        return False
+    merged = ("http://www.w3.org/2001/XMLSchema#integer", "http://www.w3.org/2001/XMLSchema#string", None)
+    return all(
+        any(isinstance(key, tuple) and key[0] == "lit" and key[2] in merged for _, key in row)
+        for row in mine if mine[row] != oxigraph[row]
+    )
 
 
 def _show(answer: Any) -> str:

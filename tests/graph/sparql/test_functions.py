@@ -283,12 +283,24 @@ def test_a_value_drawn_in_a_filter_stays_with_rdflib(catalogue_ds):
     "SELECT ?l (COUNT(*) AS ?n) (MIN(?a) AS ?m) (MAX(?x) AS ?last) WHERE { ?x :v ?a "
     "FILTER(!isLiteral(?a) || datatype(?a) != xsd:double) BIND(LCASE(STR(?a)) AS ?l) } GROUP BY ?l",
     "SELECT ?k (COUNT(*) AS ?n) WHERE { ?x :v ?a } GROUP BY (isNumeric(?a) AS ?k)",
+    "SELECT ?k (COUNT(*) AS ?n) WHERE { OPTIONAL { ?x :w ?b } ?x :v ?a } GROUP BY (isLiteral(?a) AS ?k)",
     "SELECT ?y (COUNT(?a) AS ?n) WHERE { ?x :v ?a } GROUP BY (YEAR(?a) AS ?y) HAVING (COUNT(?a) > 0)",
     "SELECT ?t (SAMPLE(?t) AS ?same) WHERE { ?x :v ?a } GROUP BY (LANG(?a) AS ?t)",
 ])
 def test_group_by_a_computed_value(catalogue_ds, oxigraph, query):
-    """Groups of equal terms (an error, unbound, is a group of its own)."""
-    _same_as_oxigraph(catalogue_ds, oxigraph, query)
+    """Groups of equal terms (an error, unbound, is a group of its own); never by a bare
+    number, which both databases read as a result column's position (a boolean key's
+    datatype id: the fuzzer's "aggregate functions are not allowed in the GROUP BY clause")."""
+    store = catalogue_ds.store
+    store.sql_log = log = []
+    try:
+        _same_as_oxigraph(catalogue_ds, oxigraph, query)
+    finally:
+        store.sql_log = None
+    for entry in log:
+        for line in (entry.sql or "").splitlines():
+            if line.startswith("GROUP BY"):
+                assert not any(k.strip().lstrip("-").isdigit() for k in line[9:].split(", ")), line
 
 
 def test_in_an_empty_list(catalogue_ds):
