@@ -36,6 +36,7 @@ from sqlalchemy import text
 from ..deadline import check_deadline
 from .aggregates import SQLITE_AGGREGATES
 from .arithmetic import datatype_of, sparql_arith, sparql_boolean, sparql_lex, sparql_num
+from .casts import SQLITE_FUNCTIONS as CAST_FUNCTIONS
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS
 from .geo import resolve as resolve_lookups
@@ -411,6 +412,7 @@ _FUNCTIONS: dict[str, tuple[int, Any]] = {
     "sparql_num": (1, sparql_num),
     "sparql_boolean": (1, sparql_boolean),
     **SQLITE_FUNCTIONS,
+    **CAST_FUNCTIONS,
 }
 
 

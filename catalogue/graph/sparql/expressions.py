@@ -17,7 +17,8 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, URIRef, Variable
 
 from .arithmetic import DAY_TIME_DURATION, DURATION_ID, Arithmetic
-from .functions import CASTS, FunctionsMixin
+from .casts import CASTS, CastsMixin
+from .functions import FunctionsMixin
 from .geo import compile_call
 from .regex import PG_SAFE, PLAIN
 from .sql import Dialect, Names, Unsupported, Val
@@ -49,9 +50,9 @@ class ExpressionContext(Protocol):
     def exists_sql(self, graph: Any, resolve: Resolver, *, negate: bool) -> str: ...
 
 
-class ExprCompiler(FunctionsMixin):
+class ExprCompiler(FunctionsMixin, CastsMixin):
     """Compiles expressions against a scope given by a :data:`Resolver` (the built-in
-    functions of :mod:`.functions` included)."""
+    functions of :mod:`.functions` and the casts of :mod:`.casts` included)."""
 
     def __init__(
         self, compiler: ExpressionContext, resolve: Resolver, *, per_row: bool = False,

@@ -2,7 +2,7 @@
 (``COALESCE``, ``IF``), string building (``STRLEN``, ``SUBSTR``, ``CONCAT``,
 ``STRBEFORE``, ``STRAFTER``, ``ENCODE_FOR_URI``, ``REPLACE``), term construction (``STRDT``,
 ``STRLANG``, ``IRI``), numeric functions (``ABS``, ``CEIL``, ``FLOOR``, ``ROUND``, through
-:mod:`.arithmetic`), casts to the numeric XSD types, ``xsd:boolean`` and ``xsd:dateTime``, date parts (``YEAR`` ... ``TZ``),
+:mod:`.arithmetic`), date parts (``YEAR`` ... ``TZ``),
 hashes, ``NOW`` (the query's instant), and ``RAND``, ``UUID``, ``STRUUID`` and ``BNODE()``
 in a BIND or an ORDER BY key, drawn once per solution in a derived table
 (:class:`~.expressions.ExprCompiler`'s ``per_row``); elsewhere they stay with rdflib.
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Literal, URIRef
 
-from ..terms import COMPARABLE_DATATYPES, comparable_value
-from .arithmetic import RANK_TYPES, Arithmetic, rank_of
+from ..terms import COMPARABLE_DATATYPES
+from .arithmetic import Arithmetic, rank_of
 from .regex import PG_SAFE, PLAIN, compile_replace, xpath_replace
 from .sql import Unsupported, Val
 from .values import BLANK_KIND, IRI_KIND, LITERAL_KIND, STRING
@@ -35,15 +35,11 @@ from .values import BLANK_KIND, IRI_KIND, LITERAL_KIND, STRING
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
 Compiled = tuple[str, Any]
 
-__all__ = ["CASTS", "SQLITE_FUNCTIONS", "VOLATILE_FUNCTIONS", "FunctionsMixin"]
+__all__ = ["ERROR", "SQLITE_FUNCTIONS", "VOLATILE_FUNCTIONS", "FunctionsMixin"]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER, _DATE_TIME, _DATE = _XSD + "integer", _XSD + "dateTime", _XSD + "date"
 _DAY_TIME_DURATION = _XSD + "dayTimeDuration"
-_BOOLEAN, _DATE_TIME_STAMP = _XSD + "boolean", _XSD + "dateTimeStamp"
-_CASTS = {RANK_TYPES[0]: 0, RANK_TYPES[1]: 1, RANK_TYPES[2]: 2, RANK_TYPES[3]: 3}
-#: The casts compiled here (XSD constructor functions).
-CASTS = frozenset([*_CASTS, STRING, _BOOLEAN, _DATE_TIME])
 _LANG_TAG = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
 _HASHES = {"MD5": "md5", "SHA1": "sha1", "SHA256": "sha256", "SHA384": "sha384", "SHA512": "sha512"}
 
@@ -107,7 +103,7 @@ class FunctionsMixin:
         PostgreSQL's typing of the CASE)."""
         cases = [(c, v) for c, v in cases if v.kind != "NULL"]
         if not cases:
-            return _ERROR
+            return ERROR
         statics = {(v.skind, v.sdt, v.slang) for _, v in cases if v.static_dt_known}
         static = len(statics) == 1 and all(v.static_dt_known for _, v in cases)
         if not static:
@@ -132,7 +128,7 @@ class FunctionsMixin:
     def _e_Builtin_COALESCE(self, e: CompValue) -> Compiled:
         vals = [self.value(x) for x in e.arg]
         if not vals:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         return ("val", self._choose([(f"{v.kind} IS NOT NULL", v) for v in vals]))
 
     def _e_Builtin_IF(self, e: CompValue) -> Compiled:
@@ -145,7 +141,7 @@ class FunctionsMixin:
         v = self.value(e.arg)
         ok = self._string_arg(v)
         if ok is None:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         return self._typed(ok, self.c.dialect.int_to_text(f"length({v.lex})"), f"length({v.lex})", _INTEGER)
 
     def _integer_arg(self, v: Val) -> str | None:
@@ -175,7 +171,7 @@ class FunctionsMixin:
             lex = (f"substr({v.lex}, CAST({lo} AS INTEGER), "
                    f"CAST(CASE WHEN {count} > 2147483647 THEN 2147483647 ELSE {count} END AS INTEGER))")
         if any(c is None for c in conds):
-            return ("val", _ERROR)
+            return ("val", ERROR)
         return self._like(v, " AND ".join(c for c in conds if c and c != "TRUE") or "TRUE", lex)
 
     def _compatible(self, a: Val, b: Val) -> str | None:
@@ -193,7 +189,7 @@ class FunctionsMixin:
         a, b = self.value(e.arg1), self.value(e.arg2)
         ok = self._compatible(a, b)
         if ok is None:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         pos = self._position(a.lex, b.lex)
         part = f"substr({a.lex}, {pos} + length({b.lex}))" if after else f"substr({a.lex}, 1, {pos} - 1)"
         # No match: the empty simple literal; a match (the empty string always matches):
@@ -221,7 +217,7 @@ class FunctionsMixin:
             return self._simple("TRUE", "''")
         oks = [self._string_arg(v) for v in vals]
         if any(ok is None for ok in oks):
-            return ("val", _ERROR)
+            return ("val", ERROR)
         ok = " AND ".join(f"({o})" for o in oks)
         lex = " || ".join(v.lex for v in vals)
         first = vals[0]
@@ -238,7 +234,7 @@ class FunctionsMixin:
         v = self.value(e.arg)
         ok = self._string_arg(v)
         if ok is None:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         if self.c.dialect.is_pg:
             lex = (
                 "(SELECT COALESCE(string_agg(CASE WHEN ch ~ '^[A-Za-z0-9._~-]$' THEN ch ELSE "
@@ -257,16 +253,16 @@ class FunctionsMixin:
         if not all(isinstance(x, Literal) for x in constants):
             raise Unsupported("REPLACE with a non-constant pattern, replacement or flags")
         if any(x.language or x.datatype not in (None, URIRef(STRING)) for x in constants):
-            return ("val", _ERROR)  # not simple literals
+            return ("val", ERROR)  # not simple literals
         pattern, replacement = str(e.pattern), str(e.replacement)
         flags = "" if e.flags is None else str(e.flags)
         ok = self._string_arg(v)
         if ok is None or set(flags) - set("ismxq"):
-            return ("val", _ERROR)
+            return ("val", ERROR)
         try:
             _, template = compile_replace(pattern, replacement, flags)
         except re.error:
-            return ("val", _ERROR)  # the same error for every row
+            return ("val", ERROR)  # the same error for every row
         d, names = self.c.dialect, self.c.names
         if ("q" in flags or PLAIN.fullmatch(pattern)) and not set(flags) - {"q"}:
             # Plain text, matched case-sensitively: the database's own replace(), on both.
@@ -333,7 +329,7 @@ class FunctionsMixin:
             raise Unsupported(f"STRDT to {dt} (its comparable value is computed in Python)")
         ok = self._simple_literal(v)
         if ok is None:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         return self._typed(ok, v.lex, "NULL", str(dt))
 
     def _simple_literal(self, v: Val) -> str | None:
@@ -350,10 +346,10 @@ class FunctionsMixin:
         if not isinstance(tag, Literal) or tag.datatype is not None or tag.language:
             raise Unsupported("STRLANG with a language tag that is not a constant")
         if not _LANG_TAG.fullmatch(str(tag)):
-            return ("val", _ERROR)
+            return ("val", ERROR)
         ok = self._simple_literal(v)
         if ok is None:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         lang = self.c.dialect.text_param(self.c.names.param(str(tag)))
         return ("val", Val(
             kind=f"(CASE WHEN {ok} THEN {LITERAL_KIND} END)", lex=f"(CASE WHEN {ok} THEN {v.lex} END)",
@@ -393,77 +389,6 @@ class FunctionsMixin:
     def _e_Builtin_ROUND(self, e: CompValue) -> Compiled:
         return self._numeric_function(e, "round")
 
-    def cast(self, e: CompValue) -> Compiled:
-        """``xsd:integer(x)`` and the other numeric casts (XPath's casting rules), and
-        ``xsd:string(x)``."""
-        target = str(e.iri)
-        if len(e.expr or []) != 1:
-            return ("val", _ERROR)
-        v = self.value(e.expr[0])
-        if target == STRING:
-            # Of an IRI or a literal (its lexical form; a number's as written), not of a blank node.
-            ok = f"{v.kind} IN ({IRI_KIND}, {LITERAL_KIND})"
-            return self._typed(ok, v.lex, "NULL", STRING)
-        if target == _BOOLEAN:
-            text = Arithmetic(self.c).boolean(v)
-            if text is None:
-                return ("val", _ERROR)
-            return self._typed(f"{text} IS NOT NULL", text, f"(CASE WHEN {text} = 'true' THEN 1 ELSE 0 END)", _BOOLEAN)
-        if target == _DATE_TIME:
-            return self._cast_date_time(v)
-        return ("val", Arithmetic(self.c).cast(_CASTS[target], v))
-
-    def _cast_date_time(self, v: Val) -> Compiled:
-        """``xsd:dateTime(x)``: of a date-time, itself; of a date, its midnight (in its
-        time zone, if it has one); of a string in the lexical space (whitespace around it
-        allowed), that date-time; anything else is an error.  A string's comparable value
-        is computed in Python (:func:`catalogue.graph.terms.comparable_value`): on
-        PostgreSQL that case stays with rdflib."""
-        if v.kind == "NULL":
-            return ("val", _ERROR)
-        d, ids = self.c.dialect, self.c.datatype_ids
-        string = self.ops.in_class(v, "string")
-        cases: list[tuple[str, str, str]] = []  # (condition, lexical form, comparable value)
-        if v.static_dt_known:
-            if v.skind != LITERAL_KIND:
-                return ("val", _ERROR)
-            if v.sdt in (_DATE_TIME, _DATE_TIME_STAMP):
-                cases.append(("TRUE", v.lex, v.num))
-            elif v.sdt == _DATE:
-                cases.append(("TRUE", self._midnight(v.lex), v.num))
-        else:
-            date_times = [str(ids[t]) for t in (_DATE_TIME, _DATE_TIME_STAMP) if t in ids]
-            if date_times:
-                cases.append((f"{v.dt} IN ({', '.join(date_times)})", v.lex, v.num))
-            if _DATE in ids:
-                cases.append((f"{v.dt} = {ids[_DATE]}", self._midnight(v.lex), v.num))
-        if string is not False:
-            if d.is_pg:
-                raise Unsupported("a cast of a string to xsd:dateTime (its value is computed in Python)")
-            seconds = f"{self._python('sparql_date_time_seconds')}({v.lex})"
-            cases.append(("TRUE" if string is True else str(string), self._xsd_trim(v.lex), seconds))
-        if not cases:
-            return ("val", _ERROR)
-
-        def pick(i: int) -> str:
-            return "(CASE " + " ".join(f"WHEN {c[0]} THEN {c[i]}" for c in cases) + " END)"
-
-        num = pick(2)
-        return self._typed(f"{num} IS NOT NULL", pick(1), num, _DATE_TIME)
-
-    def _xsd_trim(self, lex: str) -> str:
-        """``lex`` without the XSD whitespace around it."""
-        spaces = "' ' || chr(9) || chr(10) || chr(13)" if self.c.dialect.is_pg else "' ' || char(9, 10, 13)"
-        return f"trim({lex}, {spaces})" if not self.c.dialect.is_pg else f"btrim({lex}, {spaces})"
-
-    def _midnight(self, lex: str) -> str:
-        """A date's lexical form ``[-]YYYY-MM-DD[zone]`` as the date-time of its midnight."""
-        s = self._xsd_trim(lex)
-        zone_len = (f"(CASE WHEN {s} LIKE '%Z' THEN 1 WHEN substr({s}, length({s}) - 5, 1) IN ('+', '-') "
-                    f"AND substr({s}, length({s}) - 2, 1) = ':' THEN 6 ELSE 0 END)")
-        return (f"(substr({s}, 1, length({s}) - {zone_len}) || 'T00:00:00' || "
-                f"substr({s}, length({s}) - {zone_len} + 1))")
-
     # ------------------------------------------------------------------- dates
 
     def _date_part(self, e: CompValue, part: str) -> Compiled:
@@ -472,7 +397,7 @@ class FunctionsMixin:
         its lexical form ``[-]YYYY-MM-DD[Thh:mm:ss[.s]][zone]``."""
         v = self.value(e.arg)
         if v.kind == "NULL":
-            return ("val", _ERROR)
+            return ("val", ERROR)
         types = [_DATE_TIME] + ([_DATE] if part in ("YEAR", "MONTH", "DAY", "TZ", "TIMEZONE") else [])
         if v.static_dt_known:
             ok = "TRUE" if v.sdt in types and v.num != "NULL" else None
@@ -480,7 +405,7 @@ class FunctionsMixin:
             ids = [str(self.c.datatype_ids[t]) for t in types if t in self.c.datatype_ids]
             ok = f"({v.dt} IN ({', '.join(ids)}) AND {v.num} IS NOT NULL)" if ids else None
         if ok is None:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         d = self.c.dialect
         s = f"trim({v.lex})"
         # The year runs to the first '-' after its sign; the zone is 'Z' or '±hh:mm' at the end.
@@ -540,7 +465,7 @@ class FunctionsMixin:
         v = self.value(e.arg)
         ok = self._string_arg(v, allow_lang=False)
         if ok is None:
-            return ("val", _ERROR)
+            return ("val", ERROR)
         algorithm = _HASHES[name]
         if not self.c.dialect.is_pg:
             return self._simple(ok, f"{self._python('sparql_' + algorithm)}({v.lex})")
@@ -614,7 +539,7 @@ SQLITE_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "sparql_replace": (4, _replace),
     "sparql_rand": (0, lambda: repr(random.random())),
     "sparql_uuid": (0, lambda: str(uuid.uuid4())),
-    "sparql_date_time_seconds": (1, lambda text: None if text is None else comparable_value(text, _DATE_TIME)),
 }
 
-_ERROR = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")
+#: An error for every row (no value).
+ERROR = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")
