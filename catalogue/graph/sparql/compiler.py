@@ -138,6 +138,7 @@ class Compiler:
         bindings: Mapping[Variable, Node] | None = None,
         join_statistics: JoinStatistics | None = None,
         now: datetime | None = None,
+        base: str | None = None,
     ) -> None:
         self.dialect = Dialect(dialect)
         #: The query's ``NOW()``: one instant for every part of one query (rdflib's is its
@@ -146,6 +147,8 @@ class Compiler:
         #: Whether the statement depends on more than its query and the store (``NOW()``):
         #: such a statement is not kept for the next time (:mod:`.statement_cache`).
         self.volatile = False
+        #: The query's base IRI (``BASE``), against which ``IRI("relative")`` resolves.
+        self.base = base
         #: PostgreSQL's statistics of ``quads``, which order a BGP's joins (:mod:`.join_order`).
         self.join_statistics = join_statistics
         self.names = Names()

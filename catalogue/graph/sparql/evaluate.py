@@ -127,6 +127,7 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
         bindings=bindings,
         join_statistics=statistics,
         now=ctx.now,
+        base=getattr(ctx.prologue, "base", None),
     )
     stmt = compiler.statement(part, first_only=first_only)
     # Not with spatial lookups: their geometries would be shared between threads, and a

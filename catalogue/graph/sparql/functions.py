@@ -358,10 +358,15 @@ class FunctionsMixin:
         ))
 
     def _e_Builtin_IRI(self, e: CompValue) -> Compiled:
-        """An IRI from an IRI (itself) or a simple literal (its text: an absolute IRI;
-        a relative one would be resolved against the query's base, which is left to rdflib)."""
+        """An IRI from an IRI (itself) or a simple literal (its text: an absolute IRI; a
+        relative constant resolved against the query's base, as rdflib's ``absolutize``)."""
         if isinstance(e.arg, Literal) and ":" not in str(e.arg):
-            raise Unsupported("IRI of a relative reference (resolved against the query's base)")
+            if e.arg.language or e.arg.datatype not in (None, URIRef(STRING)):
+                return ("val", ERROR)
+            iri = URIRef(str(e.arg), base=self.c.base) if self.c.base else URIRef(str(e.arg))
+            if ":" not in iri:
+                raise Unsupported("IRI of a relative reference without a base")
+            return ("val", self.ops.const(iri))
         v = self.value(e.arg)
         ok = self._string_arg(v, allow_lang=False)
         cond = f"({v.kind} = {IRI_KIND}" + (f" OR ({ok} AND {v.lex} LIKE '%:%')" if ok else "") + ")"

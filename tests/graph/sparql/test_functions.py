@@ -310,3 +310,10 @@ def test_in_an_empty_list(catalogue_ds):
     rows = _compiled(catalogue_ds, "SELECT ?a (?a IN () AS ?in) (?a NOT IN () AS ?out) WHERE { ?x :v ?a }")
     assert len(rows) == len(VALUES) + 1
     assert {(r[1].toPython(), r[2].toPython()) for r in rows} == {(False, True)}
+
+
+def test_iri_of_a_relative_constant_resolves_against_the_base(catalogue_ds):
+    """As rdflib's ``absolutize`` does (W3C iri01); without a BASE it stays rdflib's."""
+    rows = compiled(catalogue_ds, 'BASE <http://example.org/a/> SELECT (URI("uri") AS ?u) (IRI("../iri") AS ?i) '
+                                  '(isIRI(IRI("q")) AS ?b) WHERE {}')
+    assert rows == [(URIRef("http://example.org/a/uri"), URIRef("http://example.org/iri"), Literal(True))]
