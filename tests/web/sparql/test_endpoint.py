@@ -52,10 +52,11 @@ CONSTRUCT = "CONSTRUCT { ?array zarr:path ?path } WHERE { ?array a zarr:Array ; 
 DESCRIBE = "DESCRIBE ?d WHERE { ?d a dcat:Dataset }"
 #: 770 triples to the fourth power: a COUNT the database cannot finish.
 CROSS_PRODUCT = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
-#: The pattern runs as SQL, the filter in rdflib (REPLACE is not compiled).
+#: The pattern runs as SQL, the filter in rdflib (REPLACE with a pattern computed per row
+#: is not compiled).
 PYTHON_FILTER = (
     "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . "
-    "FILTER(STRLEN(REPLACE(CONCAT(STR(?c), STR(?f)), 'x', 'y')) < 0) }"
+    "FILTER(STRLEN(REPLACE(CONCAT(STR(?c), STR(?f)), STR(?c), 'y')) < 0) }"
 )
 #: Pure-Python work: rdflib joins and filters 27 million in-memory solutions.
 _VALUES = " ".join(str(i) for i in range(300))
