@@ -177,12 +177,7 @@ class AggregateCompiler:
         (unbound), as SPARQL's ListEval and Oxigraph have it (rdflib skips unbound ones)."""
         if agg.distinct == "DISTINCT":
             raise ir.Unsupported(f"{agg.name} of DISTINCT values")
-        if isinstance(agg.vars, Variable):
-            v = self.c.value_of(b, agg.vars)
-            if v is None:
-                v = ir.Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL")
-        else:
-            v = self.c.expression_value(b, agg.vars)
+        v = self._aggregated(agg, b)
         arith = Arithmetic(self.c)
         p, ranks = arith.packed(v)
         if any(r > 3 for r in ranks):
@@ -212,6 +207,13 @@ class AggregateCompiler:
             packed = f"(CASE WHEN COUNT(*) = 0 THEN '0:0' ELSE {name}({p}) END)"
         return arith.result(packed, result_ranks)
 
+    def _aggregated(self, agg: CompValue, b: ir.Block) -> ir.Val:
+        """The value an aggregate takes of each solution (unbound: an error for every row)."""
+        if isinstance(agg.vars, Variable):
+            v = self.c.value_of(b, agg.vars)
+            return v if v is not None else ir.Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL")
+        return self.c.expression_value(b, agg.vars)
+
     def _group_concat(self, agg: CompValue, b: ir.Block) -> ir.Val:
         """GROUP_CONCAT: SPARQL's CONCAT of the group's values with the separator, in no
         particular order (the empty simple literal for an empty group).  As CONCAT, it
@@ -219,12 +221,7 @@ class AggregateCompiler:
         one; a value that is not a string literal, or unbound, makes it an error (unbound),
         as SPARQL's ListEval and Oxigraph have it (rdflib skips unbound values and writes
         any other term as text)."""
-        if isinstance(agg.vars, Variable):
-            v = self.c.value_of(b, agg.vars)
-            if v is None:
-                v = ir.Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL")
-        else:
-            v = self.c.expression_value(b, agg.vars)
+        v = self._aggregated(agg, b)
         d = self.c.dialect
         sep = d.text_param(self.c.names.param(" " if agg.separator is None else str(agg.separator)))
         ok = False if v.kind == "NULL" else self.c.ops.is_string_literal(v, allow_lang=True)
