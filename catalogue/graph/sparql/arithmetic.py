@@ -132,7 +132,7 @@ class Arithmetic:
         codes = dict(self.rank_of_id)
         if temporal:
             codes.update(self.temporal_of_id)
-        if not codes:
+        if not codes or v.dt == "NULL":  # no datatype anywhere: no number, no date
             return "NULL", frozenset()
         # A date or time without a time zone is tagged in lower case: subtracting it from
         # one with a zone is an error, as Oxigraph has it (XSD's partial order).
@@ -272,10 +272,13 @@ class Arithmetic:
             tags.append(f"WHEN {{num}} IS NOT NULL THEN (CASE {{dt}} {whens} END)")
         if doubles:  # NaN is a double, though it has no comparable value
             tags.append(f"WHEN {{dt}} IN ({', '.join(map(str, doubles))}) AND trim({{lex}}) = 'NaN' THEN '3:'")
-        tag = "(CASE " + " ".join(t.format(dt=v.dt, num=v.num, lex=v.lex) for t in tags) + " END)"
+        # A bare NULL datatype (a value computed without one) is typed: PostgreSQL reads
+        # "CASE NULL WHEN 1" as text compared with an integer.
+        dt = "CAST(NULL AS INTEGER)" if v.dt == "NULL" else v.dt
+        tag = "(CASE " + " ".join(t.format(dt=dt, num=v.num, lex=v.lex) for t in tags) + " END)"
         value = v.lex
         if self.pg and doubles:  # by value, as in :meth:`packed` ("1E400" is INF)
-            value = f"(CASE WHEN {v.dt} IN ({', '.join(map(str, doubles))}) THEN {self._double_text(v.num)} ELSE {v.lex} END)"
+            value = f"(CASE WHEN {dt} IN ({', '.join(map(str, doubles))}) THEN {self._double_text(v.num)} ELSE {v.lex} END)"
         return f"(CASE WHEN {v.kind} = {LITERAL_KIND} AND {v.lang} IS NULL THEN {tag} || {value} END)"
 
     # ------------------------------------------------------------------- result
@@ -387,7 +390,17 @@ def _pg_cast(rank: int, source: str) -> str:
     elif rank == DECIMAL:
         exact = "CAST(CAST(v AS NUMERIC) AS TEXT)"
     else:
-        exact = "CAST(CAST(v AS DOUBLE PRECISION) AS TEXT)"
+        # PostgreSQL raises for text beyond a double's range, or that rounds to zero
+        # ("1e999", "2e-324"); XPath rounds them to ±INF and zero.
+        n = "CAST(v AS NUMERIC)"
+        exact = (
+            "CAST((CASE WHEN v IN ('NaN', 'Infinity', '-Infinity') THEN CAST(v AS DOUBLE PRECISION) "
+            f"WHEN abs({n}) >= 1.797693134862315807937289714053e308 "
+            f"THEN CAST(CASE WHEN {n} < 0 THEN '-Infinity' ELSE 'Infinity' END AS DOUBLE PRECISION) "
+            f"WHEN {n} <> 0 AND abs({n}) <= 2.4703282292062327208828439643e-324 "
+            f"THEN CAST(CASE WHEN {n} < 0 THEN '-0' ELSE '0' END AS DOUBLE PRECISION) "
+            "ELSE CAST(v AS DOUBLE PRECISION) END) AS TEXT)"
+        )
     # A double's text, from a number of any rank; a numeric text where the target is exact.
     from_number = exact if rank >= FLOAT else f"(CASE WHEN tag IN ('0', '1') OR {finite} THEN {exact} END)"
     return (

@@ -816,14 +816,21 @@ class Compiler:
 
     def _draw(self, b: Block, drawn: list[str]) -> tuple[Block, list[str]]:
         """``b`` as a derived table with a column for each value drawn per solution
-        (``random()`` ...), and those columns.  ``OFFSET 0`` keeps the table whole:
-        neither database then merges it into the outer query, which would copy the
-        drawing expressions to each place a column is read."""
+        (``random()`` ...), and those columns.  Merged into the outer query, the
+        drawing expressions would be copied to each place a column is read; so SQLite
+        gets a table fenced with ``OFFSET 0``, and PostgreSQL a ``MATERIALIZED`` CTE: a
+        fenced subquery on the inner side of a nested loop is run again for each outer
+        row, drawing new values for one solution (``BIND(RAND() AS ?r)`` joined after)."""
         if b.distinct_pending:
             b = self.wrap(b, distinct=True)
         extra = [(sql, f"d{i}_") for i, sql in enumerate(drawn)]
-        fence = "OFFSET 0" if self.dialect.is_pg else "LIMIT -1 OFFSET 0"
-        out, alias = self.derived(f"{self.render(b, extra=extra, distinct=False)}\n{fence}", b.vars.items(), "dr")
+        rendered = self.render(b, extra=extra, distinct=False)
+        if self.dialect.is_pg:
+            cte = self.names.alias("dw")
+            sql = f"WITH {cte} AS MATERIALIZED (\n{rendered}\n)\nSELECT * FROM {cte}"
+        else:
+            sql = f"{rendered}\nLIMIT -1 OFFSET 0"
+        out, alias = self.derived(sql, b.vars.items(), "dr")
         return out, [f'{alias}."{name}"' for _, name in extra]
 
     def _p_ToMultiSet(self, part: CompValue, scope: GraphScope) -> Block:

@@ -32,6 +32,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from ..deadline import check_deadline
 from .aggregates import SQLITE_AGGREGATES
@@ -323,6 +324,24 @@ class _Solution(dict):  # type: ignore[type-arg]
 
 
 def _rows(
+    store: QuadSource, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool,
+    sqlite_cursor: Any = None,
+) -> Iterator[Any]:
+    """The solutions of a compiled statement.  On PostgreSQL a statement that fails
+    (a regular expression the server refuses, a timeout) aborts the transaction: it is
+    rolled back before the error goes on, so that the store answers the next query
+    instead of "current transaction is aborted" (nothing written in it could be
+    committed any more)."""
+    try:
+        yield from _solutions(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor)
+    except DBAPIError:
+        if store.dialect_name == "postgresql":
+            with contextlib.suppress(Exception):
+                store.rollback()
+        raise
+
+
+def _solutions(
     store: QuadSource, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool,
     sqlite_cursor: Any = None,
 ) -> Iterator[Any]:

@@ -20,7 +20,7 @@ from .arithmetic import DAY_TIME_DURATION, DURATION_ID, Arithmetic
 from .casts import CASTS, CastsMixin
 from .functions import FunctionsMixin
 from .geo import compile_call
-from .regex import PG_SAFE, PLAIN
+from .regex import PLAIN, pg_pattern
 from .sql import Dialect, Names, Unsupported, Val
 from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
 
@@ -358,15 +358,18 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
 
     def _regex_test(self, lex: str, pat: str, flags: str) -> str:
         d, names = self.c.dialect, self.c.names
+        if d.is_pg:
+            if flags in ("", "q") and pat and (PLAIN.fullmatch(pat) or "q" in flags):
+                return d.contains(lex, d.text_param(names.param(pat)))
+            pg = pg_pattern(pat, flags)
+            if pg is None:
+                raise Unsupported("regex pattern outside the PostgreSQL-safe subset")
+            op = "~*" if "i" in flags else "~"
+            return f"({lex} {op} {d.text_param(names.param(pg))})"
         if "q" in flags:
             pat, flags = re.escape(pat), flags.replace("q", "")
         if not flags and PLAIN.fullmatch(pat) and pat:
             return d.contains(lex, d.text_param(names.param(pat)))
-        if d.is_pg:
-            if flags not in ("", "i") or not PG_SAFE.fullmatch(pat):
-                raise Unsupported("regex pattern outside the PostgreSQL-safe subset")
-            op = "~*" if flags == "i" else "~"
-            return f"({lex} {op} {d.text_param(names.param(pat))})"
         self.c.need_function("sparql_regex")
         call = (
             f"sparql_regex({lex}, {d.text_param(names.param(pat))}, "

@@ -28,7 +28,7 @@ from rdflib.term import Literal, URIRef
 
 from ..terms import COMPARABLE_DATATYPES
 from .arithmetic import Arithmetic, rank_of
-from .regex import PG_SAFE, PLAIN, compile_replace, xpath_replace
+from .regex import PLAIN, compile_replace, pg_pattern, xpath_replace
 from .sql import Unsupported, Val
 from .values import BLANK_KIND, IRI_KIND, LITERAL_KIND, STRING
 
@@ -40,6 +40,8 @@ __all__ = ["ERROR", "SQLITE_FUNCTIONS", "VOLATILE_FUNCTIONS", "FunctionsMixin"]
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER, _DATE_TIME, _DATE = _XSD + "integer", _XSD + "dateTime", _XSD + "date"
 _DAY_TIME_DURATION = _XSD + "dayTimeDuration"
+#: Characters RFC 3987 keeps out of IRIs.
+_NOT_IN_IRIS = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 _LANG_TAG = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
 _HASHES = {"MD5": "md5", "SHA1": "sha1", "SHA256": "sha256", "SHA384": "sha384", "SHA512": "sha512"}
 
@@ -271,12 +273,13 @@ class FunctionsMixin:
             return self._like(v, ok, f"replace({v.lex}, {d.text_param(names.param(pattern))}, "
                                      f"{d.text_param(names.param(out))})")
         if d.is_pg:
-            pg = _pg_replacement(template)
-            if flags not in ("", "i") or not PG_SAFE.fullmatch(pattern) or pg is None:
+            pg_replacement, pg = _pg_replacement(template), pg_pattern(pattern, flags)
+            if pg is None or pg_replacement is None:
                 raise Unsupported("REPLACE outside the PostgreSQL-safe subset")
+            pg_flags = "gi" if "i" in flags else "g"
             return self._like(v, ok, (
-                f"regexp_replace({v.lex}, {d.text_param(names.param(pattern))}, "
-                f"{d.text_param(names.param(pg))}, {d.text_param(names.param('g' + flags))})"))
+                f"regexp_replace({v.lex}, {d.text_param(names.param(pg))}, "
+                f"{d.text_param(names.param(pg_replacement))}, {d.text_param(names.param(pg_flags))})"))
         call = (f"{self._python('sparql_replace')}({v.lex}, {d.text_param(names.param(pattern))}, "
                 f"{d.text_param(names.param(replacement))}, {d.text_param(names.param(flags))})")
         return self._like(v, ok, call)
@@ -363,6 +366,8 @@ class FunctionsMixin:
         if isinstance(e.arg, Literal) and ":" not in str(e.arg):
             if e.arg.language or e.arg.datatype not in (None, URIRef(STRING)):
                 return ("val", ERROR)
+            if _NOT_IN_IRIS.search(str(e.arg)):
+                return ("val", ERROR)  # no IRI (as Oxigraph has it)
             iri = URIRef(str(e.arg), base=self.c.base) if self.c.base else URIRef(str(e.arg))
             if ":" not in iri:
                 raise Unsupported("IRI of a relative reference without a base")

@@ -42,7 +42,7 @@ from rdflib.plugins.sparql.sparql import SPARQLError
 
 #: A conservative subset of XPath regular expressions that means the same in
 #: PostgreSQL's ARE flavour (the compiler sends these to PostgreSQL's own operators).
-PG_SAFE = re.compile(
+_PG_SAFE = re.compile(
     r"(?:[A-Za-z0-9 _\-:,;'\"/@#&=<>~`!%]|\\[.\\dDwWsS\-*+?()\[\]{}|^$]"
     r"|[.^$*+?()|]|\[\^?[A-Za-z0-9 _\-]+\]|\{\d+(?:,\d*)?\})*"
 )
@@ -100,11 +100,94 @@ def compile_pattern(pattern: str, flags: str = "") -> Any:
         _check_supported(pattern)
     except (RecursionError, OverflowError) as exc:
         raise re.error(f"pattern too complex: {exc}") from None
+    pattern = xpath_to_re2(pattern, dotall="s" in flags)
     inline = "".join(sorted({f for f in flags if f in "ism"}))
     try:
         return re2.compile(f"(?{inline}){pattern}" if inline else pattern)
     except Exception as exc:  # re2 raises its own error type
         raise re.error(str(exc)) from None
+
+
+# XPath's character class escapes (XSD's regular expressions), for RE2, whose own are
+# ASCII (\w) or include more (\s: the form feed; ".": the carriage return).
+_CLASSES_OUTSIDE = {"w": r"[\p{L}\p{M}\p{N}\p{S}]", "W": r"[\p{P}\p{Z}\p{C}]", "d": r"\p{Nd}",
+                    "D": r"\P{Nd}", "s": "[ \\t\\n\\r]", "S": "[^ \\t\\n\\r]"}
+_CLASSES_INSIDE = {"w": r"\p{L}\p{M}\p{N}\p{S}", "W": r"\p{P}\p{Z}\p{C}", "d": r"\p{Nd}", "D": r"\P{Nd}",
+                   "s": " \\t\\n\\r"}
+_NOT_A_LINE_END = "[^\\n\\r]"
+
+
+def xpath_to_re2(pattern: str, *, dotall: bool) -> str:
+    """An XPath pattern in RE2's syntax with XPath's meaning: ``.`` matches neither a
+    line feed nor a carriage return (unless ``dotall``, the ``s`` flag), ``\\w`` is every
+    character but punctuation, separators and others (``\\p{P}``, ``\\p{Z}``, ``\\p{C}``),
+    ``\\d`` every decimal digit (``\\p{Nd}``), ``\\s`` space, tab, line feed and carriage
+    return only."""
+    out: list[str] = []
+    i, n, in_class, first = 0, len(pattern), False, False
+    while i < n:
+        char = pattern[i]
+        if char == "\\" and i + 1 < n:
+            escaped = pattern[i + 1]
+            table = _CLASSES_INSIDE if in_class else _CLASSES_OUTSIDE
+            out.append(table.get(escaped, char + escaped))
+            i += 2
+            first = False
+            continue
+        if in_class:
+            if char == "]" and not first:
+                in_class = False
+            first = first and char == "^"
+        elif char == "[":
+            in_class, first = True, True
+        elif char == "." and not dotall:
+            char = _NOT_A_LINE_END
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+_REPEAT = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+#: PostgreSQL refuses repetition counts above 255 ("invalid repetition count(s)").
+_PG_MAX_REPEAT = 255
+
+
+def pg_pattern(pattern: str, flags: str) -> str | None:
+    """The pattern in PostgreSQL's ARE syntax with XPath's meaning, for the flags ``i``,
+    ``q`` and ``x``, or None where the two could differ (the ``s`` and ``m`` flags, and
+    ``\\w``, ``\\d`` and their complements, which PostgreSQL reads by its locale): those
+    stay with RE2 (rdflib's evaluator through :data:`RE2_MODULE`)."""
+    if set(flags) - set("iqx"):
+        return None
+    if "q" in flags:  # text: every ASCII punctuation escaped (a backslash before one is literal)
+        return "".join(f"\\{c}" if c.isascii() and not c.isalnum() and c != " " else c for c in pattern)
+    if "x" in flags:
+        pattern = _strip_whitespace(pattern)
+    if not _PG_SAFE.fullmatch(pattern):
+        return None
+    for low, high in _REPEAT.findall(pattern):
+        if int(low) > _PG_MAX_REPEAT or (high and int(high) > _PG_MAX_REPEAT):
+            return None
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        char = pattern[i]
+        if char == "\\" and i + 1 < n:
+            escaped = pattern[i + 1]
+            if escaped in "wWdD":
+                return None
+            out.append({"s": "[ \t\n\r]", "S": "[^ \t\n\r]"}.get(escaped, char + escaped))
+            i += 2
+            continue
+        if char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == "." and not in_class:
+            char = "[^\n\r]"
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 #: One part of a replacement: text to insert, or the number of a group whose match is inserted.

@@ -50,6 +50,10 @@ class QuadSource(Protocol):
         """The rdflib term of a stored row."""
         ...
 
+    def rollback(self) -> None:
+        """End the current transaction without committing it."""
+        ...
+
 
 _SOURCE_TYPES: tuple[type, ...] = ()
 

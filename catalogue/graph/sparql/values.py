@@ -208,11 +208,14 @@ class ValueOps:
             self.check_supported(b)
         sql_op = op
         ga, gb = self._number_or_error(a), self._number_or_error(b)
+        # Numbers without a comparable value are NaN here (a computed one is a valid
+        # number or an error): unequal to and unordered with everything, so false.
+        by_value = f"(CASE WHEN {a.num} IS NULL OR {b.num} IS NULL THEN FALSE ELSE {a.num} {sql_op} {b.num} END)"
         if ga is not None and gb is not None:
             # Two numbers (or errors): by value, without the type dispatch below, which
             # repeats each operand's SQL in every case (a sum of two variables compared
             # with a constant came to 59,000 characters on PostgreSQL).
-            return f"(CASE WHEN {ga} IS NULL OR {gb} IS NULL THEN NULL ELSE {a.num} {sql_op} {b.num} END)"
+            return f"(CASE WHEN {ga} IS NULL OR {gb} IS NULL THEN NULL ELSE {by_value} END)"
         for x, gy in ((a, gb), (b, ga)):
             if x.packed is not None and gy is not None:
                 # A computed value that may also be a date or a duration, and a number:
@@ -221,7 +224,7 @@ class ValueOps:
                 number = f"substr({x.packed}, 1, 1) IN ('0', '1', '2', '3')"
                 other = "FALSE" if op == "=" else "NULL"
                 return (f"(CASE WHEN {x.packed} IS NULL OR {gy} IS NULL THEN NULL WHEN {number} "
-                        f"THEN {a.num} {sql_op} {b.num} ELSE {other} END)")
+                        f"THEN {by_value} ELSE {other} END)")
         cases: list[tuple[str, str]] = []
         if op == "=":
             # IRIs and blank nodes compare by identity only: use the id (index-friendly).
