@@ -211,7 +211,7 @@ class AggregateCompiler:
         """The value an aggregate takes of each solution (unbound: an error for every row)."""
         if isinstance(agg.vars, Variable):
             v = self.c.value_of(b, agg.vars)
-            return v if v is not None else ir.Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL")
+            return v if v is not None else ir.ERROR
         return self.c.expression_value(b, agg.vars)
 
     def _group_concat(self, agg: CompValue, b: ir.Block) -> ir.Val:

@@ -61,7 +61,7 @@ from .numbers import (
     sparql_lex,
     sparql_num,
 )
-from .sql import Dialect, Unsupported, Val
+from .sql import ERROR, Dialect, Unsupported, Val
 from .values import LITERAL_KIND
 
 __all__ = [
@@ -198,7 +198,7 @@ class Arithmetic:
         ranks = frozenset(max(x, y, floor) for x in ranks_a for y in ranks_b if x <= DOUBLE and y <= DOUBLE)
         ranks |= frozenset(DURATION for x in ranks_a for y in ranks_b if x == y and x in TAGS and x != DURATION)
         if not ranks:
-            return _ERROR
+            return ERROR
         packed = _pg_binary(op, pa, pb, temporal=temporal) if self.pg else self._sqlite(op, pa, pb)
         return self.result(packed, ranks)
 
@@ -208,7 +208,7 @@ class Arithmetic:
         pv, ranks = self.packed(v)
         ranks = frozenset(r for r in ranks if r <= DOUBLE)
         if not ranks:
-            return _ERROR
+            return ERROR
         packed = _pg_unary(op, pv) if self.pg else self._sqlite(op, pv)
         return self.result(packed, ranks)
 
@@ -218,7 +218,7 @@ class Arithmetic:
         (whitespace around it allowed), or a boolean; anything else is an error."""
         source = self._cast_source(v)
         if source is None:
-            return _ERROR
+            return ERROR
         packed = _pg_cast(rank, source) if self.pg else self._sqlite(f"to{rank}", source)
         return self.result(packed, frozenset([rank]))
 
@@ -512,4 +512,3 @@ def _pg_double(op: str, a: str, b: str) -> str:
     )
 
 
-_ERROR = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")

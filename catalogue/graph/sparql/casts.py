@@ -12,8 +12,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..terms import comparable_value
 from .arithmetic import RANK_TYPES, Arithmetic
-from .functions import ERROR
-from .sql import Unsupported, Val
+from .sql import ERROR, Unsupported, Val
 from .values import IRI_KIND, LITERAL_KIND, STRING
 
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
@@ -88,7 +87,7 @@ class CastsMixin:
             if d.is_pg:
                 raise Unsupported("a cast of a string to xsd:dateTime (its value is computed in Python)")
             seconds = f"{self._python('sparql_date_time_seconds')}({v.lex})"
-            cases.append(("TRUE" if string is True else str(string), self._xsd_trim(v.lex), seconds))
+            cases.append(("TRUE" if string is True else str(string), d.xsd_trim(v.lex), seconds))
         if not cases:
             return ("val", ERROR)
 
@@ -98,16 +97,11 @@ class CastsMixin:
         num = pick(2)
         return self._typed(f"{num} IS NOT NULL", pick(1), num, _DATE_TIME)
 
-    def _xsd_trim(self, lex: str) -> str:
-        """``lex`` without the XSD whitespace around it."""
-        spaces = "' ' || chr(9) || chr(10) || chr(13)" if self.c.dialect.is_pg else "' ' || char(9, 10, 13)"
-        return f"trim({lex}, {spaces})" if not self.c.dialect.is_pg else f"btrim({lex}, {spaces})"
-
     def _midnight(self, lex: str) -> str:
         """A date's lexical form ``[-]YYYY-MM-DD[zone]`` as the date-time of its midnight."""
-        s = self._xsd_trim(lex)
-        zone_len = (f"(CASE WHEN {s} LIKE '%Z' THEN 1 WHEN substr({s}, length({s}) - 5, 1) IN ('+', '-') "
-                    f"AND substr({s}, length({s}) - 2, 1) = ':' THEN 6 ELSE 0 END)")
+        d = self.c.dialect
+        s = d.xsd_trim(lex)
+        zone_len = d.zone_length(s)
         return (f"(substr({s}, 1, length({s}) - {zone_len}) || 'T00:00:00' || "
                 f"substr({s}, length({s}) - {zone_len} + 1))")
 

@@ -312,14 +312,12 @@ class Compiler:
             # ORDER BY RAND(): each key reads its own draw, which orders just as randomly
             # (not under DISTINCT, whose rows would then differ by their keys).
             exprs = ExprCompiler(self, resolver, per_row=not distinct)
-            for cond in order:
-                exprs.value(cond.expr)
-            if exprs.drawn:
+            vals = [exprs.value(cond.expr) for cond in order]
+            if exprs.drawn:  # compiled again, reading the drawn columns
                 block, columns = self._draw(block, exprs.drawn)
-                resolver = self.resolver(block)
-            exprs = ExprCompiler(self, resolver, per_row=not distinct, draws=columns if exprs.drawn else None)
-            for cond in order:
-                val = exprs.value(cond.expr)
+                exprs = ExprCompiler(self, self.resolver(block), per_row=True, draws=columns)
+                vals = [exprs.value(cond.expr) for cond in order]
+            for cond, val in zip(order, vals, strict=True):
                 desc = cond.order == "DESC"
                 order_exprs += [(k, desc) for k in self.ops.order_keys(val)]
         cols: list[str] = []

@@ -21,7 +21,7 @@ from .casts import CASTS, CastsMixin
 from .functions import FunctionsMixin
 from .geo import compile_call
 from .regex import PLAIN, pg_pattern
-from .sql import Dialect, Names, Unsupported, Val
+from .sql import ERROR, Dialect, Names, Unsupported, Val
 from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
 
 __all__ = ["ExprCompiler", "ExpressionContext", "Resolver"]
@@ -107,7 +107,7 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
     def compile(self, e: Any) -> Compiled:
         if isinstance(e, Variable):
             v = self.resolve(e)
-            return ("val", v if v is not None else _UNBOUND)
+            return ("val", v if v is not None else ERROR)
         if isinstance(e, URIRef | Literal):
             return ("val", self.ops.const(e))
         if isinstance(e, BNode):
@@ -232,7 +232,7 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
         v = self.value(e.arg)
         ok = self.ops.is_string_literal(v, allow_lang=True)
         if ok is False:
-            return ("val", _UNBOUND)
+            return ("val", ERROR)
         if self.c.dialect.is_pg:
             fn = pg_fn
         else:
@@ -395,7 +395,6 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
         return ("bool", self.c.exists_sql(e.graph, self.resolve, negate=True))
 
 
-_UNBOUND = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")
 
 # Nested expressions repeat their operands' SQL (a COALESCE in each part of its term, an
 # arithmetic result in its packed text); past these sizes an expression is left to

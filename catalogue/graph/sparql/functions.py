@@ -29,13 +29,13 @@ from rdflib.term import Literal, URIRef
 from ..terms import COMPARABLE_DATATYPES
 from .arithmetic import Arithmetic, rank_of
 from .regex import PLAIN, compile_replace, pg_pattern, xpath_replace
-from .sql import Unsupported, Val
+from .sql import ERROR, Unsupported, Val
 from .values import BLANK_KIND, IRI_KIND, LITERAL_KIND, STRING
 
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
 Compiled = tuple[str, Any]
 
-__all__ = ["ERROR", "SQLITE_FUNCTIONS", "VOLATILE_FUNCTIONS", "FunctionsMixin"]
+__all__ = ["SQLITE_FUNCTIONS", "VOLATILE_FUNCTIONS", "FunctionsMixin"]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER, _DATE_TIME, _DATE = _XSD + "integer", _XSD + "dateTime", _XSD + "date"
@@ -417,11 +417,10 @@ class FunctionsMixin:
         if ok is None:
             return ("val", ERROR)
         d = self.c.dialect
-        s = f"trim({v.lex})"
+        s = d.xsd_trim(v.lex)
         # The year runs to the first '-' after its sign; the zone is 'Z' or '±hh:mm' at the end.
         year_len = f"({self._position(f'substr({s}, 2)', repr('-'))})"
-        zone_len = (f"(CASE WHEN {s} LIKE '%Z' THEN 1 WHEN substr({s}, length({s}) - 5, 1) IN ('+', '-') "
-                    f"AND substr({s}, length({s}) - 2, 1) = ':' THEN 6 ELSE 0 END)")
+        zone_len = d.zone_length(s)
         zone = f"substr({s}, length({s}) - {zone_len} + 1)"
         at = {"MONTH": 2, "DAY": 5, "HOURS": 8, "MINUTES": 11}
         if part == "YEAR":
@@ -515,7 +514,6 @@ def _encode_for_uri(text: str | None) -> str | None:
     return None if text is None else urllib.parse.quote(text, safe="-._~")
 
 
-#: ``name: (arguments, function)`` registered on SQLite connections.
 def _pg_replacement(template: tuple[str | int, ...]) -> str | None:
     """A replacement template in PostgreSQL's ``regexp_replace`` syntax (``\\&`` the match,
     ``\\1`` to ``\\9`` groups, ``\\\\`` a backslash); None beyond nine groups."""
@@ -543,6 +541,7 @@ def _replace(text: str | None, pattern: str | None, replacement: str | None, fla
 #: The SQLite functions that give another value at each call (not ``deterministic``).
 VOLATILE_FUNCTIONS = frozenset({"sparql_rand", "sparql_uuid"})
 
+#: ``name: (arguments, function)`` registered on SQLite connections.
 SQLITE_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     **{f"sparql_{a}": (1, _hasher(a)) for a in _HASHES.values()},
     "sparql_encode_for_uri": (1, _encode_for_uri),
@@ -551,5 +550,3 @@ SQLITE_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "sparql_uuid": (0, lambda: str(uuid.uuid4())),
 }
 
-#: An error for every row (no value).
-ERROR = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")

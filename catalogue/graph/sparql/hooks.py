@@ -67,6 +67,7 @@ def _lock_parser() -> None:
                 return keep_constant_filters(fn(*args, **kwargs))
 
         call._catalogue_locked = True  # type: ignore[attr-defined]
+        call.__wrapped__ = fn  # type: ignore[attr-defined]  # for query.py, which locks and keeps filters itself
         call.__doc__ = fn.__doc__
         return call
 

@@ -384,7 +384,7 @@ class PathCompiler:
             nodes = (
                 f"SELECT {qs}.s AS s, {qs}.s AS o{self._g(qs, scope)} FROM quads {qs} "
                 f"WHERE TRUE{self._graph_cond(qs, scope)}\n"
-                f"UNION\nSELECT {qo}.o, {qo}.o{f', {qo}.g' if var else ''} FROM quads {qo} "
+                f"UNION\nSELECT {qo}.o, {qo}.o{self._g(qo, scope)} FROM quads {qo} "
                 f"WHERE TRUE{self._graph_cond(qo, scope)}"
             )
             rest = self._path_sql(step, scope, None, None) if mod == "?" else self._closure_sql(step, "+", scope, None)
@@ -397,9 +397,8 @@ class PathCompiler:
             step, a, b = step.arg, "o", "s"
         if isinstance(step, URIRef):
             pid = self.c.id_sql(step)
-            in_graph = f" AND {st}.g = {scope.gid}" if scope.mode == "const" else ""
             step_from = f"quads {st}"
-            step_on = f"{st}.p = {pid}{in_graph}"
+            step_on = f"{st}.p = {pid}{self._graph_cond(st, scope)}"
         else:
             step_from = f"(\n{self._path_sql(step, scope, None, None)}\n) AS {st}"
             step_on = "TRUE"
@@ -436,7 +435,7 @@ class PathCompiler:
             # million triples: benchmark query 13 (datasets above arrays of a standard
             # name), 133 -> 58 ms of execution.
             rec = (f"SELECT {cte}.s, {st}.{b}{carried} FROM {cte} CROSS JOIN LATERAL (SELECT {st}.{b}"
-                   f"{f', {st}.g' if var else ''} FROM quads {st} WHERE {link} AND {rec_on}"
+                   f"{self._g(st, scope)} FROM quads {st} WHERE {link} AND {rec_on}"
                    f"{self._same_g(cte, st, scope)} OFFSET 0) AS {st}")
         else:
             rec = (f"SELECT {cte}.s, {st}.{b}{carried} FROM {cte} JOIN {step_from} ON {link} AND {rec_on}"

@@ -41,7 +41,7 @@ def translate_query(query: str, base: str | None = None, namespaces: dict[str, A
     from rdflib.plugins.sparql.parser import parseQuery
 
     with PARSE_LOCK:
-        return translateQuery(keep_constant_filters(parseQuery(query)), base, namespaces or {})
+        return translateQuery(keep_constant_filters(_unhooked(parseQuery)(query)), base, namespaces or {})
 
 
 def translate_update(update: str, base: str | None = None, namespaces: dict[str, Any] | None = None) -> Any:
@@ -50,7 +50,13 @@ def translate_update(update: str, base: str | None = None, namespaces: dict[str,
     from rdflib.plugins.sparql.parser import parseUpdate
 
     with PARSE_LOCK:
-        return translateUpdate(keep_constant_filters(parseUpdate(update)), base, namespaces or {})
+        return translateUpdate(keep_constant_filters(_unhooked(parseUpdate)(update)), base, namespaces or {})
+
+
+def _unhooked(parse: Any) -> Any:
+    """rdflib's parser without :mod:`.hooks`' wrapper (which would take the lock and keep
+    the filters a second time)."""
+    return getattr(parse, "__wrapped__", parse)
 
 
 def keep_constant_filters(tree: Any) -> Any:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 import re._constants as sre_constants
 import re._parser as sre_parser
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -56,25 +57,33 @@ _UNSUPPORTED = {sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS, sre_const
                 sre_constants.ASSERT_NOT}
 
 
+def _tokens(pattern: str) -> Iterator[tuple[str, bool]]:
+    """A pattern's characters and two-character escapes, each with whether it lies
+    inside a character class (the class's own brackets count as outside; a ``]`` right
+    after ``[`` or ``[^`` is a member)."""
+    i, n, in_class, first = 0, len(pattern), False, False
+    while i < n:
+        if pattern[i] == "\\" and i + 1 < n:
+            yield pattern[i : i + 2], in_class
+            i, first = i + 2, False
+            continue
+        char = pattern[i]
+        if in_class and char == "]" and not first:
+            in_class = False
+            yield char, False
+        elif in_class:
+            first = first and char == "^"
+            yield char, True
+        else:
+            if char == "[":
+                in_class, first = True, True
+            yield char, False
+        i += 1
+
+
 def _strip_whitespace(pattern: str) -> str:
     """XPath's ``x`` flag: whitespace outside character classes is not part of the pattern."""
-    out, in_class, escaped = [], False, False
-    for char in pattern:
-        if escaped:
-            out.append(char)
-            escaped = False
-        elif char == "\\":
-            out.append(char)
-            escaped = True
-        elif char == "[":
-            in_class = True
-            out.append(char)
-        elif char == "]":
-            in_class = False
-            out.append(char)
-        elif in_class or char not in " \t\n\r":
-            out.append(char)
-    return "".join(out)
+    return "".join(token for token, inside in _tokens(pattern) if inside or token not in " \t\n\r")
 
 
 def _check_supported(pattern: str) -> None:
@@ -124,26 +133,13 @@ def xpath_to_re2(pattern: str, *, dotall: bool) -> str:
     ``\\d`` every decimal digit (``\\p{Nd}``), ``\\s`` space, tab, line feed and carriage
     return only."""
     out: list[str] = []
-    i, n, in_class, first = 0, len(pattern), False, False
-    while i < n:
-        char = pattern[i]
-        if char == "\\" and i + 1 < n:
-            escaped = pattern[i + 1]
-            table = _CLASSES_INSIDE if in_class else _CLASSES_OUTSIDE
-            out.append(table.get(escaped, char + escaped))
-            i += 2
-            first = False
-            continue
-        if in_class:
-            if char == "]" and not first:
-                in_class = False
-            first = first and char == "^"
-        elif char == "[":
-            in_class, first = True, True
-        elif char == "." and not dotall:
-            char = _NOT_A_LINE_END
-        out.append(char)
-        i += 1
+    for token, inside in _tokens(pattern):
+        if len(token) == 2:
+            out.append((_CLASSES_INSIDE if inside else _CLASSES_OUTSIDE).get(token[1], token))
+        elif token == "." and not inside and not dotall:
+            out.append(_NOT_A_LINE_END)
+        else:
+            out.append(token)
     return "".join(out)
 
 
@@ -169,24 +165,15 @@ def pg_pattern(pattern: str, flags: str) -> str | None:
         if int(low) > _PG_MAX_REPEAT or (high and int(high) > _PG_MAX_REPEAT):
             return None
     out: list[str] = []
-    i, n, in_class = 0, len(pattern), False
-    while i < n:
-        char = pattern[i]
-        if char == "\\" and i + 1 < n:
-            escaped = pattern[i + 1]
-            if escaped in "wWdD":
-                return None
-            out.append({"s": "[ \t\n\r]", "S": "[^ \t\n\r]"}.get(escaped, char + escaped))
-            i += 2
-            continue
-        if char == "[":
-            in_class = True
-        elif char == "]":
-            in_class = False
-        elif char == "." and not in_class:
-            char = "[^\n\r]"
-        out.append(char)
-        i += 1
+    for token, inside in _tokens(pattern):
+        if len(token) == 2 and token[1] in "wWdD":
+            return None
+        if len(token) == 2:
+            out.append({"s": "[ \t\n\r]", "S": "[^ \t\n\r]"}.get(token[1], token))
+        elif token == "." and not inside:
+            out.append("[^\n\r]")
+        else:
+            out.append(token)
     return "".join(out)
 
 

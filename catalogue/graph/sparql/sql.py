@@ -75,12 +75,26 @@ class Dialect:
     def int_to_text(self, expr: str) -> str:
         return f"CAST({expr} AS TEXT)"
 
+    @property
+    def _xsd_spaces(self) -> str:
+        return "' ' || chr(9) || chr(10) || chr(13)" if self.is_pg else "' ' || char(9, 10, 13)"
+
+    def xsd_trim(self, lex: str) -> str:
+        """``lex`` without the XSD whitespace around it (the ``collapse`` facet's ends)."""
+        return f"btrim({lex}, {self._xsd_spaces})" if self.is_pg else f"trim({lex}, {self._xsd_spaces})"
+
     def zoned(self, lex: str) -> str:
         """Whether the date/time lexical form ``lex`` ends with a time zone (``Z`` or
         ``±hh:mm``, before trailing XSD whitespace): :func:`catalogue.graph.terms.is_zoned`."""
-        spaces = "chr(9) || chr(10) || chr(13)" if self.is_pg else "char(9, 10, 13)"
-        text = f"rtrim({lex}, ' ' || {spaces})"
+        text = f"rtrim({lex}, {self._xsd_spaces})"
         return f"({text} LIKE '%Z' OR {text} LIKE '%+__:__' OR {text} LIKE '%-__:__')"
+
+    @staticmethod
+    def zone_length(text: str) -> str:
+        """The length of the time zone that ends a trimmed date/time lexical form: 1 for
+        ``Z``, 6 for ``±hh:mm``, 0 for none."""
+        return (f"(CASE WHEN {text} LIKE '%Z' THEN 1 WHEN substr({text}, length({text}) - 5, 1) IN ('+', '-') "
+                f"AND substr({text}, length({text}) - 2, 1) = ':' THEN 6 ELSE 0 END)")
 
 
 @dataclass(frozen=True)
@@ -264,3 +278,7 @@ def val_from_columns(table: str, col: str, val: Val) -> Val:
         slang=val.slang,
         static_dt_known=val.static_dt_known,
     )
+
+
+#: No value: unbound, or an error for every row (SQL's NULL in every part).
+ERROR = Val(kind="NULL", lex="NULL", dt="NULL", lang="NULL", num="NULL", id="NULL")
