@@ -145,3 +145,51 @@ def test_upgrade_puts_the_huge_boxes_apart(db_url, tmp_path: pathlib.Path):
     with catalogue.open(db_url) as cat:
         after = [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)]
     assert after == before and all(b[0] for b in before)
+
+
+def _huge_layout(conn) -> tuple[str, list[str | None], str]:
+    """``search_huge``'s period index method, its words' compression per row, and the
+    words column's storage (PostgreSQL)."""
+    method = conn.exec_driver_sql(
+        "SELECT am.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam "
+        "WHERE c.relname = 'ix_search_huge_span'").scalar()
+    compressed = sorted(set(conn.exec_driver_sql("SELECT pg_column_compression(words) FROM search_huge").scalars()),
+                        key=str)
+    storage = conn.exec_driver_sql("SELECT attstorage FROM pg_attribute WHERE attrelid = 'search_huge'::regclass "
+                                   "AND attname = 'words'").scalar()
+    return method, compressed, storage
+
+
+def test_upgrade_stores_the_huge_rows_as_they_are(postgres_url, tmp_path: pathlib.Path):
+    """0012 (PostgreSQL): ``search_huge``'s words and facets uncompressed and its periods in
+    an SP-GiST index, with the same answers (the rows a load copies are uncompressed
+    too); the downgrade gives back the storage and GiST."""
+    from bench.search_scale import write_extents_catalogue
+    from catalogue.model.extents import Box
+
+    source = tmp_path / "extents.nq"
+    write_extents_catalogue(source, 150)
+    searches = [SearchQuery(q="sea", bbox=Box(-60, -40, 20, 30)),
+                SearchQuery(q="temperature", dtype=["float32"], bbox=Box(-180, -90, 180, 90), limit=50),
+                SearchQuery(bbox=Box(0, 0, 10, 10), datetime=(datetime(1990, 1, 1, tzinfo=UTC), None), limit=100)]
+    with catalogue.open(postgres_url) as cat:
+        cat.load(str(source))
+        before = [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)]
+    engine = make_engine(postgres_url)
+    try:
+        with engine.connect() as conn:
+            assert _huge_layout(conn) == ("spgist", [None], "e")
+        downgrade(engine, "0011_quads_statistics")
+        with engine.connect() as conn:
+            method, _compressed, storage = _huge_layout(conn)
+            assert (method, storage) == ("gist", "m")
+        with catalogue.open(postgres_url) as cat:
+            assert [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)] == before
+        upgrade(engine)
+        with engine.connect() as conn:
+            assert _huge_layout(conn) == ("spgist", [None], "e")
+    finally:
+        engine.dispose()
+    with catalogue.open(postgres_url) as cat:
+        assert [(r.total, [h.json for h in r.hits], r.facets) for r in map(cat.search, searches)] == before
+        assert all(b[0] for b in before)
