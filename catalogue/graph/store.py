@@ -50,7 +50,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, Final, cast
 
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID, ConjunctiveGraph, Dataset, Graph
@@ -73,6 +73,7 @@ from .deadline import check_deadline
 from .derived import IndexHook, queue_graphs
 from .dialect import dialect_for
 from .dialect.base import chunks
+from .dialect.postgres import PostgresDialect
 from .dialect.sqlite import TAKE_WRITE_LOCK
 from .load import ids
 from .match import SPO, bound_conditions, match_statement, row_decoder, term_id_of
@@ -551,6 +552,24 @@ class SQLStore(Store):
             return {}
         conn = self._connection()
         return ids.lookup_term_ids(self._s, conn, nodes)
+
+    def term_lookup(
+        self, nodes: Iterable[Node]
+    ) -> tuple[str, Any, Callable[[Iterable[Any]], dict[Node, int]]] | None:
+        """:meth:`lookup_term_ids` in two halves, on PostgreSQL: the statement (driver
+        SQL and parameters) for a caller to send with others in one round trip, and
+        the function turning its rows into the ids. ``None`` on SQLite (no round trips
+        to save) and when no node can be stored (nothing to ask)."""
+        if self.dialect_name != "postgresql":
+            return None
+        wanted = ids.wanted_terms(nodes)
+        if not wanted:
+            return None
+        conn = self._connection()
+        dialect = self._s.dialect
+        assert isinstance(dialect, PostgresDialect)
+        sql, params = dialect.select_terms_statement(list(wanted))
+        return sql, params, lambda rows: ids.matched_term_ids(self._s, conn, wanted, rows)
 
     def _lookup_term_id(self, node: Node) -> int | None:
         return self.lookup_term_ids([node]).get(node)

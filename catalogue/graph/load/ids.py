@@ -35,11 +35,13 @@ __all__ = [
     "datatype_iri",
     "load_datatypes",
     "lookup_term_ids",
+    "matched_term_ids",
     "note_ids_written",
     "remember_graphs",
     "reserve_term_ids",
     "store_terms",
     "stored_content",
+    "wanted_terms",
     "write_datatypes",
 ]
 
@@ -106,17 +108,35 @@ def lookup_term_ids(session: Session, conn: Connection, nodes: Iterable[Node]) -
     answer is valid for the current transaction: a term not referenced by any
     quad may be garbage-collected (and, if written again, get a new id) later.
     """
-    wanted: dict[int, list[tuple[Node, TermRow]]] = {}
+    wanted = wanted_terms(nodes)
+    if not wanted:
+        return {}
+    return matched_term_ids(session, conn, wanted, session.dialect.select_terms(conn, list(wanted)))
+
+
+#: Hash -> the nodes looked up under it, with their content (:func:`wanted_terms`).
+WantedTerms = dict[int, list[tuple[Node, TermRow]]]
+
+
+def wanted_terms(nodes: Iterable[Node]) -> WantedTerms:
+    """The storable ``nodes`` by hash, for :func:`matched_term_ids` (a lookup in two
+    halves, so that its statement can be sent with others: :meth:`SQLStore.term_lookup`)."""
+    wanted: WantedTerms = {}
     for node in nodes:
         try:
             term_hash, kind, value, datatype, lang = encode(node)
         except TypeError:
             continue
         wanted.setdefault(term_hash, []).append((node, (kind, value, datatype, lang)))
+    return wanted
+
+
+def matched_term_ids(session: Session, conn: Connection, wanted: WantedTerms,
+                     rows: Iterable[StoredTermRow]) -> dict[Node, int]:
+    """The ids of the ``wanted`` nodes among the stored ``rows`` of their hashes (a
+    different term under a node's hash raises :class:`TermCollisionError`)."""
     found: dict[Node, int] = {}
-    if not wanted:
-        return found
-    for row in session.dialect.select_terms(conn, list(wanted)):
+    for row in rows:
         stored = stored_content(session, conn, row)
         for node, content in wanted[row[0]]:
             if not same_content(stored, content):

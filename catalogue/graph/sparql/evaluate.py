@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +43,7 @@ from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
 from .join_order import join_statistics
-from .pg_cursor import open_cursor
+from .pg_cursor import fetch_all, open_cursor
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
 from .source import QuadSource, source_of
@@ -76,8 +76,19 @@ class ExplainEntry:
         return head + self.sql + ";" + (f"\n-- parameters:{params}" if params else "")
 
 
-def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> Statement:
-    """Compile ``part`` for evaluation in ``ctx`` (raises Unsupported)."""
+@dataclass(frozen=True)
+class _Inputs:
+    """What a part's statement is compiled from, besides the ids of its constants."""
+
+    bindings: dict[Variable, Node]
+    #: The nodes whose ids are looked up (the constants, the bound values, the graphs).
+    nodes: frozenset[Node]
+    default_name: Node | None
+    union: bool
+
+
+def _inputs(ctx: QueryContext, part: CompValue) -> _Inputs:
+    """:func:`compile_part`'s first half: what to look up (raises Unsupported)."""
     graph = ctx.graph
     bindings = {k: v for k, v in ctx.solution().items() if isinstance(k, Variable)}
     if bindings and any(p.name in ("Project", "AggregateJoin") for p in iter_parts(part.get("p"))):
@@ -97,14 +108,22 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
     if not isinstance(graph, ConjunctiveGraph):
         assert isinstance(graph, Graph)
         named.append(graph.identifier)
-    ids = store.lookup_term_ids(
-        constants
-        | {n for n in named if isinstance(n, URIRef)}
-        | {n for n in named if n is not None}
-    )
+    return _Inputs(bindings, frozenset(constants | {n for n in named if n is not None}), default_name, union)
+
+
+def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> Statement:
+    """Compile ``part`` for evaluation in ``ctx`` (raises Unsupported)."""
+    inputs = _inputs(ctx, part)
+    return _compiled(store, ctx, part, inputs, store.lookup_term_ids(inputs.nodes))
+
+
+def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _Inputs,
+              ids: dict[Node, int]) -> Statement:
+    """:func:`compile_part`'s second half, given the ids of ``inputs.nodes``."""
+    graph, bindings, default_name = ctx.graph, inputs.bindings, inputs.default_name
     default_id = ids.get(default_name) if default_name is not None else None
     if isinstance(graph, ConjunctiveGraph):
-        scope = GraphScope("union") if union else GraphScope("const", gid=default_id or -1)
+        scope = GraphScope("union") if inputs.union else GraphScope("const", gid=default_id or -1)
     else:
         gid = ids.get(graph.identifier)
         scope = GraphScope("const", gid=-1 if gid is None else gid)
@@ -114,7 +133,7 @@ def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> State
     # compiled before there were any (no ANALYZE yet) is compiled again once there are.
     statistics = join_statistics(store.connection) if store.dialect_name == "postgresql" else None
     kept = dict(dialect=store.dialect_name, scope=scope, default_id=default_id, first_only=first_only,
-                ordered=statistics is not None)
+                ordered=statistics is not None, database=_database(store))
     if not bindings:
         cached = STATEMENTS.get(part, ids, datatypes, **kept)
         if cached is not None:
@@ -263,14 +282,32 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
         raise NotImplementedError
     if name == "DescribeQuery":
         return _describe(store, ctx, part)
+    log = getattr(store, "sql_log", None)
+    sent: _Sent | None = None
     try:
-        stmt = compile_part(store, ctx, part)
+        inputs = _inputs(ctx, part)
+        guess = None
+        if store.dialect_name == "postgresql" and log is None and not inputs.bindings:
+            guess = STATEMENTS.peek(part, dialect="postgresql", database=_database(store))
+        lookup = store.term_lookup(inputs.nodes) if guess is not None else None
+        if guess is not None and lookup is not None:
+            ids, sent = _speculate(store, guess, lookup)
+        else:
+            ids = store.lookup_term_ids(inputs.nodes)
+        stmt = _compiled(store, ctx, part, inputs, ids)
     except Unsupported as exc:
-        log = getattr(store, "sql_log", None)
+        if sent is not None:
+            sent[1]()
         if log is not None:
             log.append(ExplainEntry(None, {}, f"{part.name}: {exc}"))
         raise NotImplementedError from exc
-    log = getattr(store, "sql_log", None)
+    except BaseException:
+        if sent is not None:
+            sent[1]()
+        raise
+    if sent is not None and guess is not None and (stmt.sql != guess.sql or stmt.params != guess.params):
+        sent[1]()  # a wrong guess: the ids changed since it was compiled
+        sent = None
     shown = dict(stmt.params)
     if stmt.lookups:
         for report, lookup in zip(
@@ -301,7 +338,51 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
             if log is not None:
                 log.append(ExplainEntry(None, {}, f"{part.name}: SQLite's parser stack overflows"))
             raise NotImplementedError from exc
-    return _rows(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor)
+    return _rows(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor, sent=sent)
+
+
+def _database(store: QuadSource) -> str:
+    """Which database ``store`` is on (statements are kept per database: a guess sent to
+    another could fail there)."""
+    return store.connection.engine.url.render_as_string(hide_password=True)
+
+
+#: Rows of a statement already sent (its batches, and what closes it unread).
+_Sent = tuple[Iterator[Any], Callable[[], None]]
+
+
+def _bounded(stmt: Statement) -> bool:
+    """Whether ``stmt``'s rows are read at once rather than through a cursor."""
+    return stmt.max_rows is not None and stmt.max_rows <= _FETCH
+
+
+def _speculate(store: QuadSource, guess: Statement,
+               lookup: tuple[str, Any, Callable[[Iterable[Any]], dict[Node, int]]]) -> tuple[dict[Node, int], _Sent]:
+    """PostgreSQL: the ids of a part's constants, looked up in the same round trip as
+    the statement last compiled for the part (``guess``) runs. The caller keeps its rows
+    when the ids give that statement again (the usual case: ids change only when a
+    term is collected or first stored), and closes them otherwise; a wrong guess
+    costs one run of the old statement (its first batch, through a cursor), once
+    per change of its constants' ids. A query of a few patterns then costs one round
+    trip instead of two."""
+    sql, params, finish = lookup
+    conn = store.connection
+    try:
+        if _bounded(guess):
+            rows, found = fetch_all(conn, guess.sql, guess.params, ahead=(sql, params))
+            sent: _Sent = (iter([rows] if rows else []), lambda: None)
+        else:
+            batches, close, found = open_cursor(conn, guess.sql, guess.params, _FETCH, ahead=(sql, params))
+            sent = (batches, close)
+    except DBAPIError:
+        with contextlib.suppress(Exception):
+            store.rollback()  # as _rows does: the failed statement aborted the transaction
+        raise
+    try:
+        return finish(found), sent
+    except BaseException:
+        sent[1]()
+        raise
 
 
 def _sqlite_cursor(store: QuadSource, stmt: Statement) -> Any:
@@ -325,7 +406,7 @@ class _Solution(dict):  # type: ignore[type-arg]
 
 def _rows(
     store: QuadSource, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool,
-    sqlite_cursor: Any = None,
+    sqlite_cursor: Any = None, sent: _Sent | None = None,
 ) -> Iterator[Any]:
     """The solutions of a compiled statement.  On PostgreSQL a statement that fails
     (a regular expression the server refuses, a timeout) aborts the transaction: it is
@@ -333,7 +414,7 @@ def _rows(
     instead of "current transaction is aborted" (nothing written in it could be
     committed any more)."""
     try:
-        yield from _solutions(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor)
+        yield from _solutions(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor, sent=sent)
     except DBAPIError:
         if store.dialect_name == "postgresql":
             with contextlib.suppress(Exception):
@@ -343,18 +424,20 @@ def _rows(
 
 def _solutions(
     store: QuadSource, ctx: QueryContext, stmt: Statement, bound: dict[Any, Node], *, plain: bool,
-    sqlite_cursor: Any = None,
+    sqlite_cursor: Any = None, sent: _Sent | None = None,
 ) -> Iterator[Any]:
     conn = store.connection
     if stmt.functions and sqlite_cursor is None:
         _register_functions(conn, stmt.functions)
     batches: Iterator[Any]
-    if store.dialect_name == "postgresql" and (stmt.max_rows is None or stmt.max_rows > _FETCH):
-        batches, close = open_cursor(conn, stmt.sql, stmt.params, _FETCH)  # a server-side cursor
+    close: Callable[[], None]
+    if sent is not None:
+        batches, close = sent
+    elif store.dialect_name == "postgresql" and not _bounded(stmt):
+        batches, close, _ = open_cursor(conn, stmt.sql, stmt.params, _FETCH)  # a server-side cursor
     elif store.dialect_name == "postgresql":
-        result = conn.execute(text(stmt.sql), stmt.params)
-        batches = result.partitions(_FETCH)
-        close = result.close
+        rows, _ = fetch_all(conn, stmt.sql, stmt.params)
+        batches, close = iter([rows] if rows else []), lambda: None
     else:
         cursor = sqlite_cursor if sqlite_cursor is not None else _sqlite_cursor(store, stmt)
         batches = iter(lambda: cursor.fetchmany(_FETCH), [])

@@ -33,7 +33,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-__all__ = ["open_cursor"]
+__all__ = ["Ahead", "fetch_all", "open_cursor"]
 
 #: Compiled statement texts kept (SQLAlchemy's ``:name`` -> psycopg's ``%(name)s``).
 _KEPT: Final = 256
@@ -84,10 +84,36 @@ def _as_sqlalchemy(conn: Connection, statement: str, params: Any) -> Iterator[No
                                   connection_invalidated=lost, dialect=dialect) from exc
 
 
-def open_cursor(conn: Connection, sql: str, params: dict[str, Any],
-                size: int) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None]]:
-    """Batches of at most ``size`` rows of ``sql`` (SQLAlchemy ``:name`` parameters), and
-    a function that closes the cursor if it was not read to the end."""
+#: A statement in the driver's form (``%s`` or ``%(name)s`` parameters) and its parameters.
+Ahead = tuple[str, Any]
+
+
+def fetch_all(conn: Connection, sql: str, params: dict[str, Any], *,
+              ahead: Ahead | None = None) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Every row of ``sql`` (SQLAlchemy ``:name`` parameters; a statement of a bounded
+    result), and the rows of statement ``ahead``, run first, in one round trip."""
+    if not conn.in_transaction():
+        conn.begin()
+    raw = conn.connection.driver_connection
+    first, cursor = raw.cursor(), raw.cursor()
+    with _as_sqlalchemy(conn, sql, params):
+        with raw.pipeline() if Pipeline.is_supported() and ahead else contextlib.nullcontext():
+            if ahead:
+                first.execute(*ahead)
+            cursor.execute(_driver_sql(conn, sql), params)
+        found = first.fetchall() if ahead else []
+        rows = cursor.fetchall()
+    first.close()
+    cursor.close()
+    return rows, found
+
+
+def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
+                ahead: Ahead | None = None) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
+                                                     list[tuple[Any, ...]]]:
+    """Batches of at most ``size`` rows of ``sql`` (SQLAlchemy ``:name`` parameters), a
+    function that closes the cursor if it was not read to the end, and the rows of
+    statement ``ahead``, sent first in the same round trip."""
     if not conn.in_transaction():
         conn.begin()
     raw = conn.connection.driver_connection
@@ -95,14 +121,20 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any],
     stale, closing[:] = list(closing), []
     name = f"sparql_cursor_{next(_names)}"
     cursor = raw.cursor()
+    before = raw.cursor() if ahead else None
     with _as_sqlalchemy(conn, sql, params):
         # libpq before 14 has no pipeline mode: the same statements, one round trip each
         with raw.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
             for old in stale:
                 cursor.execute(f"CLOSE {old}", prepare=False)
+            if before is not None and ahead:
+                before.execute(*ahead)
             cursor.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {_driver_sql(conn, sql)}", params, prepare=False)
             cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
+        found = before.fetchall() if before is not None else []
         first = cursor.fetchall()
+    if before is not None:
+        before.close()
     transaction, savepoint = conn.get_transaction(), conn.get_nested_transaction()
     is_open = True
 
@@ -145,4 +177,4 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any],
                     cursor.execute(f"CLOSE {name}", prepare=False)
         cursor.close()
 
-    return batches(), close
+    return batches(), close, found

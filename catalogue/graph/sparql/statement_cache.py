@@ -6,7 +6,7 @@ compiled in about as long as the database takes to answer it. The parse cache
 is known again by identity; what its statement depends on besides is compared, not
 assumed: the term ids of its constants (looked up afresh for every query, as they may
 change between transactions: a term collected and stored again gets a new id), the
-datatype ids, the graph scope, the default graph's id, the database's dialect,
+datatype ids, the graph scope, the default graph's id, the database (its dialect and URL),
 whether one solution is enough and, on PostgreSQL, whether there were statistics to
 order its joins by (:mod:`.join_order`). Parts evaluated under bindings from outside
 (rdflib's row-by-row EXISTS) are not kept: each row would be an entry of its own.
@@ -56,24 +56,38 @@ class StatementCache:
 
     @staticmethod
     def _key(dialect: str, scope: GraphScope, default_id: int | None, first_only: bool,
-             ordered: bool) -> tuple[Any, ...]:
-        return (dialect, scope, default_id, first_only, ordered)
+             ordered: bool, database: str) -> tuple[Any, ...]:
+        return (dialect, database, scope, default_id, first_only, ordered)
 
     def get(self, part: CompValue, ids: Mapping[Node, int], datatypes: Mapping[str, int], *, dialect: str,
-            scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False) -> Statement | None:
+            scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False,
+            database: str = "") -> Statement | None:
         with self._lock:
             entry = self._entries.get(id(part))
             if entry is None or entry.part is not part:
                 return None
-            if (entry.key != self._key(dialect, scope, default_id, first_only, ordered) or entry.ids != ids
+            if (entry.key != self._key(dialect, scope, default_id, first_only, ordered, database) or entry.ids != ids
                     or entry.datatypes != datatypes):
                 return None
             self._entries.move_to_end(id(part))
         return replace(entry.statement, params=dict(entry.statement.params))
 
+    def peek(self, part: CompValue, *, dialect: str, database: str) -> Statement | None:
+        """The statement last kept for ``part`` on that database, whatever ids it was
+        compiled for: a guess of what :meth:`get` will return once the ids are known
+        (:mod:`.evaluate` sends it with the lookup of those ids, and keeps its rows when
+        the guess was right)."""
+        with self._lock:
+            entry = self._entries.get(id(part))
+            if entry is None or entry.part is not part or entry.key[:2] != (dialect, database):
+                return None
+        return replace(entry.statement, params=dict(entry.statement.params))
+
     def put(self, part: CompValue, ids: Mapping[Node, int], datatypes: Mapping[str, int], statement: Statement, *,
-            dialect: str, scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False) -> None:
-        entry = _Entry(part, self._key(dialect, scope, default_id, first_only, ordered), dict(ids), dict(datatypes),
+            dialect: str, scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False,
+            database: str = "") -> None:
+        entry = _Entry(part, self._key(dialect, scope, default_id, first_only, ordered, database), dict(ids),
+                       dict(datatypes),
                        replace(statement, params=dict(statement.params)))
         with self._lock:
             self._entries[id(part)] = entry

@@ -1,0 +1,144 @@
+"""On PostgreSQL a query asked again costs one round trip: the statement compiled last
+time for its part is sent in the same pipeline as the lookup of its constants' ids
+(:func:`catalogue.graph.sparql.evaluate._speculate`), and its rows are kept when the
+ids give that statement again. These tests count the round trips (libpq's trace of
+the protocol) and check that a wrong guess (the ids
+changed: a constant first stored, or collected and stored again under a new id) is
+never answered from, leaves no cursor open, and that a guess failing in the database
+leaves the store usable."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+from rdflib import Dataset, Literal, URIRef
+from sqlalchemy.exc import DBAPIError
+
+from catalogue.graph.store import SQLStore
+
+pytestmark = pytest.mark.postgres
+
+P = URIRef("http://x/p")
+Q = URIRef("http://x/q")
+G = URIRef("http://x/g")
+LATE = URIRef("http://x/late")
+
+ASK = f"ASK {{ GRAPH <{G}> {{ ?s <{P}> <{LATE}> }} }}"
+SELECT = f"SELECT ?s WHERE {{ GRAPH <{G}> {{ ?s <{P}> <{LATE}> }} }}"
+SELECT_LIMITED = f"SELECT ?s WHERE {{ GRAPH <{G}> {{ ?s <{P}> <{LATE}> }} }} LIMIT 5"
+
+
+@pytest.fixture
+def store(postgres_url):
+    s = SQLStore(postgres_url)
+    g = Dataset(store=s).graph(G)
+    for i in range(50):
+        g.add((URIRef(f"http://x/s{i}"), Q, Literal(i)))
+    s.commit()
+    yield s
+    s.close()
+
+
+def _answer(store: SQLStore, query: str) -> object:
+    result = Dataset(store=store).query(query)
+    if result.type == "ASK":
+        return bool(result.askAnswer)
+    return sorted(str(row[0]) for row in result)
+
+
+def _round_trips(store: SQLStore, query: str) -> tuple[object, int]:
+    """The answer to ``query`` and the round trips it took: the messages that ask the
+    server to answer (``Sync`` ends a pipeline or an extended-protocol statement,
+    ``Query`` is a simple one)."""
+    raw = store.connection.connection.driver_connection
+    with tempfile.TemporaryFile("w+") as trace:
+        raw.pgconn.trace(trace.fileno())
+        try:
+            answer = _answer(store, query)
+        finally:
+            raw.pgconn.untrace()
+        os.fsync(trace.fileno())
+        trace.seek(0)
+        trips = sum(1 for line in trace if "\tF\t" in line and ("\tSync" in line or "\tQuery\t" in line))
+    return answer, trips
+
+
+@pytest.mark.parametrize("query", [ASK, SELECT, SELECT_LIMITED])
+def test_a_query_asked_again_costs_one_round_trip(store, query):
+    g = Dataset(store=store).graph(G)
+    g.add((URIRef("http://x/a"), P, LATE))
+    store.commit()
+    first, first_trips = _round_trips(store, query)
+    again, trips = _round_trips(store, query)
+    assert again == first == (True if query == ASK else ["http://x/a"])
+    assert first_trips >= 2  # the lookup, then the statement compiled for its ids (and more, cold)
+    assert trips == 1
+
+
+@pytest.mark.parametrize("query", [ASK, SELECT, SELECT_LIMITED])
+def test_a_guess_is_not_answered_from_once_a_constant_is_stored(store, query):
+    empty = False if query == ASK else []
+    assert _answer(store, query) == empty  # compiled while <late> has no id
+    store.rollback()
+    g = Dataset(store=store).graph(G)
+    g.add((URIRef("http://x/b"), P, LATE))
+    store.commit()
+    assert _answer(store, query) == (True if query == ASK else ["http://x/b"])
+    assert _answer(store, query) == (True if query == ASK else ["http://x/b"])  # the new statement, guessed
+
+
+@pytest.mark.parametrize("query", [ASK, SELECT])
+def test_a_guess_is_not_answered_from_once_a_constant_has_a_new_id(store, query):
+    g = Dataset(store=store).graph(G)
+    g.add((URIRef("http://x/c"), P, LATE))
+    store.commit()
+    assert _answer(store, query) == (True if query == ASK else ["http://x/c"])
+    old = store.lookup_term_ids([LATE])[LATE]
+    store.rollback()
+    g.remove((URIRef("http://x/c"), P, LATE))
+    store.commit()
+    store.gc()
+    store.commit()
+    g.add((URIRef("http://x/d"), P, LATE))
+    store.commit()
+    assert store.lookup_term_ids([LATE])[LATE] != old  # collected and stored again
+    store.rollback()
+    assert _answer(store, query) == (True if query == ASK else ["http://x/d"])
+
+
+def test_a_wrong_guess_through_a_cursor_is_closed(store):
+    g = Dataset(store=store).graph(G)
+    for n in range(3):
+        assert _answer(store, SELECT) == [f"http://x/e{k}" for k in range(n)]
+        store.rollback()
+        g.add((URIRef(f"http://x/e{n}"), P, LATE))
+        store.commit()
+        if n:  # a new id for <late> every time: every guess is wrong
+            g.remove((URIRef(f"http://x/e{n}"), P, LATE))
+            store.commit()
+            store.gc()
+            store.commit()
+            g.add((URIRef(f"http://x/e{n}"), P, LATE))
+            store.commit()
+    open_cursors = "SELECT count(*) FROM pg_cursors WHERE name LIKE 'sparql_cursor_%%'"
+    assert _answer(store, SELECT) == ["http://x/e0", "http://x/e1", "http://x/e2"]
+    assert store.connection.exec_driver_sql(open_cursors).scalar() <= 1  # the last, exhausted: closed with the next
+
+
+@pytest.mark.parametrize("query", [
+    f"ASK {{ GRAPH <{G}> {{ ?a <{Q}> ?x . ?b <{Q}> ?y . ?c <{Q}> ?z FILTER(?z < 8 && ?x + ?y + ?z = -1) }} }}",
+    f"SELECT ?a WHERE {{ GRAPH <{G}> {{ ?a <{Q}> ?x . ?b <{Q}> ?y . ?c <{Q}> ?z "
+    f"FILTER(?z < 8 && ?x + ?y + ?z = -1) }} }}",
+])
+def test_a_guess_that_fails_leaves_the_store_usable(store, query):
+    """The guess is sent before the lookup's answer is read: a statement the database
+    cancels (a statement timeout) is rolled back there too, so the next query answers."""
+    assert _answer(store, query) in (False, [])  # compiled and kept
+    store.rollback()
+    store.connection.exec_driver_sql("SET statement_timeout = 1")  # undone by the rollback
+    with pytest.raises(DBAPIError, match="cancel"):
+        _answer(store, query)
+    assert _answer(store, ASK) is False
+    assert _answer(store, query) in (False, [])
