@@ -555,21 +555,28 @@ class SQLStore(Store):
 
     def term_lookup(
         self, nodes: Iterable[Node]
-    ) -> tuple[str, Any, Callable[[Iterable[Any]], dict[Node, int]]] | None:
-        """:meth:`lookup_term_ids` in two halves, on PostgreSQL: the statement (driver
-        SQL and parameters) for a caller to send with others in one round trip, and
-        the function turning its rows into the ids. ``None`` on SQLite (no round trips
-        to save) and when no node can be stored (nothing to ask)."""
+    ) -> tuple[list[tuple[str, Any]], Callable[[list[list[Any]]], dict[Node, int]]] | None:
+        """:meth:`lookup_term_ids` in two halves, on PostgreSQL: the statements (driver
+        SQL and parameters) for a caller to send with others in one round trip (the
+        datatypes too, when this transaction has not read them yet), and the function
+        turning their rows into the ids. ``None`` on SQLite (no round trips to save)."""
         if self.dialect_name != "postgresql":
-            return None
-        wanted = ids.wanted_terms(nodes)
-        if not wanted:
             return None
         conn = self._connection()
         dialect = self._s.dialect
         assert isinstance(dialect, PostgresDialect)
-        sql, params = dialect.select_terms_statement(list(wanted))
-        return sql, params, lambda rows: ids.matched_term_ids(self._s, conn, wanted, rows)
+        wanted = ids.wanted_terms(nodes)
+        read_datatypes = not self._s.dt_fresh
+        statements: list[tuple[str, Any]] = [(ids.SELECT_DATATYPES, None)] if read_datatypes else []
+        if wanted:
+            statements.append(dialect.select_terms_statement(list(wanted)))
+
+        def finish(rows: list[list[Any]]) -> dict[Node, int]:
+            if read_datatypes:
+                ids.take_datatypes(self._s, rows[0])
+            return ids.matched_term_ids(self._s, conn, wanted, rows[-1]) if wanted else {}
+
+        return statements, finish
 
     def _lookup_term_id(self, node: Node) -> int | None:
         return self.lookup_term_ids([node]).get(node)

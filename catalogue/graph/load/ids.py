@@ -29,6 +29,7 @@ from ..spatial import index_literals, is_wkt
 from ..terms import BLANK, LITERAL, TermCollisionError, comparable_value, encode, same_content
 
 __all__ = [
+    "SELECT_DATATYPES",
     "TermRow",
     "add_quads",
     "datatype_id",
@@ -41,6 +42,7 @@ __all__ = [
     "reserve_term_ids",
     "store_terms",
     "stored_content",
+    "take_datatypes",
     "wanted_terms",
     "write_datatypes",
 ]
@@ -57,9 +59,18 @@ _INSERT_DATATYPE = text("INSERT INTO datatypes (iri) VALUES (:iri) ON CONFLICT (
 # ------------------------------------------------------------------ datatypes
 
 
+#: Every datatype, in the driver's form (sent with other statements: :func:`take_datatypes`).
+SELECT_DATATYPES: Final = "SELECT id, iri FROM datatypes"
+
+
 def load_datatypes(session: Session, conn: Connection) -> None:
     """Read every datatype into the session's caches."""
-    rows = conn.execute(select(datatypes.c.id, datatypes.c.iri)).all()
+    take_datatypes(session, conn.execute(select(datatypes.c.id, datatypes.c.iri)).all())
+
+
+def take_datatypes(session: Session, rows: Iterable[tuple[int, str]]) -> None:
+    """Every datatype's row (:data:`SELECT_DATATYPES`) into the session's caches."""
+    rows = list(rows)
     session.dt_iris = {dt_id: iri for dt_id, iri in rows}
     session.dt_ids = {iri: dt_id for dt_id, iri in rows}
     session.dt_fresh = True

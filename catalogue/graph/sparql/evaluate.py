@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -357,22 +357,24 @@ def _bounded(stmt: Statement) -> bool:
 
 
 def _speculate(store: QuadSource, guess: Statement,
-               lookup: tuple[str, Any, Callable[[Iterable[Any]], dict[Node, int]]]) -> tuple[dict[Node, int], _Sent]:
-    """PostgreSQL: the ids of a part's constants, looked up in the same round trip as
-    the statement last compiled for the part (``guess``) runs. The caller keeps its rows
-    when the ids give that statement again (the usual case: ids change only when a
-    term is collected or first stored), and closes them otherwise; a wrong guess
-    costs one run of the old statement (its first batch, through a cursor), once
-    per change of its constants' ids. A query of a few patterns then costs one round
-    trip instead of two."""
-    sql, params, finish = lookup
+               lookup: tuple[list[tuple[str, Any]], Callable[[list[list[Any]]], dict[Node, int]]]
+               ) -> tuple[dict[Node, int], _Sent]:
+    """PostgreSQL: the ids of a part's constants (and, first in a transaction, the
+    datatypes), looked up in the same round trip as the statement last compiled for the
+    part (``guess``) runs. The caller keeps its rows when the ids give that statement
+    again (the usual case: ids change only when a term is collected or first stored),
+    and closes them otherwise; a wrong guess costs one run of the old statement (its
+    first batch, through a cursor), once per change of its constants' ids. A query of
+    a few patterns then costs one round trip instead of two (three in a new
+    transaction)."""
+    statements, finish = lookup
     conn = store.connection
     try:
         if _bounded(guess):
-            rows, found = fetch_all(conn, guess.sql, guess.params, ahead=(sql, params))
+            rows, found = fetch_all(conn, guess.sql, guess.params, ahead=statements)
             sent: _Sent = (iter([rows] if rows else []), lambda: None)
         else:
-            batches, close, found = open_cursor(conn, guess.sql, guess.params, _FETCH, ahead=(sql, params))
+            batches, close, found = open_cursor(conn, guess.sql, guess.params, _FETCH, ahead=statements)
             sent = (batches, close)
     except DBAPIError:
         with contextlib.suppress(Exception):

@@ -23,7 +23,7 @@ import itertools
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 import psycopg
@@ -89,30 +89,31 @@ Ahead = tuple[str, Any]
 
 
 def fetch_all(conn: Connection, sql: str, params: dict[str, Any], *,
-              ahead: Ahead | None = None) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+              ahead: Sequence[Ahead] = ()) -> tuple[list[tuple[Any, ...]], list[list[tuple[Any, ...]]]]:
     """Every row of ``sql`` (SQLAlchemy ``:name`` parameters; a statement of a bounded
-    result), and the rows of statement ``ahead``, run first, in one round trip."""
+    result), and the rows of each statement ``ahead``, run first, in one round trip."""
     if not conn.in_transaction():
         conn.begin()
     raw = conn.connection.driver_connection
-    first, cursor = raw.cursor(), raw.cursor()
+    before = [raw.cursor() for _ in ahead]
+    cursor = raw.cursor()
     with _as_sqlalchemy(conn, sql, params):
         with raw.pipeline() if Pipeline.is_supported() and ahead else contextlib.nullcontext():
-            if ahead:
-                first.execute(*ahead)
+            for c, statement in zip(before, ahead, strict=True):
+                c.execute(*statement)
             cursor.execute(_driver_sql(conn, sql), params)
-        found = first.fetchall() if ahead else []
+        found = [c.fetchall() for c in before]
         rows = cursor.fetchall()
-    first.close()
-    cursor.close()
+    for c in (*before, cursor):
+        c.close()
     return rows, found
 
 
 def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
-                ahead: Ahead | None = None) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
-                                                     list[tuple[Any, ...]]]:
+                ahead: Sequence[Ahead] = ()) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
+                                                      list[list[tuple[Any, ...]]]]:
     """Batches of at most ``size`` rows of ``sql`` (SQLAlchemy ``:name`` parameters), a
-    function that closes the cursor if it was not read to the end, and the rows of
+    function that closes the cursor if it was not read to the end, and the rows of each
     statement ``ahead``, sent first in the same round trip."""
     if not conn.in_transaction():
         conn.begin()
@@ -121,20 +122,20 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
     stale, closing[:] = list(closing), []
     name = f"sparql_cursor_{next(_names)}"
     cursor = raw.cursor()
-    before = raw.cursor() if ahead else None
+    before = [raw.cursor() for _ in ahead]
     with _as_sqlalchemy(conn, sql, params):
         # libpq before 14 has no pipeline mode: the same statements, one round trip each
         with raw.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
             for old in stale:
                 cursor.execute(f"CLOSE {old}", prepare=False)
-            if before is not None and ahead:
-                before.execute(*ahead)
+            for c, statement in zip(before, ahead, strict=True):
+                c.execute(*statement)
             cursor.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {_driver_sql(conn, sql)}", params, prepare=False)
             cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
-        found = before.fetchall() if before is not None else []
+        found = [c.fetchall() for c in before]
         first = cursor.fetchall()
-    if before is not None:
-        before.close()
+    for c in before:
+        c.close()
     transaction, savepoint = conn.get_transaction(), conn.get_nested_transaction()
     is_open = True
 

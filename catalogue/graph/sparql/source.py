@@ -44,9 +44,9 @@ class QuadSource(Protocol):
 
     def term_lookup(
         self, nodes: Iterable[Node]
-    ) -> tuple[str, Any, Callable[[Iterable[Any]], dict[Node, int]]] | None:
-        """PostgreSQL: :meth:`lookup_term_ids` as a statement (driver SQL, parameters) to
-        send with others, and the function reading its rows; ``None`` otherwise."""
+    ) -> tuple[list[tuple[str, Any]], Callable[[list[list[Any]]], dict[Node, int]]] | None:
+        """PostgreSQL: :meth:`lookup_term_ids` as statements (driver SQL, parameters) to
+        send with others, and the function reading their rows; ``None`` otherwise."""
         ...
 
     def datatype_ids(self) -> dict[str, int]:

@@ -142,3 +142,31 @@ def test_a_guess_that_fails_leaves_the_store_usable(store, query):
         _answer(store, query)
     assert _answer(store, ASK) is False
     assert _answer(store, query) in (False, [])
+
+
+@pytest.mark.parametrize("query", [ASK, SELECT])
+def test_a_query_in_a_new_transaction_sends_its_lookups_with_the_guess(store, query):
+    """As ``Catalogue.query`` and the endpoint ask (one dataset, its prefixes given, a
+    transaction per query): the datatypes and the ids go with the guess. (psycopg waits
+    for its own ``BEGIN`` before it sends a pipeline: a round trip of its own.)"""
+    ds = Dataset(store=store)
+    ds.graph(G).add((URIRef("http://x/a"), P, LATE))
+    store.commit()
+    prefixes = {"x": "http://x/"}
+    for _ in range(2):
+        assert bool(ds.query(query, initNs=prefixes))
+        store.rollback()
+    raw = store.connection.connection.driver_connection
+    with tempfile.TemporaryFile("w+") as trace:
+        raw.pgconn.trace(trace.fileno())
+        try:
+            assert bool(ds.query(query, initNs=prefixes))
+            store.rollback()
+        finally:
+            raw.pgconn.untrace()
+        os.fsync(trace.fileno())
+        trace.seek(0)
+        messages = [line.strip() for line in trace]
+        sent = [line.split("\t")[3] for line in messages if "\tF\t" in line]
+    # BEGIN, the pipeline (datatypes, ids, the guess), the end
+    assert sent.count("Sync") + sent.count("Query") == 3, "\n".join(messages)
