@@ -165,6 +165,7 @@ def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[st
     call per node."""
     from rdflib.namespace import RDF
     from rdflib.plugins.sparql.evaluate import evalPart
+    from rdflib.plugins.stores.memory import SimpleMemory
 
     graph = ctx.graph
     if isinstance(graph, ConjunctiveGraph):
@@ -187,10 +188,12 @@ def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[st
         | {RDF.subject, RDF.predicate, RDF.object}
     )
     seeds = sorted(ids[r] for r in resources if r in ids)
-    # The store's prefixes, written straight into the result's Memory store: binding them
+    # The store's prefixes, written straight into the result's store: binding them
     # through rdflib's namespace manager (and its default set) took a millisecond, more
-    # than the description's SQL.
-    result = Graph(bind_namespaces="core")
+    # than the description's SQL. The store is rdflib's SimpleMemory, which keeps no
+    # contexts: a description is one graph, and Memory's per-context bookkeeping was half
+    # of a small DESCRIBE's time (58 triples: 2.3 -> 1.5 ms on SQLite).
+    result = Graph(store=SimpleMemory(), bind_namespaces="core")
     for prefix, ns in graph.namespaces():
         result.store.bind(prefix, ns)
     out = {"type_": "DESCRIBE", "graph": result}
