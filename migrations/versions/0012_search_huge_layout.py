@@ -11,7 +11,9 @@ decompressed one by one, found through a GiST index of overlapping ranges. The u
 stores them as they are (rewriting the rows: about a tenth of the catalogue, seconds at
 most) and indexes the periods with SP-GiST
 (:data:`catalogue.graph.search_schema.HUGE_POSTGRES_LAYOUT`): the arm went from 7.7 to
-3.5 ms. SQLite is unchanged. The downgrade restores the storage (values are compressed again as
+3.5 ms. SQLite is unchanged. (Revision 0010 makes the table with today's layout, so a
+catalogue upgraded from before 0010 already has it here: every statement below can run
+again.) The downgrade restores the storage (values are compressed again as
 rows are written) and GiST.
 """
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ from .compiler import ALGEBRA, Compiler, Statement, iter_parts
 from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
-from .join_order import join_statistics
+from .join_order import JoinStatistics, join_statistics
 from .pg_cursor import fetch_all, open_cursor
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
@@ -85,9 +86,12 @@ class _Inputs:
     nodes: frozenset[Node]
     default_name: Node | None
     union: bool
+    #: The statement cache's context (:data:`.statement_cache.Context`).
+    context: tuple[Any, ...]
+    statistics: JoinStatistics | None
 
 
-def _inputs(ctx: QueryContext, part: CompValue) -> _Inputs:
+def _inputs(store: QuadSource, ctx: QueryContext, part: CompValue) -> _Inputs:
     """:func:`compile_part`'s first half: what to look up (raises Unsupported)."""
     graph = ctx.graph
     bindings = {k: v for k, v in ctx.solution().items() if isinstance(k, Variable)}
@@ -108,12 +112,19 @@ def _inputs(ctx: QueryContext, part: CompValue) -> _Inputs:
     if not isinstance(graph, ConjunctiveGraph):
         assert isinstance(graph, Graph)
         named.append(graph.identifier)
-    return _Inputs(bindings, frozenset(constants | {n for n in named if n is not None}), default_name, union)
+    # PostgreSQL orders joins by the planner's statistics (:mod:`.join_order`); a statement
+    # compiled before there were any (no ANALYZE yet) is compiled again once there are.
+    statistics = join_statistics(store.connection) if store.dialect_name == "postgresql" else None
+    context = (store.dialect_name, _database(store), default_name, union,
+               None if isinstance(graph, ConjunctiveGraph) else graph.identifier, TOP_ASK.get() == id(part),
+               statistics is not None)
+    return _Inputs(bindings, frozenset(constants | {n for n in named if n is not None}), default_name, union,
+                   context, statistics)
 
 
 def compile_part(store: QuadSource, ctx: QueryContext, part: CompValue) -> Statement:
     """Compile ``part`` for evaluation in ``ctx`` (raises Unsupported)."""
-    inputs = _inputs(ctx, part)
+    inputs = _inputs(store, ctx, part)
     return _compiled(store, ctx, part, inputs, store.lookup_term_ids(inputs.nodes))
 
 
@@ -129,13 +140,8 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
         scope = GraphScope("const", gid=-1 if gid is None else gid)
     datatypes = store.datatype_ids()
     first_only = TOP_ASK.get() == id(part)
-    # PostgreSQL orders joins by the planner's statistics (:mod:`.join_order`); a statement
-    # compiled before there were any (no ANALYZE yet) is compiled again once there are.
-    statistics = join_statistics(store.connection) if store.dialect_name == "postgresql" else None
-    kept = dict(dialect=store.dialect_name, scope=scope, default_id=default_id, first_only=first_only,
-                ordered=statistics is not None, database=_database(store))
     if not bindings:
-        cached = STATEMENTS.get(part, ids, datatypes, **kept)
+        cached = STATEMENTS.get(part, inputs.context, ids, datatypes, scope=scope, default_id=default_id)
         if cached is not None:
             return cached
     compiler = Compiler(
@@ -145,7 +151,7 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
         scope=scope,
         default_graph_id=default_id,
         bindings=bindings,
-        join_statistics=statistics,
+        join_statistics=inputs.statistics,
         now=ctx.now,
         base=getattr(ctx.prologue, "base", None),
     )
@@ -154,7 +160,7 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
     # prepared GEOS geometry is not safe to use from two at once.
     # Nor with NOW(): the next query's instant is another.
     if not bindings and not stmt.lookups and not stmt.volatile:
-        STATEMENTS.put(part, ids, datatypes, stmt, **kept)
+        STATEMENTS.put(part, inputs.context, ids, datatypes, stmt, scope=scope, default_id=default_id)
     return stmt
 
 
@@ -288,10 +294,10 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
     log = getattr(store, "sql_log", None)
     sent: _Sent | None = None
     try:
-        inputs = _inputs(ctx, part)
+        inputs = _inputs(store, ctx, part)
         guess = None
         if store.dialect_name == "postgresql" and log is None and not inputs.bindings:
-            guess = STATEMENTS.peek(part, dialect="postgresql", database=_database(store))
+            guess = STATEMENTS.peek(part, inputs.context)
         lookup = store.term_lookup(inputs.nodes) if guess is not None else None
         if guess is not None and lookup is not None:
             ids, sent = _speculate(store, guess, lookup)
@@ -341,7 +347,15 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
             if log is not None:
                 log.append(ExplainEntry(None, {}, f"{part.name}: SQLite's parser stack overflows"))
             raise NotImplementedError from exc
-    return _rows(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor, sent=sent)
+    if store.dialect_name == "postgresql" and sent is None:
+        sent = _execute(store, stmt)[0]
+    rows = _rows(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor, sent=sent)
+    if sent is not None:
+        # A generator that never started never runs its ``finally``: the cursor of a
+        # result rdflib never iterates is closed when the generator is collected, as an
+        # abandoned one is (closing twice does nothing).
+        weakref.finalize(rows, sent[1])
+    return rows
 
 
 def _database(store: QuadSource) -> str:
@@ -359,30 +373,45 @@ def _bounded(stmt: Statement) -> bool:
     return stmt.max_rows is not None and stmt.max_rows <= _FETCH
 
 
+def _execute(store: QuadSource, stmt: Statement, ahead: Sequence[tuple[str, Any]] = ()) -> tuple[_Sent, list[Any]]:
+    """PostgreSQL: run ``stmt`` now (as SQLite's cursor is opened when the part is
+    evaluated: the rows are those of the database when the query was asked, whether the
+    statement was guessed or not), with statements ``ahead`` in the same round trip: its
+    rows (bounded results read at once, others through a server-side cursor), and those
+    of the statements ahead. A failed statement aborts the transaction: it is rolled
+    back, as :func:`_rows` does."""
+    conn = store.connection
+    try:
+        if _bounded(stmt):
+            rows, found = fetch_all(conn, stmt.sql, stmt.params, ahead=ahead)
+            return (iter([rows] if rows else []), _nothing), found
+        batches, close, found = open_cursor(conn, stmt.sql, stmt.params, _FETCH, ahead=ahead)
+        return (batches, close), found
+    except DBAPIError:
+        with contextlib.suppress(Exception):
+            store.rollback()
+        raise
+
+
+def _nothing() -> None:
+    """What closes rows read at once."""
+
+
 def _speculate(store: QuadSource, guess: Statement,
                lookup: tuple[list[tuple[str, Any]], Callable[[list[list[Any]]], dict[Node, int]]]
                ) -> tuple[dict[Node, int], _Sent]:
     """PostgreSQL: the ids of a part's constants (and, first in a transaction, the
     datatypes), looked up in the same round trip as the statement last compiled for the
-    part (``guess``) runs. The caller keeps its rows when the ids give that statement
-    again (the usual case: ids change only when a term is collected or first stored),
-    and closes them otherwise; a wrong guess costs one run of the old statement (its
-    first batch, through a cursor), once per change of its constants' ids. A query of
-    a few patterns then costs one round trip instead of two (three in a new
-    transaction)."""
+    part in the same context (``guess``: the same graphs, the same need of one solution,
+    :data:`.statement_cache.Context`) runs. The caller keeps its rows when the ids give
+    that statement again (the usual case: ids change only when a term is collected or
+    first stored, or a datatype or the planner's statistics appear), and closes them
+    otherwise. A wrong guess costs one run of the old statement (whole for a bounded
+    result, its first batch through a cursor, which may be most of the work), once per
+    such change. A query of a few patterns then costs one round trip instead of two
+    (three in a new transaction)."""
     statements, finish = lookup
-    conn = store.connection
-    try:
-        if _bounded(guess):
-            rows, found = fetch_all(conn, guess.sql, guess.params, ahead=statements)
-            sent: _Sent = (iter([rows] if rows else []), lambda: None)
-        else:
-            batches, close, found = open_cursor(conn, guess.sql, guess.params, _FETCH, ahead=statements)
-            sent = (batches, close)
-    except DBAPIError:
-        with contextlib.suppress(Exception):
-            store.rollback()  # as _rows does: the failed statement aborted the transaction
-        raise
+    sent, found = _execute(store, guess, statements)
     try:
         return finish(found), sent
     except BaseException:
@@ -435,14 +464,11 @@ def _solutions(
     if stmt.functions and sqlite_cursor is None:
         _register_functions(conn, stmt.functions)
     batches: Iterator[Any]
-    close: Callable[[], None]
+    close: Callable[..., None]
+    if sent is None and store.dialect_name == "postgresql":
+        sent = _execute(store, stmt)[0]
     if sent is not None:
         batches, close = sent
-    elif store.dialect_name == "postgresql" and not _bounded(stmt):
-        batches, close, _ = open_cursor(conn, stmt.sql, stmt.params, _FETCH)  # a server-side cursor
-    elif store.dialect_name == "postgresql":
-        rows, _ = fetch_all(conn, stmt.sql, stmt.params)
-        batches, close = iter([rows] if rows else []), lambda: None
     else:
         cursor = sqlite_cursor if sqlite_cursor is not None else _sqlite_cursor(store, stmt)
         batches = iter(lambda: cursor.fetchmany(_FETCH), [])

@@ -31,7 +31,7 @@ from rdflib.term import Node
 from .compiler import Statement
 from .sql import GraphScope
 
-__all__ = ["MAX_STATEMENTS", "STATEMENTS", "StatementCache"]
+__all__ = ["MAX_STATEMENTS", "STATEMENTS", "Context", "StatementCache"]
 
 #: Statements kept (least recently used go first).
 MAX_STATEMENTS: Final = 256
@@ -40,58 +40,62 @@ MAX_STATEMENTS: Final = 256
 @dataclass(frozen=True)
 class _Entry:
     part: CompValue  # held, so that its id is not reused while the entry lives
-    key: tuple[Any, ...]
     ids: dict[Node, int]
     datatypes: dict[str, int]
+    scope: GraphScope
+    default_id: int | None
     statement: Statement
 
 
+#: What a part's statement depends on that is known before its constants' ids are looked
+#: up: the dialect, the database, the default graph's name, whether the default graph is
+#: the union, the queried graph's name, whether one solution is enough and whether there
+#: were statistics to order joins by (:func:`.evaluate._inputs`). Entries are kept per
+#: part and context, so that one query asked of two graphs in turn keeps both statements.
+Context = tuple[Any, ...]
+
+
 class StatementCache:
-    """Statements by algebra part, valid while everything they were compiled from is equal."""
+    """Statements by algebra part and context, valid while everything they were compiled
+    from is equal."""
 
     def __init__(self, size: int = MAX_STATEMENTS) -> None:
         self._size = size
-        self._entries: OrderedDict[int, _Entry] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, Context], _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
-    @staticmethod
-    def _key(dialect: str, scope: GraphScope, default_id: int | None, first_only: bool,
-             ordered: bool, database: str) -> tuple[Any, ...]:
-        return (dialect, database, scope, default_id, first_only, ordered)
-
-    def get(self, part: CompValue, ids: Mapping[Node, int], datatypes: Mapping[str, int], *, dialect: str,
-            scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False,
-            database: str = "") -> Statement | None:
+    def get(self, part: CompValue, context: Context, ids: Mapping[Node, int], datatypes: Mapping[str, int], *,
+            scope: GraphScope, default_id: int | None) -> Statement | None:
+        key = (id(part), context)
         with self._lock:
-            entry = self._entries.get(id(part))
+            entry = self._entries.get(key)
             if entry is None or entry.part is not part:
                 return None
-            if (entry.key != self._key(dialect, scope, default_id, first_only, ordered, database) or entry.ids != ids
-                    or entry.datatypes != datatypes):
+            if (entry.ids != ids or entry.datatypes != datatypes or entry.scope != scope
+                    or entry.default_id != default_id):
                 return None
-            self._entries.move_to_end(id(part))
+            self._entries.move_to_end(key)
         return replace(entry.statement, params=dict(entry.statement.params))
 
-    def peek(self, part: CompValue, *, dialect: str, database: str) -> Statement | None:
-        """The statement last kept for ``part`` on that database, whatever ids it was
-        compiled for: a guess of what :meth:`get` will return once the ids are known
+    def peek(self, part: CompValue, context: Context) -> Statement | None:
+        """The statement last kept for ``part`` in ``context``, whatever ids it was compiled
+        for: a guess of what :meth:`get` will return once the ids are known
         (:mod:`.evaluate` sends it with the lookup of those ids, and keeps its rows when
         the guess was right)."""
         with self._lock:
-            entry = self._entries.get(id(part))
-            if entry is None or entry.part is not part or entry.key[:2] != (dialect, database):
+            entry = self._entries.get((id(part), context))
+            if entry is None or entry.part is not part:
                 return None
         return replace(entry.statement, params=dict(entry.statement.params))
 
-    def put(self, part: CompValue, ids: Mapping[Node, int], datatypes: Mapping[str, int], statement: Statement, *,
-            dialect: str, scope: GraphScope, default_id: int | None, first_only: bool, ordered: bool = False,
-            database: str = "") -> None:
-        entry = _Entry(part, self._key(dialect, scope, default_id, first_only, ordered, database), dict(ids),
-                       dict(datatypes),
+    def put(self, part: CompValue, context: Context, ids: Mapping[Node, int], datatypes: Mapping[str, int],
+            statement: Statement, *, scope: GraphScope, default_id: int | None) -> None:
+        key = (id(part), context)
+        entry = _Entry(part, dict(ids), dict(datatypes), scope, default_id,
                        replace(statement, params=dict(statement.params)))
         with self._lock:
-            self._entries[id(part)] = entry
-            self._entries.move_to_end(id(part))
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
 
@@ -100,5 +104,5 @@ class StatementCache:
             self._entries.clear()
 
 
-#: The process's statements (one per algebra part of the parse cache at most).
+#: The process's statements (one per algebra part of the parse cache and context).
 STATEMENTS: Final = StatementCache()
