@@ -28,32 +28,11 @@ from catalogue.errors import CatalogueError, DocumentError, NotFound, TooLarge, 
 from catalogue.graph.database import busy_error, database_url
 from catalogue.graph.search_schema import SEARCH_ROW_TABLES
 from catalogue.graph.store import SQLStore, install_sparql
-from catalogue.harvest import SourceReader
-from catalogue.harvest.batch import (
-    BatchReport,
-    Progress,
-    SourceResult,
-    harvest_sources,
-    plan_sources,
-)
-from catalogue.harvest.records import RunRecords
-from catalogue.harvest.run import HarvestReport, harvest_source
-from catalogue.harvest.sources import Source
-from catalogue.harvest.status import SourceStatus
-from catalogue.model.extents import Extent, Multiscales
 from catalogue.rdf.dcat import DEFAULT_PAGE_SIZE, CatalogLinks, catalog_graph
-from catalogue.rdf.extents import (
-    budget_findings,
-    budget_stopped,
-    names_used,
-    read_extent,
-    read_multiscales,
-)
 from catalogue.rdf.rebuild import NodeNotFound, metadata_output, node_kind, rebuild_documents
-from catalogue.rdf.stac import StacLinks, collection_id, dataset_collection
 from catalogue.rdf.vocabulary import PREFIXES, ZARR
-from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
-from catalogue.validate import DEFAULT_PROFILE, Report, validate_hierarchy
+from catalogue.storage.limits import DEFAULT_MAX_DOCUMENT_BYTES
+from catalogue.validate.profiles import DEFAULT_PROFILE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,8 +41,16 @@ if TYPE_CHECKING:
     from catalogue.chunks.preview import PreviewJob
     from catalogue.graph.load.report import LoadReport
     from catalogue.graph.sparql.dataset import RDFDataset
+    from catalogue.harvest.batch import BatchReport, Progress, SourceResult
+    from catalogue.harvest.records import RunRecords
+    from catalogue.harvest.run import HarvestReport
+    from catalogue.harvest.sources import Source
+    from catalogue.harvest.status import SourceStatus
+    from catalogue.model.extents import Extent, Multiscales
     from catalogue.rdf.results import Answer
+    from catalogue.rdf.stac import StacLinks
     from catalogue.storage.access import StoreAccess
+    from catalogue.validate.findings import Report
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +100,17 @@ class Catalogue:
             if self.store.namespace(prefix) != URIRef(str(ns)):
                 self.store.bind(prefix, ns, override=True)
         self.store.commit()
+
+    @functools.cached_property
+    def _records(self) -> RunRecords:
+        """The harvest runs' records, made at the first harvest or listing: the harvest
+        package (readers, validation, extents) loads then, not with every catalogue, so a
+        server or a query starts without it."""
+        from catalogue.harvest.records import RunRecords
+
         # The dataset's own query, with the prefixes bound: a bound method of the
         # catalogue would make it refer to itself (and keep its connection until a GC).
-        self._records = RunRecords(self.store, functools.partial(_query, self.dataset))
+        return RunRecords(self.store, functools.partial(_query, self.dataset))
 
     # ----------------------------------------------------------- lifecycle
     def close(self) -> None:
@@ -172,6 +167,8 @@ class Catalogue:
         skips that check. ``progress`` is called with the number of nodes read
         as the reading goes.
         """
+        from catalogue.harvest.run import harvest_source
+
         return harvest_source(self._records, source, max_document_bytes=max_document_bytes, validate=validate,
                               profile=profile, name=name, full=full, wait=wait, progress=progress, **load_options)
 
@@ -203,6 +200,8 @@ class Catalogue:
         with its own connection (:mod:`catalogue.harvest.parallel`); ``overall(total)``
         may give one progress display counting the sources done.
         """
+        from catalogue.harvest.batch import harvest_sources, plan_sources
+
         return harvest_sources(self._records, plan_sources(sources, config), strict=strict, progress=progress,
                                on_result=on_result, jobs=jobs, overall=overall,
                                open_records=functools.partial(_worker_records, self.url), **options)
@@ -436,6 +435,7 @@ class Catalogue:
         are then limited to the node's subtree.
         """
         from catalogue.rdf.rebuild import rebuild_hierarchy
+        from catalogue.validate import Report, validate_hierarchy
 
         graph = self.node_graph(iri)
         hierarchy = rebuild_hierarchy(graph, str(graph.identifier))
@@ -571,6 +571,8 @@ class Catalogue:
         """Where and when node ``iri`` covers, as its harvest stored it (box, period, CRS,
         resolutions, the source of each figure), or ``None`` when its store declares none.
         Raises ``NodeNotFound`` for an IRI the catalogue does not hold."""
+        from catalogue.rdf.extents import read_extent
+
         return read_extent(self.node_graph(iri), URIRef(iri))
 
     def extent_not_read(self, iri: str) -> list[str]:
@@ -580,6 +582,8 @@ class Catalogue:
         it needs; when it is not and :meth:`extent` is ``None``, the extent was **not
         read** rather than not declared (harvest again with a larger ``--coordinate-bytes``).
         Raises ``NodeNotFound`` for an IRI the catalogue does not hold."""
+        from catalogue.rdf.extents import budget_findings, budget_stopped, names_used
+
         graph = self.node_graph(iri)
         findings = budget_findings(graph)
         if not findings:
@@ -591,6 +595,8 @@ class Catalogue:
 
     def multiscales(self, iri: str) -> Multiscales | None:
         """The multiscale pyramid group ``iri`` declares (levels from the finest), or ``None``."""
+        from catalogue.rdf.extents import read_multiscales
+
         return read_multiscales(self.node_graph(iri), URIRef(iri))
 
     def metadata(self, iri: str) -> dict[str, Any]:
@@ -618,6 +624,8 @@ class Catalogue:
         """
         from sqlalchemy import text
 
+        from catalogue.rdf.stac import collection_id
+
         if "\x00" in cid:  # no id holds one (and PostgreSQL text cannot)
             raise NotFound(f"no STAC collection {cid!r} in the catalogue")
         self.store.rollback()
@@ -633,6 +641,8 @@ class Catalogue:
         """The STAC Collections of ``datasets`` (dataset IRIs, in that order; a search picks
         them), each built from its own graph read into memory once (one query per dataset:
         a page of collections is small)."""
+        from catalogue.rdf.stac import dataset_collection
+
         out = []
         for dataset in datasets:
             graph = Graph()
@@ -659,6 +669,9 @@ def validate_store(
     source: str, *, profile: str = DEFAULT_PROFILE, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
 ) -> Report:
     """Validate the hierarchy at ``source`` straight from the store, cataloguing nothing."""
+    from catalogue.harvest import SourceReader
+    from catalogue.validate import validate_hierarchy
+
     reader = SourceReader(source, max_document_bytes=max_document_bytes)
     hierarchy = reader.load()
     report = validate_hierarchy(hierarchy, profile=profile, source=source)
@@ -703,6 +716,20 @@ def open(db: str | None = None) -> Catalogue:
     a plain file path, or None for ``$CATALOGUE_DB`` or ``./catalogue.db``.
     """
     return Catalogue(db)
+
+
+def __getattr__(name: str) -> Any:
+    """``HarvestReport`` and ``Report``, as before: the harvest and validation packages load
+    when first asked for, not with every catalogue opened."""
+    if name == "HarvestReport":
+        from catalogue.harvest.run import HarvestReport
+
+        return HarvestReport
+    if name == "Report":
+        from catalogue.validate.findings import Report
+
+        return Report
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Catalogue", "DocumentError", "HarvestReport", "Report", "classify_error", "open", "validate_store"]

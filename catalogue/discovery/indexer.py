@@ -42,7 +42,6 @@ from catalogue.graph.search_schema import (
     is_huge,
 )
 from catalogue.rdf.provenance import HARVESTS_GRAPH
-from catalogue.rdf.stac import collection_id
 
 from .normalise import fold
 from .read import GraphRecord, _term_id, summaries
@@ -104,6 +103,9 @@ def text_document(fields: list[list[str]]) -> str:
 
 
 def _dataset_row(record: GraphRecord) -> dict[str, Any]:
+    # The STAC module (with the data cube's) loads at the first row indexed, not with every catalogue.
+    from catalogue.rdf.stac import collection_id
+
     d = record.summary
     assert d is not None
     extent = d.extent

@@ -46,14 +46,15 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Iterable, Iterator
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-import shapely
-from shapely.geometry.base import BaseGeometry
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from .wkt import WKT_LITERAL, WktError, parse_wkt
+
+if TYPE_CHECKING:  # shapely loads with the first geometry indexed, not with the store
+    from shapely.geometry.base import BaseGeometry
 
 __all__ = [
     "EMPTY_BOX",
@@ -243,6 +244,8 @@ def drop_index(conn: Connection) -> None:
 
 def geometry_boxes(geometry: BaseGeometry) -> list[Box]:
     """The boxes indexed for ``geometry`` (see the module docstring)."""
+    import shapely
+
     if geometry.is_empty:
         return [EMPTY_BOX]
     parts = shapely.get_parts(geometry) if shapely.get_num_geometries(geometry) > 1 else []

@@ -34,10 +34,10 @@ geometries are immutable, so sharing them is safe).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import shapely
-from shapely.geometry.base import BaseGeometry
+if TYPE_CHECKING:  # shapely (and numpy) load when a literal is first read, not with the store
+    from shapely.geometry.base import BaseGeometry
 
 __all__ = ["CRS84", "EPSG4326", "WKT_LITERAL", "WktError", "in_lon_lat", "parse_wkt"]
 
@@ -67,6 +67,8 @@ def parse_wkt(text: str) -> BaseGeometry:
 
 
 def _parse(text: str) -> BaseGeometry:
+    import shapely
+
     body = text.strip()
     crs = None
     if body.startswith("<"):
@@ -98,6 +100,8 @@ def _finite(value: float) -> bool:
 
 def in_lon_lat(geometry: BaseGeometry) -> bool:
     """Whether every coordinate of ``geometry`` is a finite CRS84 longitude/latitude."""
+    import shapely
+
     xy = shapely.get_coordinates(geometry)
     # Comparisons with NaN are false, so NaN is out of range too (as are infinities).
     return bool(

@@ -24,12 +24,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from catalogue.errors import CatalogueError
 from catalogue.model.json import short
+
+if TYPE_CHECKING:  # NumPy loads where a dtype is parsed: reading the catalogue (queries, search) needs none
+    import numpy as np
 
 
 class DataTypeError(CatalogueError):
@@ -144,6 +145,7 @@ def parse_v3_data_type(value: Any) -> DataType:
 
 def parse_v2_dtype(value: Any) -> DataType:
     """A v2 ``dtype`` (a type string or a structured list); DataTypeError says why it is not one."""
+    import numpy as np
     try:
         spec = _v2_spec(value)
         dtype = np.dtype(spec)
@@ -187,6 +189,7 @@ def _v3_item_size(name: str) -> int | None:
 
 
 def _v3_numpy(data_type: Any) -> np.dtype:
+    import numpy as np
     name = data_type_name(data_type)
     conf = data_type.get("configuration", {}) if isinstance(data_type, dict) else {}
     if name in V3_NUMPY:
@@ -276,6 +279,7 @@ def v3_fill_value_problem(data_type: Any, value: Any) -> str | None:
 
 
 def _v3_fill(name: str, dtype: np.dtype, value: Any) -> Any:
+    import numpy as np
     if dtype.kind == "c":
         return np.array(complex(_float(value[0]), _float(value[1])), dtype=dtype)[()]
     if dtype.kind == "f":
@@ -392,6 +396,7 @@ def _base64_problem(value: Any, itemsize: int) -> str | None:
 
 
 def _v2_fill(dtype: np.dtype, value: Any) -> Any:
+    import numpy as np
     if value is None:
         return np.zeros((), dtype=dtype)[()] if dtype.kind != "O" else None
     if dtype.fields is not None or dtype.kind in "SV":

@@ -33,14 +33,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import shapely
 from rdflib import DCAT, DCTERMS, RDF, SH, XSD, BNode, Graph, Literal, Namespace, URIRef
 from rdflib.term import Node as RDFNode
-from shapely.errors import ShapelyError
-from shapely.geometry import MultiPolygon, Polygon
-from shapely.geometry.base import BaseGeometry
 
 from catalogue.model.extents import (
     CRS84,
@@ -59,6 +55,9 @@ from catalogue.model.nodes import Hierarchy
 from catalogue.rdf.convert import Triple
 from catalogue.rdf.ome import ome_triples
 from catalogue.rdf.vocabulary import ZARR
+
+if TYPE_CHECKING:  # shapely loads with the first box read from WKT, not with the module
+    from shapely.geometry.base import BaseGeometry
 
 __all__ = [
     "GEO",
@@ -346,6 +345,10 @@ def box_from_wkt(text: str) -> Box | None:
         iri, _, text = text[1:].partition(">")
         if iri.strip() not in (CRS84, "http://www.opengis.net/def/crs/OGC/1.3/CRS84/"):
             raise ValueError(f"a box must be in CRS84, got <{iri.strip()[:100]}>")
+    import shapely
+    from shapely.errors import ShapelyError
+    from shapely.geometry import MultiPolygon
+
     try:
         shape = shapely.from_wkt(text.strip())
     except (ShapelyError, TypeError) as exc:
@@ -365,6 +368,8 @@ def box_from_wkt(text: str) -> Box | None:
 
 def _rectangle(shape: BaseGeometry) -> bool:
     """An axis-aligned rectangle: a polygon without holes whose corners are its envelope's."""
+    from shapely.geometry import Polygon
+
     if not isinstance(shape, Polygon) or shape.interiors:
         return False
     minx, miny, maxx, maxy = shape.bounds

@@ -39,17 +39,13 @@ from fsspec.implementations.local import LocalFileSystem
 
 from catalogue.errors import CatalogueError, DocumentError, SourceUnavailable
 from catalogue.model.paths import quote_path
+from catalogue.storage.limits import CONSOLIDATED_FACTOR, DEFAULT_MAX_DOCUMENT_BYTES
 from catalogue.storage.retry import attempt
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: Metadata documents larger than this are refused: they are almost always
-#: data stuffed into attributes, and reading them whole would let one hostile
-#: store exhaust memory. Consolidated metadata gets a larger budget.
-DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
-CONSOLIDATED_FACTOR = 64
 
 #: Remote defaults: seconds per request attempt, retries after the first
 #: attempt, and documents fetched at once.

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PROFILES = ("corrected", "upstream")
 _GEOZARR_FILES = {"corrected": "zarr_array_metadata.yaml", "upstream": "zarr_array_metadata.upstream.yaml"}
 
 

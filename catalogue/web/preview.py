@@ -17,7 +17,6 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from catalogue.chunks.preview import Quicklook
 from catalogue.rdf.rebuild import NodeNotFound
 
 from .http.errors import HTTPError
@@ -61,6 +60,8 @@ class PreviewCache:
             responses={200: {"content": {"image/png": {}}}, 404: {"description": "No such node"}},
             summary="A quicklook of an array (a pyramid: its coarsest level), as PNG")
 async def preview(request: Request, iri: str = Query(..., description="The array's (or pyramid group's) IRI")) -> Response:
+    # The readers (codecs, fsspec) load with the first preview asked for, not with the server.
+    from catalogue.chunks.preview import Quicklook
     from catalogue.chunks.quicklook import placeholder_png
 
     checked_iri(iri)

@@ -23,8 +23,8 @@ from catalogue.harvest import SourceReader
 from catalogue.model.zom import node_zom
 from catalogue.validate import geozarr as geozarr_rules
 from catalogue.validate import ome as ome_rules
+from catalogue.validate.profiles import PROFILES
 from catalogue.validate.schemas import (
-    PROFILES,
     compiled_twin,
     geozarr_validator,
     schema_errors,

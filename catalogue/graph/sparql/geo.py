@@ -36,13 +36,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Literal, Variable
-from shapely import prepare
-from shapely.errors import GEOSException
-from shapely.geometry.base import BaseGeometry
 from sqlalchemy.engine import Connection
 
 from ..deadline import check_deadline
@@ -59,6 +56,9 @@ from ..spatial import (
 from ..wkt import WKT_LITERAL, WktError, parse_wkt
 from .geof import GEOF, RELATIONS, on_seam, relate
 from .sql import Unsupported, Val
+
+if TYPE_CHECKING:  # shapely loads with the first geometry tested, not with the compiler
+    from shapely.geometry.base import BaseGeometry
 
 __all__ = ["LookupReport", "SpatialLookup", "compile_call", "resolve"]
 
@@ -195,11 +195,15 @@ def resolve(conn: Connection, lookups: list[SpatialLookup], params: dict[str, An
 
 
 def _matching_ids(conn: Connection, lookup: SpatialLookup) -> tuple[list[int], int]:
+    import shapely
+    from shapely import prepare
+    from shapely.errors import GEOSException
+
     query = lookup.geometry
     prepare(query)
     # The stored geometry is the first argument; test with the prepared query first.
     converse = _CONVERSE.get(lookup.relation, lookup.relation)
-    test = RELATIONS[converse]
+    test = getattr(shapely, RELATIONS[converse])
     seam = on_seam(query)
     candidates = dict(candidate_terms(conn, seam_boxes(geometry_boxes(query))))
     hits = []

@@ -49,16 +49,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import numpy as np
-import shapely
 from rdflib.plugins.sparql.sparql import SPARQLError
 from rdflib.term import Literal, Node, URIRef
-from shapely.geometry.base import BaseGeometry
 
 from ..terms import XSD_NUMERIC_DATATYPES, comparable_value
 from ..wkt import CRS84, WKT_LITERAL, WktError, in_lon_lat, parse_wkt
+
+if TYPE_CHECKING:  # shapely and NumPy load with the first geometry function evaluated, not with the compiler
+    from shapely.geometry.base import BaseGeometry
 
 __all__ = [
     "GEO",
@@ -80,16 +80,17 @@ GEO: Final = "http://www.opengis.net/ont/geosparql#"
 GEOF: Final = "http://www.opengis.net/def/function/geosparql/"
 UOM: Final = "http://www.opengis.net/def/uom/OGC/1.0/"
 
-#: ``geof:`` relation name -> shapely predicate (GeoSPARQL's Simple Features family).
-RELATIONS: Final[dict[str, Callable[[BaseGeometry, BaseGeometry], bool]]] = {
-    "sfEquals": shapely.equals,
-    "sfDisjoint": shapely.disjoint,
-    "sfIntersects": shapely.intersects,
-    "sfTouches": shapely.touches,
-    "sfCrosses": shapely.crosses,
-    "sfWithin": shapely.within,
-    "sfContains": shapely.contains,
-    "sfOverlaps": shapely.overlaps,
+#: ``geof:`` relation name -> the name of shapely's predicate (GeoSPARQL's Simple Features
+#: family); names, so that shapely loads with the first relation tested, not with the compiler.
+RELATIONS: Final[dict[str, str]] = {
+    "sfEquals": "equals",
+    "sfDisjoint": "disjoint",
+    "sfIntersects": "intersects",
+    "sfTouches": "touches",
+    "sfCrosses": "crosses",
+    "sfWithin": "within",
+    "sfContains": "contains",
+    "sfOverlaps": "overlaps",
 }
 
 _METRE: Final = UOM + "metre"
@@ -105,10 +106,12 @@ def relate(name: str, a: BaseGeometry, b: BaseGeometry) -> bool | None:
     """The relation ``name`` between two geometries on the globe's lon/lat cylinder
     (see "The antimeridian seam" above); None if GEOS cannot decide it (an invalid
     polygon, say), which is a SPARQL error."""
+    import shapely
+
     try:
         if on_seam(a) and on_seam(b):
             a, b = seam_cut(a, b)
-        return bool(RELATIONS[name](a, b))
+        return bool(getattr(shapely, RELATIONS[name])(a, b))
     except shapely.errors.GEOSException:
         return None
 
@@ -123,6 +126,9 @@ def on_seam(geometry: BaseGeometry) -> bool:
 
 def seam_cut(a: BaseGeometry, b: BaseGeometry) -> tuple[BaseGeometry, BaseGeometry]:
     """``a`` and ``b`` cut at a meridian touching no vertex of theirs, instead of at ±180."""
+    import numpy as np
+    import shapely
+
     xs = np.concatenate(
         [
             shapely.get_coordinates(a)[:, 0],
@@ -137,6 +143,9 @@ def seam_cut(a: BaseGeometry, b: BaseGeometry) -> tuple[BaseGeometry, BaseGeomet
     east, west = shapely.box(e, -90.0, 180.0, 90.0), shapely.box(-180.0, -90.0, e, 90.0)
 
     def cut(g: BaseGeometry) -> BaseGeometry:
+        import numpy as np
+        import shapely
+
         moved = shapely.transform(shapely.intersection(g, west), lambda xy: xy + np.array([360.0, 0.0]))
         return shapely.union(shapely.intersection(g, east), moved)
 
@@ -146,6 +155,9 @@ def seam_cut(a: BaseGeometry, b: BaseGeometry) -> tuple[BaseGeometry, BaseGeomet
 def split_at_antimeridian(geometry: BaseGeometry) -> BaseGeometry:
     """A lon/lat geometry reaching past ±180 (by less than a turn) split there, with the
     parts beyond moved by ∓360, as footprints are written; anything else unchanged."""
+    import numpy as np
+    import shapely
+
     if geometry.is_empty:
         return geometry
     x0, _, x1, _ = geometry.bounds
@@ -176,6 +188,8 @@ def relate_text(name: str, a: str | None, b: str | None) -> int | None:
 
 def distance(a: BaseGeometry, b: BaseGeometry, unit: str) -> float:
     """``geof:distance`` in ``unit`` (see the module docstring)."""
+    import shapely
+
     if a.is_empty or b.is_empty:
         raise ValueError("distance to an empty geometry")
     if unit == _DEGREE:
@@ -195,12 +209,16 @@ def distance(a: BaseGeometry, b: BaseGeometry, unit: str) -> float:
 
 def envelope(a: BaseGeometry) -> BaseGeometry:
     """``geof:envelope``: the bounding box (a point or line for degenerate shapes)."""
+    import shapely
+
     return shapely.envelope(a)
 
 
 def buffer(a: BaseGeometry, radius: float, unit: str) -> BaseGeometry:
     """``geof:buffer`` in ``unit`` (see the module docstring); ValueError if the result
     is not a valid lon/lat geometry."""
+    import shapely
+
     result = split_at_antimeridian(_buffer_plane(a, radius, unit))
     if not (in_lon_lat(result) and shapely.is_valid(result)):
         raise ValueError(f"geof:buffer by {radius} {unit} is no valid lon/lat geometry")
@@ -208,6 +226,9 @@ def buffer(a: BaseGeometry, radius: float, unit: str) -> BaseGeometry:
 
 
 def _buffer_plane(a: BaseGeometry, radius: float, unit: str) -> BaseGeometry:
+    import numpy as np
+    import shapely
+
     if not math.isfinite(radius) or abs(radius) > _MAX_RADIUS.get(unit, math.inf):
         raise ValueError(f"geof:buffer by {radius} {unit} is wider than the globe")
     if unit == _DEGREE:
@@ -229,6 +250,7 @@ def _buffer_plane(a: BaseGeometry, radius: float, unit: str) -> BaseGeometry:
     def home(x, y):  # type: ignore[no-untyped-def]
         # pyproj wraps longitudes into -180..180; keep them continuous around the
         # centre, so that a buffer across the antimeridian can be split there.
+
         lon, lat = back.transform(x, y, errcheck=False)
         return centre.x + (np.asarray(lon) - centre.x + 180.0) % 360.0 - 180.0, lat
 

@@ -19,12 +19,12 @@ import json
 import math
 from dataclasses import dataclass
 from importlib.resources import files
-
-from shapely import wkt as shapely_wkt
-from shapely.errors import ShapelyError
-from shapely.geometry.base import BaseGeometry
+from typing import TYPE_CHECKING
 
 from catalogue.model.extents import Box
+
+if TYPE_CHECKING:  # shapely loads with the first footprint drawn, not with the server
+    from shapely.geometry.base import BaseGeometry
 
 #: The whole world, ``(west, south, east, north)``.
 WORLD = (-180.0, -90.0, 180.0, 90.0)
@@ -131,6 +131,9 @@ def _footprint(geometry: str | None, frame: tuple[float, float, float, float]) -
     frame; ``""`` for no geometry, one that does not parse, or one that is not areal."""
     if not geometry:
         return ""
+    from shapely import wkt as shapely_wkt
+    from shapely.errors import ShapelyError
+
     try:
         shape: BaseGeometry = shapely_wkt.loads(geometry)
     except (ShapelyError, ValueError, TypeError):

@@ -9,6 +9,7 @@ catalogue entry might smuggle past the escaping.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import urllib.parse
@@ -16,10 +17,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, Response
 
@@ -28,6 +28,9 @@ from catalogue.errors import CatalogueError, UsageError
 from ..http.errors import HTTPError
 from ..http.pool import Overloaded
 from .map import land_path
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,13 @@ def static_url(request_base: str, name: str) -> str:
     return f"{request_base}/static/{name}?v={STATIC[name].etag}"
 
 
-def _environment() -> Environment:
+@functools.cache
+def environment() -> Environment:
+    """The templates' environment, made at the first page rendered: Jinja2's import
+    (its lexer's patterns) is a tenth of a second that a server answering only the APIs,
+    and every server's start, need not pay."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
     env = Environment(
         loader=PackageLoader("catalogue.web", "templates"),
         autoescape=select_autoescape(["html"], default_for_string=True, default=True),
@@ -116,8 +125,6 @@ def _datetime(value: Any) -> str:
     return f"{_date(moment)}, {moment.astimezone(UTC):%H:%M} UTC"
 
 
-ENV = _environment()
-
 
 def mount_base(request: Request) -> str:
     """Where the app is mounted (links are absolute paths under it, so proxies keep working)."""
@@ -138,7 +145,7 @@ def _context(request: Request, **values: Any) -> dict[str, Any]:
 async def render(request: Request, template: str, status: int = 200, **values: Any) -> Response:
     """Render on a worker thread (templates are CPU work) and add the portal's headers."""
     context = _context(request, **values)
-    body = await run_in_threadpool(ENV.get_template(template).render, **context)
+    body = await run_in_threadpool(environment().get_template(template).render, **context)
     headers = dict(HTML_HEADERS)
     return HTMLResponse(body, status_code=status, headers=headers)
 

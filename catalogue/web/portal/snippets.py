@@ -7,8 +7,6 @@ import pprint
 import urllib.parse
 from typing import Any
 
-from catalogue.chunks.layout import layout_from_documents
-from catalogue.chunks.tensorstore import tensorstore_spec
 from catalogue.errors import CatalogueError
 
 from .graph_digest import NodeInfo
@@ -128,6 +126,9 @@ def tensorstore_snippets(page: NodePage, docs: dict[str, Any] | None) -> list[Sn
     Built from the documents the page already rebuilt (a dependent array's
     chunks live under its primary array's URL), so it costs no extra query.
     """
+    # The chunk layer (NumPy, fsspec, Icechunk's names) loads with the first array page, not with the server.
+    from catalogue.chunks.layout import layout_from_documents
+    from catalogue.chunks.tensorstore import tensorstore_spec
 
     if page.info.kind == "group" or page.array is None:
         return []

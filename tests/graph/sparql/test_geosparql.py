@@ -204,7 +204,7 @@ def _on_globe(geometry: BaseGeometry) -> BaseGeometry:
 
 
 def _expected(relation: str, query: BaseGeometry, *, reverse: bool = False) -> set[str]:
-    test = RELATIONS[relation]
+    test = getattr(shapely, RELATIONS[relation])
     q = _on_globe(query)
     return {
         str(node)
@@ -259,7 +259,7 @@ def test_relation_between_two_variables(geo_ds: Dataset, relation: str) -> None:
         found = {(str(a), str(b)) for a, b in geo_ds.query(P + sparql)}
     finally:
         store.sql_log = None
-    test = RELATIONS[relation]
+    test = getattr(shapely, RELATIONS[relation])
     assert found == {
         (str(a), str(b))
         for a, ga in STORED.items()
