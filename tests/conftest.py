@@ -24,7 +24,7 @@ from tests.support import servers
 from tests.support import stores as _stores
 from tests.support.measurements import MEASUREMENTS
 from tests.support.paths import ARTIFACTS
-from tests.support.postgres import POSTGRES_URL_ENV, temporary_postgres_database
+from tests.support.postgres import POSTGRES_URL_ENV, drop_template, temporary_postgres_database
 
 
 @pytest.fixture
@@ -112,6 +112,11 @@ def pytest_sessionstart(session) -> None:
     if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
         for old in ARTIFACTS.glob(MEASUREMENTS):
             old.unlink()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Each test process drops the template its PostgreSQL databases were copied from."""
+    drop_template()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

@@ -86,7 +86,8 @@ def test_rdflib_store_tests_pass_on_the_catalogue_store(tmp_path: pathlib.Path) 
     root = _test_tree(_sdist(), tmp_path)
     report = tmp_path / "junit.xml"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "graph" / "rdflib_suite"), str(root)])
+    # The repository last, for tests.support (the scratch databases' template).
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "graph" / "rdflib_suite"), str(root), str(REPO)])
     proc = subprocess.run(
         # No hypothesis plugin: its terminal summary imports a module after rdflib's
         # deep-recursion tests, and CPython 3.11 then fails to compile it ("AST constructor

@@ -25,6 +25,7 @@ from sqlalchemy.engine import make_url
 
 from catalogue.graph.database import database_url
 from catalogue.graph.store import SQLStore
+from tests.support.postgres import drop_template, template_database
 
 POSTGRES_ENV = "CATALOGUE_TEST_POSTGRES_URL"
 _created: set[str] = set()
@@ -41,11 +42,12 @@ def _database_for(configuration: str) -> str:
     base = make_url(_admin_url())
     with _lock:
         if name not in _created:
+            template = template_database(os.environ[POSTGRES_ENV])  # PostGIS installed once, copied
             admin = create_engine(base, isolation_level="AUTOCOMMIT")
             try:
                 with admin.connect() as conn:
                     conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                    conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+                    conn.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
             finally:
                 admin.dispose()
             _created.add(name)
@@ -71,7 +73,8 @@ if os.environ.get(POSTGRES_ENV):
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    """Drop the scratch databases."""
+    """Drop the scratch databases, and the template they were copied from."""
+    drop_template()
     if not _created:
         return
     admin = create_engine(make_url(_admin_url()), isolation_level="AUTOCOMMIT")

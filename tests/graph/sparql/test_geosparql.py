@@ -122,8 +122,9 @@ def _postgis_setting(backend: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _postgres(backend: str) -> Iterator[str]:
-    with temporary_postgres_database() as url:
+def _postgres(backend: str, *, template: bool = True) -> Iterator[str]:
+    """A database for ``backend``; ``template=False``: without PostGIS installed yet."""
+    with temporary_postgres_database(template=template) as url:
         if backend == "postgis" and not _postgis_available(url):
             pytest.skip("PostGIS is not installed on this PostgreSQL server "
                         "(no postgis in pg_available_extensions): the PostGIS index is untested")
@@ -658,7 +659,7 @@ def _envelopes(engine) -> list[tuple[int, float, float, float, float]]:
 def test_migration_moves_an_existing_index_to_postgis_and_back(monkeypatch) -> None:
     """A catalogue made at 0004 (a box index, filled) upgraded where PostGIS is
     available gets the envelopes in a geometry column, and answers the same."""
-    with _postgres("postgis") as url:
+    with _postgres("postgis", template=False) as url:
         engine = make_engine(url)
         try:
             monkeypatch.setenv(POSTGIS_ENV, "off")
@@ -706,7 +707,7 @@ def test_migration_moves_an_existing_index_to_postgis_and_back(monkeypatch) -> N
 @pytest.mark.postgres
 def test_postgis_refused_falls_back_to_box(monkeypatch) -> None:
     """A role that may not create the extension keeps the core box index."""
-    with _postgres("postgis") as url:
+    with _postgres("postgis", template=False) as url:
         admin = create_engine(url, isolation_level="AUTOCOMMIT")
         role = f"geo_nobody_{os.getpid()}"
         try:
