@@ -185,7 +185,7 @@ def test_ensure_schema_is_idempotent(db_engine):
         )
     ensure_schema(db_engine)
     ensure_schema(db_engine)
-    assert current_revision(db_engine) == head_revision() == "0012_search_huge_layout"
+    assert current_revision(db_engine) == head_revision() == "0013_pgcrypto"
     with db_engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM namespaces")).scalar() == 1
         assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1

@@ -213,7 +213,7 @@ def test_installed_wheel_runs_outside_the_checkout(wheel: pathlib.Path, tmp_path
         assert path.is_relative_to(site.resolve()), f"{key} from {path}, not from the installed wheel"
         assert not path.is_relative_to(REPO), f"{key} from the checkout: {path}"
     assert found["has_open"]
-    assert found["head"] == "0012_search_huge_layout"
+    assert found["head"] == "0013_pgcrypto"
     assert found["context_bytes"] > 0 and found["schema_bytes"] > 0
 
     # 2. the ontology (contexts/zarr.ttl) prints
@@ -228,7 +228,7 @@ def test_installed_wheel_runs_outside_the_checkout(wheel: pathlib.Path, tmp_path
     shown = _run([*python, "-m", "catalogue.cli", "metadata", iri, "--db", str(db)], cwd=work, env=env)
     assert json.loads(shown.stdout) == json.loads((store / "zarr.json").read_text(encoding="utf-8"))
     current = _run([*python, "-m", "catalogue.cli", "db", "current", "--db", str(db)], cwd=work, env=env)
-    assert current.stdout.startswith("0012_search_huge_layout"), current.stdout
+    assert current.stdout.startswith("0013_pgcrypto"), current.stdout
 
     # 4. the console script pip generated for the wheel's entry point
     script = site / "bin" / "catalogue"

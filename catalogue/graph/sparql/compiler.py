@@ -139,8 +139,11 @@ class Compiler:
         join_statistics: JoinStatistics | None = None,
         now: datetime | None = None,
         base: str | None = None,
+        digest: bool = False,
     ) -> None:
         self.dialect = Dialect(dialect)
+        #: Whether the PostgreSQL database has pgcrypto's ``digest`` (SHA-1 in SQL: :func:`.functions.has_digest`).
+        self.digest = digest
         #: The query's ``NOW()``: one instant for every part of one query (rdflib's is its
         #: context's ``now``, which the caller passes).
         self.now = now or datetime.now(UTC)

@@ -40,10 +40,11 @@ from .aggregates import SQLITE_AGGREGATES
 from .arithmetic import datatype_of, sparql_arith, sparql_boolean, sparql_lex, sparql_num
 from .casts import SQLITE_FUNCTIONS as CAST_FUNCTIONS
 from .compiler import ALGEBRA, Compiler, Statement, iter_parts
-from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS
+from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS, has_digest
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
 from .join_order import JoinStatistics, join_statistics
+from .numbers import with_synthetic
 from .pg_cursor import fetch_all, open_cursor
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
@@ -138,7 +139,9 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
     else:
         gid = ids.get(graph.identifier)
         scope = GraphScope("const", gid=-1 if gid is None else gid)
-    datatypes = store.datatype_ids()
+    # A literal of a type the store holds none of gets a negative id (numbers.SYNTHETIC_DATATYPES).
+    datatypes = with_synthetic(store.datatype_ids(), {str(n.datatype) for n in inputs.nodes
+                                                      if isinstance(n, Literal) and n.datatype is not None})
     first_only = TOP_ASK.get() == id(part)
     if not bindings:
         cached = STATEMENTS.get(part, inputs.context, ids, datatypes, scope=scope, default_id=default_id)
@@ -154,6 +157,7 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
         join_statistics=inputs.statistics,
         now=ctx.now,
         base=getattr(ctx.prologue, "base", None),
+        digest=store.dialect_name == "postgresql" and has_digest(store.connection),
     )
     stmt = compiler.statement(part, first_only=first_only)
     # Not with spatial lookups: their geometries would be shared between threads, and a
@@ -486,7 +490,7 @@ def _solutions(
                         continue
                     if static:
                         solution[var] = _static_term(kind, row[off + 1], sdt, row[off + 3])
-                    elif (dt := row[off + 2]) is not None and dt < 0:  # a computed duration
+                    elif (dt := row[off + 2]) is not None and dt < 0:  # a type the store holds no literal of
                         solution[var] = _static_term(kind, row[off + 1], datatype_of(dt), row[off + 3])
                     else:
                         solution[var] = decode(kind, row[off + 1], dt, row[off + 3])

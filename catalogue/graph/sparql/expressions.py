@@ -275,10 +275,15 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
             return _plain_term(ok, 1, self.c.dialect.text_param(self.c.names.param(iri)))
         lang_string = self.c.dialect.text_param(self.c.names.param(LANG_STRING))
         string = self.c.dialect.text_param(self.c.names.param(STRING))
-        duration = self.c.dialect.text_param(self.c.names.param(DAY_TIME_DURATION))
+        # A negative id stands for a type the store holds no literal of (SYNTHETIC_DATATYPES),
+        # a date difference's xsd:dayTimeDuration whatever the query's literals are.
+        negatives = {DAY_TIME_DURATION: DURATION_ID, **{iri: i for iri, i in self.c.datatype_ids.items() if i < 0}}
+        synthetic = " ".join(f"WHEN {i} THEN {self.c.dialect.text_param(self.c.names.param(iri))}"
+                             for iri, i in negatives.items())
+        negative = f"WHEN {v.dt} < 0 THEN (CASE {v.dt} {synthetic} END) " if v.dt != "NULL" else ""
         lex = (
             f"CASE WHEN {ok} THEN (CASE WHEN {v.lang} IS NOT NULL THEN {lang_string} "
-            f"WHEN {v.dt} IS NULL THEN {string} WHEN {v.dt} = {DURATION_ID} THEN {duration} "
+            f"WHEN {v.dt} IS NULL THEN {string} {negative}"
             f"ELSE (SELECT dt_.iri FROM datatypes dt_ WHERE dt_.id = {v.dt}) END) END"
         )
         return _plain_term(ok, 1, lex, lex_guarded=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import threading
 import urllib.parse
 import uuid
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Literal, URIRef
+from sqlalchemy.engine import Connection
 
 from ..terms import COMPARABLE_DATATYPES
 from .arithmetic import Arithmetic, rank_of
@@ -43,6 +45,27 @@ _DAY_TIME_DURATION = _XSD + "dayTimeDuration"
 #: Characters RFC 3987 keeps out of IRIs.
 _NOT_IN_IRIS = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 _LANG_TAG = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
+#: Per database (URL): whether pgcrypto's ``digest`` is there (:func:`has_digest`).
+_DIGEST: dict[str, bool] = {}
+_DIGEST_LOCK = threading.Lock()
+
+
+def has_digest(conn: Connection) -> bool:
+    """Whether ``conn``'s PostgreSQL database has pgcrypto's ``digest(bytea, text)`` on its
+    search path (revision ``0013_pgcrypto`` installs it where the server has it): SPARQL's
+    ``SHA1`` in SQL, which PostgreSQL has no other way to compute. Asked once per database
+    and process (an extension is rarely removed; a query then fails with the missing
+    function, as any other query on a broken database would)."""
+    key = conn.engine.url.render_as_string(hide_password=True)
+    with _DIGEST_LOCK:
+        found = _DIGEST.get(key)
+    if found is None:
+        found = conn.exec_driver_sql("SELECT to_regprocedure('digest(bytea, text)') IS NOT NULL").scalar() is True
+        with _DIGEST_LOCK:
+            _DIGEST[key] = found
+    return found
+
+
 _HASHES = {"MD5": "md5", "SHA1": "sha1", "SHA256": "sha256", "SHA384": "sha384", "SHA512": "sha512"}
 
 
@@ -481,7 +504,9 @@ class FunctionsMixin:
         if algorithm == "md5":
             return self._simple(ok, f"md5({v.lex})")
         if algorithm == "sha1":
-            raise Unsupported("SHA1 on PostgreSQL (it needs the pgcrypto extension)")
+            if not self.c.digest:
+                raise Unsupported("SHA1 on PostgreSQL (it needs the pgcrypto extension)")
+            return self._simple(ok, f"encode(digest(convert_to({v.lex}, 'UTF8'), 'sha1'), 'hex')")
         return self._simple(ok, f"encode({algorithm}(convert_to({v.lex}, 'UTF8')), 'hex')")
 
     def _e_Builtin_MD5(self, e: CompValue) -> Compiled:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Decimal, InvalidOperation, localcontext
+from typing import Final
 
 from .values import NUMERIC_TYPES
 
@@ -19,6 +21,7 @@ __all__ = [
     "RANK_TYPES",
     "RESULT_TYPES",
     "SQLITE_AGGREGATES",
+    "SYNTHETIC_DATATYPES",
     "canonical_day_time_duration",
     "canonical_decimal",
     "canonical_double",
@@ -27,6 +30,7 @@ __all__ = [
     "sparql_arith",
     "sparql_lex",
     "sparql_num",
+    "with_synthetic",
 ]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -46,9 +50,26 @@ TAGS = {DATE_TIME: "T", DATE: "D", TIME: "H", DURATION: "U"}
 TEMPORAL_CODES = {"http://www.w3.org/2001/XMLSchema#dateTime": DATE_TIME,
                    "http://www.w3.org/2001/XMLSchema#dateTimeStamp": DATE_TIME,
                    "http://www.w3.org/2001/XMLSchema#date": DATE, "http://www.w3.org/2001/XMLSchema#time": TIME}
-#: A datatype id standing for ``xsd:dayTimeDuration`` in a store that has none
-#: (:func:`datatype_of`); stored ids are positive.
-DURATION_ID = -1
+#: Ids standing for the XSD datatypes a store holds no literal of (stored ids are
+#: positive): a computed value or a query's constant of such a type carries one of these
+#: in its datatype column, and :func:`datatype_of` gives its IRI back when the row is
+#: read. With them an expression choosing between values of several types (COALESCE,
+#: IF) compiles whether or not the store has seen each type. In a fixed order, so that
+#: a statement compiled for the same store is the same text.
+SYNTHETIC_DATATYPES: Final[dict[str, int]] = {
+    iri: -n for n, iri in enumerate((
+        DAY_TIME_DURATION,
+        *(_XSD + name for name in (
+            "string", "boolean", "integer", "decimal", "float", "double", "date", "dateTime", "dateTimeStamp",
+            "time", "gYear", "gYearMonth", "gMonth", "gMonthDay", "gDay", "duration", "yearMonthDuration",
+            "long", "int", "short", "byte", "nonNegativeInteger", "positiveInteger", "nonPositiveInteger",
+            "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte",
+        )),
+    ), start=1)
+}
+_SYNTHETIC_IRIS: Final = {i: iri for iri, i in SYNTHETIC_DATATYPES.items()}
+#: The id standing for ``xsd:dayTimeDuration`` (a date subtraction's result).
+DURATION_ID = SYNTHETIC_DATATYPES[DAY_TIME_DURATION]
 #: Fractional digits kept by a decimal division.
 DIVISION_SCALE = 18
 _XSD_WHITESPACE = " \t\n\r"
@@ -115,8 +136,17 @@ def canonical_day_time_duration(seconds: Decimal) -> str:
 
 
 def datatype_of(datatype_id: int) -> str | None:
-    """The datatype IRI a computed value's negative id stands for (:data:`DURATION_ID`)."""
-    return DAY_TIME_DURATION if datatype_id == DURATION_ID else None
+    """The datatype IRI a negative id stands for (:data:`SYNTHETIC_DATATYPES`)."""
+    return _SYNTHETIC_IRIS.get(datatype_id)
+
+
+def with_synthetic(stored: dict[str, int], used: Iterable[str]) -> dict[str, int]:
+    """The store's datatype ids, and a negative id for each XSD datatype of ``used`` (the
+    datatypes of a query's literals) it has none of. Only those: what a stored value may
+    be is read from the ids (a store with no duration has none to add to a date), and a
+    value of a query's own type must be told apart wherever the query uses it."""
+    extra = {iri: SYNTHETIC_DATATYPES[iri] for iri in used if iri in SYNTHETIC_DATATYPES and iri not in stored}
+    return {**stored, **dict(sorted(extra.items()))} if extra else stored
 
 
 def _unpack(packed: str) -> tuple[int, int | Decimal | float]:
