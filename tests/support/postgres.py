@@ -12,13 +12,16 @@ and the benchmarks make their databases without the template.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import socket
+import threading
 import uuid
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import create_engine
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 
 from catalogue.graph.database import database_url, scratch_postgres_database
 
@@ -26,15 +29,26 @@ POSTGRES_URL_ENV = "CATALOGUE_TEST_POSTGRES_URL"
 
 #: This process's template database, once made (dropped by :func:`drop_template`).
 _TEMPLATE: dict[str, str] = {}
+_LOCK = threading.Lock()
+#: Templates are named ``<prefix><host>_<pid>_<random>``: a later run on this host drops
+#: those whose process is gone (killed before its session's end), never another host's.
+_PREFIX = "catalogue_test_template_"
+_HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
 
 
 def template_database(base: str) -> str:
     """The name of this process's template database on ``base``'s server (made on first use)."""
-    found = _TEMPLATE.get(base)
-    if found is not None:
+    with _LOCK:
+        found = _TEMPLATE.get(base)
+        if found is None:
+            found = _make_template(base)
         return found
+
+
+def _make_template(base: str) -> str:
     url = make_url(database_url(base))
-    name = f"catalogue_test_template_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    _drop_stale_templates(url)
+    name = f"{_PREFIX}{_HOST}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
@@ -50,6 +64,33 @@ def template_database(base: str) -> str:
     finally:
         inside.dispose()  # nobody may be connected to a template being copied
     return name
+
+
+def _drop_stale_templates(url: URL) -> None:
+    """Drop the templates of this host's test processes that are gone (killed before
+    their session's end)."""
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            names = conn.exec_driver_sql(
+                "SELECT datname FROM pg_database WHERE starts_with(datname, %(p)s)",
+                {"p": f"{_PREFIX}{_HOST}_"}).scalars().all()
+            for name in names:
+                pid = name[len(f"{_PREFIX}{_HOST}_"):].partition("_")[0]
+                if pid.isdigit() and not _alive(int(pid)):
+                    conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        admin.dispose()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def drop_template() -> None:

@@ -142,9 +142,11 @@ def datatype_of(datatype_id: int) -> str | None:
 
 def with_synthetic(stored: dict[str, int], used: Iterable[str]) -> dict[str, int]:
     """The store's datatype ids, and a negative id for each XSD datatype of ``used`` (the
-    datatypes of a query's literals) it has none of. Only those: what a stored value may
-    be is read from the ids (a store with no duration has none to add to a date), and a
-    value of a query's own type must be told apart wherever the query uses it."""
+    datatypes of a query's literals) it has none of. Only those: the compiler reads what
+    a value may be from the ids, so every other type would make every query's SQL larger
+    (and a store without durations would seem to hold some, and its date subtractions
+    fall back); a type of the query's own literals must be told apart wherever the query
+    uses it, stored values included."""
     extra = {iri: SYNTHETIC_DATATYPES[iri] for iri in used if iri in SYNTHETIC_DATATYPES and iri not in stored}
     return {**stored, **dict(sorted(extra.items()))} if extra else stored
 

@@ -413,7 +413,6 @@ UNSTORED_TYPES = [
     'SELECT ?x ?c WHERE { ?x :v ?a BIND(COALESCE(?nothing, "true"^^xsd:boolean, 1) AS ?c) }',
     'SELECT ?x ?c WHERE { ?x :v ?a BIND(IF(?a = "a", 2.5, "P1D"^^xsd:duration) AS ?c) }',
     'SELECT ?x ?c WHERE { ?x :v ?a BIND(IF(?a = "a", 2.5, ?a) + 1 AS ?c) }',
-    'SELECT ?x WHERE { ?x :v ?a BIND(IF(?a = "b", "2001-02-03"^^xsd:date, ?a) AS ?c) } ORDER BY ?c ?x',
 ]
 
 
@@ -434,5 +433,26 @@ def test_values_of_types_the_store_has_none_of_are_compiled(db_url):
         assert store.datatype_ids().keys().isdisjoint({str(XSD.date), str(XSD.boolean), str(XSD.decimal)})
         for query in UNSTORED_TYPES:
             _same_as_oxigraph(ds, oxi, query)
+        # In order, too: the strings, then the date (Oxigraph's order of those types).
+        ordered = 'SELECT ?x WHERE { ?x :v ?a BIND(IF(?a = "b", "2001-02-03"^^xsd:date, ?a) AS ?c) } ORDER BY ?c ?x'
+        assert [str(r[0]) for r in compiled(ds, PREFIX + ordered)] == [
+            str(s[0].value) for s in oxi.query(PREFIX + ordered)]
+        # Durations are equal by value ("P1D" and "PT24H"), which the store cannot
+        # compute: such comparisons stay with rdflib, and give Oxigraph's answers.
+        for query in DURATION_EQUALITY:
+            got = sorted(str(row[0]) for row in ds.query(PREFIX + query))
+            assert got == sorted(str(s[0].value) for s in oxi.query(PREFIX + query)), query
     finally:
         store.close()
+
+
+#: The independent review's reproducers: compiled, these gave no rows.
+DURATION_EQUALITY = [
+    'SELECT ?x WHERE { ?x :v ?a BIND(IF(?a = "a", "P1D"^^xsd:dayTimeDuration, ?a) AS ?c) '
+    'FILTER(?c = "PT24H"^^xsd:dayTimeDuration) }',
+    'SELECT ?x WHERE { ?x :v ?a BIND(IF(?a = "a", "P1D"^^xsd:dayTimeDuration, ?a) AS ?c) '
+    'FILTER(?c != "PT24H"^^xsd:dayTimeDuration) }',
+    'SELECT ?x WHERE { ?x :v ?a FILTER(IF(?a = "a", "P1Y"^^xsd:yearMonthDuration, ?a) '
+    '= IF(?a = "a", "P12M"^^xsd:yearMonthDuration, ?a)) }',
+    'SELECT ?x WHERE { ?x :v ?a FILTER(COALESCE(?nothing, "P1D"^^xsd:duration) = "PT24H"^^xsd:duration) }',
+]
