@@ -248,11 +248,16 @@ def holder_alive(engine: Engine, token: str) -> bool | None:
         pid = int(pid_text)
         if start and Path("/proc").is_dir():
             return _process_start(pid) == start
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return process_alive(pid)
     return None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (one of another user's too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -24,6 +24,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, make_url
 
 from catalogue.graph.database import database_url, scratch_postgres_database
+from catalogue.graph.lock import process_alive
 
 POSTGRES_URL_ENV = "CATALOGUE_TEST_POSTGRES_URL"
 
@@ -77,20 +78,11 @@ def _drop_stale_templates(url: URL) -> None:
                 {"p": f"{_PREFIX}{_HOST}_"}).scalars().all()
             for name in names:
                 pid = name[len(f"{_PREFIX}{_HOST}_"):].partition("_")[0]
-                if pid.isdigit() and not _alive(int(pid)):
+                if pid.isdigit() and not process_alive(int(pid)):
                     conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         admin.dispose()
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def drop_template() -> None:
