@@ -6,9 +6,11 @@ each results file carries the interpreter, platform and package versions.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import platform
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -17,13 +19,30 @@ from typing import Any
 
 
 def stop(proc: subprocess.Popen[Any], timeout: float = 15) -> None:
-    """End a server process the way an operator would (SIGTERM), killing it if it hangs."""
+    """End a server process the way an operator would (SIGTERM), killing it if it hangs.
+
+    A server started in a session of its own (``start_new_session=True``, as
+    :func:`spawn_server` does) has its whole process group killed afterwards, as a
+    service manager would: a ``--processes`` worker that uvicorn's supervisor restarted
+    while it was shutting down outlived it once, holding the server's stderr pipe open,
+    and the test reading that pipe waited for ever."""
     proc.terminate()
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    if getattr(proc, "own_group", False):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def spawn_server(command: list[str], **options: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(command, **options)`` in a session (process group) of its own,
+    which :func:`stop` kills whole."""
+    proc = subprocess.Popen(command, start_new_session=True, **options)
+    proc.own_group = True  # type: ignore[attr-defined]
+    return proc
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

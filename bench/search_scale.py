@@ -59,7 +59,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.common import environment, stop  # noqa: E402
+from bench.common import environment, spawn_server, stop  # noqa: E402
 from bench.sparql.generate import DCAT, DCT, PROV, RDF, RDFS, XSD, ZARR, Quads, integer, lit, typed  # noqa: E402
 from bench.web_data import COORDINATES, KEYWORDS, REGIONS, THEMES, VARIABLES  # noqa: E402
 from bench.web_load import free_port  # noqa: E402
@@ -186,8 +186,8 @@ def server(db: str, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str], f
 
     port = free_port()
     started = time.perf_counter()
-    proc = subprocess.Popen([CATALOGUE, "serve", "--db", db, "--port", str(port), *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = spawn_server([CATALOGUE, "serve", "--db", db, "--port", str(port), *extra],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         while True:

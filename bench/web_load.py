@@ -51,7 +51,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.common import environment, stop  # noqa: E402
+from bench.common import environment, spawn_server, stop  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "web_load.json"
 DATA = REPO / "bench" / "data"
@@ -122,8 +122,8 @@ def server_process(db: pathlib.Path | str, *, workers: int = 4, extra: list[str]
     port = free_port()
     command = [sys.executable, "-m", "catalogue.cli", "serve", "--db", str(db), "--port", str(port),
                "--workers", str(workers), *(extra or [])]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"})
+    proc = spawn_server(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                        env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"})
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

