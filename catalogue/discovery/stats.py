@@ -3,8 +3,11 @@
 Datasets, groups, arrays and the triples of dataset graphs are kept by the search index
 (``search_totals``, changed by difference in every indexing transaction), so reading
 them costs one row whatever the catalogue's size. Sizes come from the database's own
-accounting: SQLite's ``dbstat`` (pages per table and index) and PostgreSQL's
-``pg_total_relation_size`` / ``pg_database_size``. Counting every stored quad is a scan
+accounting: PostgreSQL's ``pg_total_relation_size`` / ``pg_database_size`` (catalog
+figures), SQLite's page count for the file and ``dbstat`` for the index, which walks the
+pages of the index's own tables (SQLite keeps no size per table): the one part of
+``catalogue stats`` that grows with the catalogue. The portal's front page reads the
+counts only. Counting every stored quad is a scan
 (seconds at 10^7 quads), so it is only done when asked (``exact``).
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
 from catalogue.graph.search_schema import SEARCH_TABLES
@@ -77,10 +80,12 @@ def catalogue_stats(conn: Connection, *, exact: bool = False) -> CatalogueStats:
     graphs = int(conn.execute(text("SELECT count(*) FROM graphs")).scalar_one())
     queued = int(conn.execute(text("SELECT count(*) FROM reindex_queue")).scalar_one())
     if conn.dialect.name == "sqlite":
-        sizes = dict(conn.execute(text("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")).all())
-        owners = dict(conn.execute(text("SELECT name, tbl_name FROM sqlite_schema")).all())
-        index_bytes = sum(int(n) for name, n in sizes.items()
-                          if name in INDEX_TABLES or owners.get(name) in INDEX_TABLES)
+        # dbstat reads the pages of the b-trees it is asked about: the index's own only
+        # (a quarter of a second for 600 MB of index here, where the whole file took four times as long).
+        names = [name for name, owner in conn.execute(text("SELECT name, tbl_name FROM sqlite_schema"))
+                 if name in INDEX_TABLES or owner in INDEX_TABLES]
+        index_bytes = int(conn.execute(text("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN :n").bindparams(
+            bindparam("n", expanding=True)), {"n": names}).scalar_one())
         page = int(conn.execute(text("PRAGMA page_size")).scalar_one())
         database_bytes = page * int(conn.execute(text("PRAGMA page_count")).scalar_one())
     else:

@@ -17,7 +17,14 @@ from rdflib.term import Node as RDFNode
 
 from catalogue.graph.lock import holder_alive
 from catalogue.graph.store import SQLStore
-from catalogue.harvest.status import SourceStatus, note_end, note_start, running, statuses
+from catalogue.harvest.status import (
+    SourceStatus,
+    note_end,
+    note_interrupted,
+    note_start,
+    running,
+    statuses,
+)
 from catalogue.rdf.provenance import HARVESTS_GRAPH, Run
 from catalogue.rdf.provenance import now as provenance_now
 from catalogue.rdf.vocabulary import ZARR
@@ -53,6 +60,7 @@ class RunRecords:
             self.store.exempt_from_index(HARVESTS_GRAPH)  # run records change no search row
             for earlier in gone:
                 self.store.add((earlier, ZARR.outcome, Literal("interrupted")), Graph(self.store, HARVESTS_GRAPH))
+                note_interrupted(self.store.connection, run.source, str(earlier))
             self.store.addN((s, p, o, HARVESTS_GRAPH) for s, p, o in run.start_triples())
             note_start(self.store.connection, run)
 

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from catalogue.rdf.provenance import Run
 
-__all__ = ["SourceStatus", "note_end", "note_start", "replay", "running", "statuses"]
+__all__ = ["SourceStatus", "note_end", "note_interrupted", "note_start", "replay", "running", "statuses"]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 #: Outcomes that mean the source failed (the others: it was harvested, perhaps partly).
@@ -75,6 +75,18 @@ def note_end(conn: Connection, run: Run) -> None:
                         "graph": run.graph, "failed": int(run.outcome in FAILED)})
 
 
+_INTERRUPTED: Final = text(
+    "UPDATE harvest_sources SET outcome = 'interrupted', failing_since = COALESCE(failing_since, started), "
+    "failures = failures + 1 WHERE source = :source AND run = :run AND outcome = 'running'"
+)
+
+
+def note_interrupted(conn: Connection, source: str, run: str) -> None:
+    """The source's latest run was found interrupted (its process gone before it recorded
+    an end): a failure, from its start, as :func:`statuses` already showed it."""
+    conn.execute(_INTERRUPTED, {"source": source, "run": run})
+
+
 def running(conn: Connection, source: str) -> list[tuple[str, str | None]]:
     """``(run IRI, lock holder)`` of the source's latest run if it has not ended."""
     rows = conn.execute(text("SELECT run, holder FROM harvest_sources WHERE source = :s AND outcome = 'running' "
@@ -113,24 +125,46 @@ def statuses(conn: Connection, *, alive: Callable[[str], bool | None] | None = N
              limit: int | None = None, failing: bool = False) -> list[SourceStatus]:
     """Every source (or ``limit`` of them; only the failing ones with ``failing``), those
     failing for longest first, then partly harvested ones, then the rest by source.
-    ``alive(holder)`` tells a running run from an interrupted one."""
-    where = " WHERE failing_since IS NOT NULL" if failing else ""
+    ``alive(holder)`` tells a running run from an interrupted one.
+
+    A run killed before it recorded its end is failing from its start (its outcome is
+    ``interrupted``, one of :data:`FAILED`), although the table, which only a recorded end
+    updates, does not say so until the source's next run. So the runs still marked
+    ``running`` (few: one per harvest under way or killed) are read apart, judged, and
+    merged into the table's own order, which the database gives for the rest."""
+    columns = ("SELECT source, name, graph, outcome, started, ended, error, runs, last_success, failing_since, "
+               "failures, run, holder FROM harvest_sources")
+    # Sources in code-point order, as Python compares them (SQLite's default; PostgreSQL's
+    # database collation may differ).
+    by_source = "source" if conn.dialect.name == "sqlite" else 'source COLLATE "C"'
     order = (" ORDER BY CASE WHEN failing_since IS NULL THEN 1 ELSE 0 END, failing_since, "
-             "CASE WHEN outcome = 'partial' THEN 0 ELSE 1 END, source")
-    sql = ("SELECT source, name, graph, outcome, started, ended, error, runs, last_success, failing_since, failures, "
-           "run, holder FROM harvest_sources" + where + order + (f" LIMIT {int(limit)}" if limit else ""))
-    out = []
-    for row in conn.execute(text(sql)):
-        outcome = row.outcome
-        if outcome == "running" and row.holder and alive is not None and alive(row.holder) is False:
-            outcome = "interrupted"
-        seconds = (row.ended - row.started) / 1e6 if row.ended is not None and row.started is not None else None
-        out.append(SourceStatus(
-            source=row.source, name=row.name, graph=row.graph, outcome=outcome, started=_moment(row.started),
-            ended=_moment(row.ended), seconds=seconds, error=row.error, runs=int(row.runs),
-            last_success=_moment(row.last_success), failing_since=_moment(row.failing_since),
-            failures=int(row.failures), run=row.run))
-    return out
+             f"CASE WHEN outcome = 'partial' THEN 0 ELSE 1 END, {by_source}")
+    settled = " WHERE outcome <> 'running'" + (" AND failing_since IS NOT NULL" if failing else "")
+    rows = [_status(row, alive) for row in conn.execute(text(
+        columns + settled + order + (f" LIMIT {int(limit)}" if limit else "")))]
+    runs = [_status(row, alive) for row in conn.execute(text(columns + " WHERE outcome = 'running'"))]
+    rows += [s for s in runs if not failing or s.failing_since is not None]
+    rows.sort(key=_listed_order)
+    return rows[:limit] if limit else rows
+
+
+def _listed_order(status: SourceStatus) -> tuple[Any, ...]:
+    """:func:`statuses`'s order (the SQL ``ORDER BY`` of its query, in Python)."""
+    since = status.failing_since
+    return (since is None, since or _EPOCH, status.outcome != "partial", status.source)
+
+
+def _status(row: Any, alive: Callable[[str], bool | None] | None) -> SourceStatus:
+    outcome, failing_since = row.outcome, row.failing_since
+    if outcome == "running" and row.holder and alive is not None and alive(row.holder) is False:
+        outcome = "interrupted"
+        failing_since = failing_since if failing_since is not None else row.started
+    seconds = (row.ended - row.started) / 1e6 if row.ended is not None and row.started is not None else None
+    return SourceStatus(
+        source=row.source, name=row.name, graph=row.graph, outcome=outcome, started=_moment(row.started),
+        ended=_moment(row.ended), seconds=seconds, error=row.error, runs=int(row.runs),
+        last_success=_moment(row.last_success), failing_since=_moment(failing_since),
+        failures=int(row.failures) + (outcome == "interrupted"), run=row.run)
 
 
 def replay(conn: Connection, runs: Iterable[Run]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from click.testing import CliRunner
 from rdflib import Graph, Literal, URIRef
@@ -89,6 +90,28 @@ def test_harvests_by_source(db_url, tmp_path):
     assert code == 0 and [r["source"] for r in rows] == [f"file://{missing}"]
     assert rows[0]["failures"] == 2 and rows[0]["runs"] == 2 and rows[0]["seconds"] >= 0
     assert run("harvests", "--failing", "--db", db_url)[0] == 2  # --failing goes with --sources
+
+
+def test_harvests_by_source_lists_the_longest_failing_first(db_url, tmp_path):
+    """Several failing sources: in the order they started failing, not by name; a source
+    that failed and then succeeded is no longer failing."""
+    for name in ("c", "a", "b"):  # failing since: c, then a, then b
+        assert run("harvest", str(tmp_path / f"{name}.zarr"), "--db", db_url)[0] != 0
+    assert run("harvest", str(tmp_path / "c.zarr"), "--db", db_url)[0] != 0  # c again: since its first
+    code, out, _ = run("harvests", "--sources", "--failing", "--json", "--db", db_url)
+    rows = json.loads(out)
+    assert code == 0 and [r["source"].rsplit("/", 1)[1] for r in rows] == ["c.zarr", "a.zarr", "b.zarr"]
+    assert [r["failures"] for r in rows] == [2, 1, 1]
+    with catalogue.open(db_url) as cat:  # the first of them, as the database orders and cuts the list
+        assert [s.source.rsplit("/", 1)[1] for s in cat.harvest_status(2, failing=True)] == ["c.zarr", "a.zarr"]
+    shutil.copytree(EXAMPLES / "cf_sea_surface_v2.zarr", tmp_path / "a.zarr")
+    assert run("harvest", str(tmp_path / "a.zarr"), "--db", db_url)[0] == 0
+    code, out, _ = run("harvests", "--sources", "--json", "--db", db_url)
+    rows = json.loads(out)
+    assert [r["source"].rsplit("/", 1)[1] for r in rows] == ["c.zarr", "b.zarr", "a.zarr"]
+    assert rows[2]["failing_since"] is None and rows[2]["failures"] == 0
+    code, out, _ = run("harvests", "--sources", "--failing", "--json", "--db", db_url)
+    assert [r["source"].rsplit("/", 1)[1] for r in json.loads(out)] == ["c.zarr", "b.zarr"]
 
 
 def test_update_with_a_nul_character_is_refused_in_one_line(db_url):

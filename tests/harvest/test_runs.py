@@ -267,16 +267,24 @@ def test_a_killed_harvest_is_listed_as_interrupted_and_does_not_block_the_next(t
         (listed,) = cat.harvests()
         assert (listed["outcome"], listed["pid"]) == ("interrupted", proc.pid)
         assert cat.graphs() == []  # the killed run wrote nothing
+    # A killed run is a failure from its start, before any later run records it so: listed
+    # with the failing sources, before one failing since later.
+    assert run("harvest", str(tmp_path / "gone.zarr"), "--db", db_url)[0] != 0
+    with catalogue.open(db_url) as cat:
+        failing = cat.harvest_status(failing=True)
+        assert [s.outcome for s in failing] == ["interrupted", "failed"], failing
+        assert failing[0].failing_since is not None and failing[0].failures == 1
     started = time.monotonic()
     done = subprocess.run([*catalogue_cli, "harvest", str(store)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr  # no --wait: the dead run's lock is free
     assert time.monotonic() - started < 60
     with catalogue.open(db_url) as cat:
-        newest, killed = cat.harvests()
+        newest, _gone, killed = cat.harvests()
         assert newest["outcome"] == "succeeded" and killed["outcome"] == "interrupted"
         recorded = {str(r.o) for r in cat.query(
             f"SELECT ?o WHERE {{ GRAPH <{HARVESTS_GRAPH}> {{ <{killed['run']}> zarr:outcome ?o }} }}")}
         assert recorded == {"interrupted"}
+        assert [(s.outcome, s.failures) for s in cat.harvest_status(failing=True)] == [("failed", 1)]
 
 
 @pytest.mark.parametrize("name", ["zarr_v2_plain", "dependent_arrays", "zarr_v3_deep"])
