@@ -585,11 +585,26 @@ class Compiler:
                 out.vars[var] = ref
                 continue
             if not (mine.is_id and ref.is_id):
-                raise Unsupported("join on a computed value")
+                out.where.append(self._same_as_stored(out, var, mine, ref))
+                continue
             cond, merged = _compatible(mine, ref)
             out.where.append(cond)
             out.vars[var] = merged
         return out
+
+    def _same_as_stored(self, out: Block, var: Any, mine: VarRef, ref: VarRef) -> str:
+        """Join a computed value (``BIND(?o + 1 AS ?z)``) with a stored term of the same
+        variable: compatible when they are the same RDF term (kind, lexical form,
+        datatype, language), or when the computed one is unbound (an error left it so);
+        ``var`` is then the stored term (``out.vars``). A stored side that may be unbound
+        (OPTIONAL) or two computed sides stay with rdflib."""
+        stored, computed = (mine, ref) if mine.is_id else (ref, mine)
+        if not stored.is_id or computed.is_id or stored.nullable or computed.val is None:
+            raise Unsupported("join on a computed value")
+        out.vars[var] = stored
+        value = self.value_of(out, var)
+        assert value is not None
+        return f"({computed.val.kind} IS NULL OR {self.ops.same_term(value, computed.val)})"
 
     def _p_LeftJoin(self, part: CompValue, scope: GraphScope) -> Block:
         a = self.pattern(part.p1, scope)
