@@ -76,9 +76,12 @@ def read_selection(layout: ArrayLayout, store: StoreAccess, selection: str | tup
                 out[tuple(out_region)] = chunk[_index(in_region)]  # regions of distinct chunks never overlap
 
         batches = [jobs[i: i + TASK_CHUNKS] for i in range(0, len(jobs), TASK_CHUNKS)]
-        with ThreadPoolExecutor(max_workers=workers or min(8, os.cpu_count() or 1)) as pool:
-            for _ in pool.map(task, batches):  # re-raises the first error, naming its chunk
-                pass
+        if len(batches) == 1:  # a coordinate array's one chunk: no thread to start and hand over to
+            task(batches[0])
+        else:
+            with ThreadPoolExecutor(max_workers=workers or min(8, os.cpu_count() or 1)) as pool:
+                for _ in pool.map(task, batches):  # re-raises the first error, naming its chunk
+                    pass
     # Integer indices drop their dimension (each has one element); all-integer selections
     # give a 0-d array rather than NumPy's scalar, so the result is always an ndarray.
     return out.reshape(result_shape(dims))

@@ -142,6 +142,11 @@ _COUNT_FACET = text(
     "INSERT INTO search_facet_counts (facet, value, datasets) VALUES (:facet, :value, :n) "
     "ON CONFLICT (facet, value) DO UPDATE SET datasets = search_facet_counts.datasets + excluded.datasets"
 )
+_COUNT_FACETS_PG = text(
+    "INSERT INTO search_facet_counts (facet, value, datasets) "
+    "SELECT * FROM unnest(CAST(:f AS smallint[]), CAST(:v AS text[]), CAST(:n AS bigint[])) "
+    "ON CONFLICT (facet, value) DO UPDATE SET datasets = search_facet_counts.datasets + excluded.datasets"
+)
 _TOTALS = text(
     "INSERT INTO search_totals (id, datasets, groups, arrays, triples, generation) "
     "VALUES (1, :datasets, :groups, :arrays, :triples, 1) ON CONFLICT (id) DO UPDATE SET "
@@ -297,7 +302,11 @@ def index_graphs(conn: Connection, graphs: Iterable[int]) -> set[int]:
     delta = {(f, v): new_facets[(f, v)] - old_facets[(f, v)] for f, v in set(new_facets) | set(old_facets)}
     changes = [{"facet": f, "value": v, "n": n} for (f, v), n in sorted(delta.items()) if n]
     if changes:
-        conn.execute(_COUNT_FACET, changes)
+        if conn.dialect.name == "sqlite":
+            conn.execute(_COUNT_FACET, changes)
+        else:  # one statement, not one per value: a harvest of a small store changes some twenty
+            conn.execute(_COUNT_FACETS_PG, {"f": [c["facet"] for c in changes], "v": [c["value"] for c in changes],
+                                            "n": [c["n"] for c in changes]})
         if any(c["n"] < 0 for c in changes):
             conn.execute(text("DELETE FROM search_facet_counts WHERE datasets <= 0"))
     conn.execute(_TOTALS, {k: new_totals[k] - old_totals[k] for k in ("datasets", "groups", "arrays", "triples")})

@@ -19,6 +19,9 @@ as interrupted and the parent stops waiting.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -36,7 +39,28 @@ _RECORDS: RunRecords | None = None
 
 def _start_worker(open_records: Callable[[], RunRecords]) -> None:
     global _RECORDS
+    _exit_with_parent()
     _RECORDS = open_records()
+
+
+def _exit_with_parent() -> None:
+    """End this worker when the parent process is gone.
+
+    A parent killed outright (SIGKILL, or SIGTERM from cron's ``timeout``, which Python
+    does not turn into an exception) cannot stop its pool: the workers waited for work for
+    ever, each holding a catalogue connection (a PostgreSQL session, which also kept the
+    database from being dropped). A thread waits on the parent's sentinel and exits the
+    process when it closes; a write transaction under way is rolled back by the database
+    (the connection goes with the process), and the run shows as ``interrupted``."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _harvest_one(source: Source, options: dict[str, Any]) -> HarvestReport | CatalogueError:

@@ -17,6 +17,7 @@ import pathlib
 import random
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -99,3 +100,63 @@ def test_jobs_from_the_library_report_in_source_order(sqlite_url, tmp_path):
         assert all(r.report is not None and r.report.ok for r in batch.results[:-1])
         assert cat.totals().datasets == 4
         assert "harvested 4 of 5 sources (1 failed)" in batch.summary()
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether the process exists and has not exited (a zombie nobody reaped has)."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+def test_workers_end_with_a_killed_parent(db_url, tmp_path):
+    """``catalogue harvest --jobs 2`` killed outright (SIGKILL; SIGTERM, as cron's timeout
+    sends, ends Python the same way): its worker processes used to wait for work for
+    ever, each holding a catalogue connection. They end with it, and the next harvest of
+    the same sources runs."""
+    from tests.support import stores
+
+    roots = [str(stores.big_v3_hierarchy(tmp_path / f"s{i}", n_arrays=300, n_groups=3)) for i in range(4)]
+    config = _config(tmp_path / "big.toml", roots)
+    proc = subprocess.Popen([CATALOGUE, "harvest", "--config", str(config), "--jobs", "2", "--db", db_url],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            with catalogue.open(db_url) as cat:
+                if any(s.outcome == "running" for s in cat.harvest_status()):
+                    workers = {p for p in _children(proc.pid)
+                               if b"spawn_main" in pathlib.Path(f"/proc/{p}/cmdline").read_bytes()}
+                    if len(workers) == 2:
+                        break
+            time.sleep(0.05)
+        assert len(workers) == 2 and proc.poll() is None, "no two workers harvesting"
+    finally:
+        proc.kill()
+        proc.wait(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_running(p) for p in workers):
+        time.sleep(0.1)
+    assert not [p for p in workers if _running(p)], "workers outlived their parent"
+    done = subprocess.run([CATALOGUE, "harvest", "--config", str(config), "--jobs", "2", "--db", db_url],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with catalogue.open(db_url) as cat:
+        assert cat.totals().datasets == 4
+        assert sum(r["outcome"] == "interrupted" for r in cat.harvests(limit=None)) >= 1
