@@ -129,6 +129,8 @@ class SQLStore(Store):
         self._private = private
         self._s = Session()
         self._closed = False
+        #: The prefixes' terms, made once per set of bindings (:meth:`namespaces`).
+        self._ns_terms: tuple[dict[str, str], list[tuple[str, URIRef]]] | None = None
         # SPARQL: compile to SQL (see catalogue.graph.sparql); when ``sql_log`` is a list
         # the statements that ran are appended to it (``catalogue query --explain``).
         self.compile_sparql = True
@@ -1124,8 +1126,13 @@ class SQLStore(Store):
         return None
 
     def namespaces(self) -> Iterator[tuple[str, URIRef]]:
-        for p, u in list(self._namespace_map().items()):
-            yield p, URIRef(u)
+        # The prefixes are read again in every transaction (others may change them); their
+        # terms are made once per set of bindings: a query's results bind them all, and
+        # sixty-odd URIRefs, each validated, were a fifth of a small DESCRIBE.
+        ns = self._namespace_map()
+        if self._ns_terms is None or self._ns_terms[0] != ns:
+            self._ns_terms = (dict(ns), [(p, URIRef(u)) for p, u in ns.items()])
+        yield from self._ns_terms[1]
 
     # ------------------------------------------------------------------ bulk writers
 
