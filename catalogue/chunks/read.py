@@ -76,7 +76,7 @@ def read_selection(layout: ArrayLayout, store: StoreAccess, selection: str | tup
                 out[tuple(out_region)] = chunk[_index(in_region)]  # regions of distinct chunks never overlap
 
         batches = [jobs[i: i + TASK_CHUNKS] for i in range(0, len(jobs), TASK_CHUNKS)]
-        if len(batches) == 1:  # a coordinate array's one chunk: no thread to start and hand over to
+        if len(batches) == 1:  # a few chunks (a coordinate array's one): no thread to start and hand over to
             task(batches[0])
         else:
             with ThreadPoolExecutor(max_workers=workers or min(8, os.cpu_count() or 1)) as pool:

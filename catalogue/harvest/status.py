@@ -155,16 +155,18 @@ def _listed_order(status: SourceStatus) -> tuple[Any, ...]:
 
 
 def _status(row: Any, alive: Callable[[str], bool | None] | None) -> SourceStatus:
-    outcome, failing_since = row.outcome, row.failing_since
+    outcome, failing_since, failures = row.outcome, row.failing_since, int(row.failures)
     if outcome == "running" and row.holder and alive is not None and alive(row.holder) is False:
+        # judged here, not yet recorded: counted as the next run will record it
         outcome = "interrupted"
         failing_since = failing_since if failing_since is not None else row.started
+        failures += 1
     seconds = (row.ended - row.started) / 1e6 if row.ended is not None and row.started is not None else None
     return SourceStatus(
         source=row.source, name=row.name, graph=row.graph, outcome=outcome, started=_moment(row.started),
         ended=_moment(row.ended), seconds=seconds, error=row.error, runs=int(row.runs),
         last_success=_moment(row.last_success), failing_since=_moment(failing_since),
-        failures=int(row.failures) + (outcome == "interrupted"), run=row.run)
+        failures=failures, run=row.run)
 
 
 def replay(conn: Connection, runs: Iterable[Run]) -> None:

@@ -321,3 +321,38 @@ def test_incremental_reharvest_gives_the_graph_a_full_harvest_gives(tmp_path, db
     if not isomorphic(incremental, full):
         _, only_incremental, only_full = graph_diff(incremental, full)
         pytest.fail(f"only incremental: {sorted(only_incremental)[:5]}\nonly full: {sorted(only_full)[:5]}")
+
+
+def test_interrupted_runs_count_as_failures_in_a_row(db_url):
+    """Runs whose process died before recording an end (their holder is gone) are
+    failures: listed as such at once, and counted so by the source's next run, a failing
+    streak keeping the start of its first run (recorded with ``note_interrupted``)."""
+    import socket
+
+    from catalogue.rdf.provenance import Run
+
+    dead = f"proc:{socket.gethostname()}:999999999:0"  # no such process on this host
+    with catalogue.open(db_url) as cat:
+        records = cat._records
+        first = Run(source="file:///gone/x.zarr", holder=dead)
+        records.start(first)
+        (status,) = cat.harvest_status(failing=True)
+        assert (status.outcome, status.failures) == ("interrupted", 1)
+        first_since = status.failing_since
+        assert first_since is not None
+        second = Run(source="file:///gone/x.zarr", holder=dead)
+        records.start(second)  # records the first as interrupted: a failure in the table
+        (status,) = cat.harvest_status(failing=True)
+        assert (status.outcome, status.failures, status.failing_since) == ("interrupted", 2, first_since)
+        third = Run(source="file:///gone/x.zarr", holder="")
+        records.start(third)
+        third.outcome, third.errors = "failed", ["no such store"]
+        records.record(third)
+        (status,) = cat.harvest_status(failing=True)
+        assert (status.outcome, status.failures, status.failing_since) == ("failed", 3, first_since)
+        fourth = Run(source="file:///gone/x.zarr", holder="")
+        records.start(fourth)
+        fourth.outcome = "interrupted"  # Ctrl-C: recorded by the run itself, counted once
+        records.record(fourth)
+        (status,) = cat.harvest_status(failing=True)
+        assert (status.outcome, status.failures, status.failing_since) == ("interrupted", 4, first_since)

@@ -13,7 +13,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from ..terms import comparable_value
 from .arithmetic import RANK_TYPES, Arithmetic
 from .sql import ERROR, Unsupported, Val
-from .values import IRI_KIND, LITERAL_KIND, STRING
+from .values import IRI_KIND, LITERAL_KIND, STRING, is_bound
 
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
 Compiled = tuple[str, Any]
@@ -73,10 +73,12 @@ class CastsMixin:
         if v.static_dt_known:
             if v.skind != LITERAL_KIND:
                 return ("val", ERROR)
+            bound = is_bound(v)
+            there = "TRUE" if bound is True else str(bound)
             if v.sdt in (_DATE_TIME, _DATE_TIME_STAMP):
-                cases.append(("TRUE", v.lex, v.num))
+                cases.append((there, v.lex, v.num))
             elif v.sdt == _DATE:
-                cases.append(("TRUE", self._midnight(v.lex), v.num))
+                cases.append((there, self._midnight(v.lex), v.num))
         else:
             date_times = [str(ids[t]) for t in (_DATE_TIME, _DATE_TIME_STAMP) if t in ids]
             if date_times:

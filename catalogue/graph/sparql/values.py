@@ -29,7 +29,7 @@ from ..terms import (
 )
 from .sql import Dialect, Names, Unsupported, Val
 
-__all__ = ["NUMERIC_TYPES", "ValueContext", "ValueOps"]
+__all__ = ["NUMERIC_TYPES", "ValueContext", "ValueOps", "is_bound"]
 
 NUMERIC_TYPES = XSD_NUMERIC_DATATYPES
 STRING = str(XSD.string)
@@ -146,12 +146,14 @@ class ValueOps:
                 return False
             sdt = v.sdt
             if cls == "string":
-                return v.slang is None and (sdt is None or sdt == STRING)
-            if cls == "numeric":
-                return sdt in NUMERIC_TYPES
-            if cls == "boolean":
-                return sdt == BOOLEAN
-            return TEMPORAL_CLASSES.get(sdt or "") == cls
+                found = v.slang is None and (sdt is None or sdt == STRING)
+            elif cls == "numeric":
+                found = sdt in NUMERIC_TYPES
+            elif cls == "boolean":
+                found = sdt == BOOLEAN
+            else:
+                found = TEMPORAL_CLASSES.get(sdt or "") == cls
+            return found and is_bound(v)
         if cls == "string":
             cond = f"{v.lang} IS NULL AND ({v.dt} IS NULL"
             if self.string_id is not None:
@@ -168,7 +170,7 @@ class ValueOps:
         if not allow_lang:
             return self.in_class(v, "string")
         if v.static_dt_known:
-            return v.skind == LITERAL_KIND and (v.sdt is None or v.sdt == STRING)
+            return v.skind == LITERAL_KIND and (v.sdt is None or v.sdt == STRING) and is_bound(v)
         cond = f"{v.dt} IS NULL"
         if self.string_id is not None:
             cond = f"({cond} OR {v.dt} = {self.string_id})"
@@ -399,6 +401,13 @@ class ValueOps:
         if not (subs and len(subs) == 1 and subs[0][0] is True):
             keys.append(self.c.dialect.text_order(v.lex))
         return keys
+
+
+def is_bound(v: Val) -> str | bool:
+    """Whether a value whose type is known at compile time is there at all: always for a
+    constant, and for a computed one where its kind is not NULL (``STR`` of a blank node
+    is an error: a string function applied to it is one too, not a string)."""
+    return True if v.kind.isdigit() else f"({v.kind} IS NOT NULL)"
 
 
 def _valued(datatype: str) -> bool:
