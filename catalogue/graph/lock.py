@@ -157,26 +157,29 @@ def _in_process(key: str, source: str, wait: bool) -> Iterator[None]:
 @contextlib.contextmanager
 def _advisory(engine: Engine, source: str, wait: bool, poll: float) -> Iterator[Holder]:
     key = _key(source)
-    conn = engine.connect()
+    # Autocommit: the session's lock needs no transaction, and each statement is then one
+    # round trip, not three (BEGIN, the statement, COMMIT): a harvest of a small store
+    # took, released and checked its lock in nine.
+    conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
     try:
-        while not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
+        while True:
+            taken, backend, version = conn.execute(text(
+                "SELECT pg_try_advisory_lock(:k), pg_backend_pid(), current_setting('server_version_num')"),
+                {"k": key}).one()
+            if taken:
+                break
             if not wait:
                 raise HarvestLocked(source)
-            conn.commit()
             time.sleep(poll)
-        backend = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
         # The lock lives as long as this idle connection: a server-wide idle session
         # timeout (PostgreSQL 14+) must not end it in the middle of a long harvest.
-        if int(conn.execute(text("SHOW server_version_num")).scalar_one()) >= 140000:
+        if int(version) >= 140000:
             conn.execute(text("SET idle_session_timeout = 0"))
-        conn.commit()
         local = this_process()
 
         def still_held() -> bool:
             try:
-                held = conn.execute(_HELD, {"p": backend, "k": key}).scalar()
-                conn.commit()
-                return bool(held)
+                return bool(conn.execute(_HELD, {"p": backend, "k": key}).scalar())
             except Exception:
                 return False
 
@@ -186,7 +189,6 @@ def _advisory(engine: Engine, source: str, wait: bool, poll: float) -> Iterator[
             # A connection that died meanwhile (idle timeout, network) took the lock with it.
             with contextlib.suppress(Exception):
                 conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-                conn.commit()
     finally:
         with contextlib.suppress(Exception):
             conn.close()
