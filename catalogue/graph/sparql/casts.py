@@ -13,7 +13,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from ..terms import comparable_value
 from .arithmetic import RANK_TYPES, Arithmetic
 from .sql import ERROR, Unsupported, Val
-from .values import IRI_KIND, LITERAL_KIND, STRING, is_bound
+from .values import IRI_KIND, LITERAL_KIND, STRING, as_sql, is_bound
 
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
 Compiled = tuple[str, Any]
@@ -73,8 +73,7 @@ class CastsMixin:
         if v.static_dt_known:
             if v.skind != LITERAL_KIND:
                 return ("val", ERROR)
-            bound = is_bound(v)
-            there = "TRUE" if bound is True else str(bound)
+            there = as_sql(is_bound(v))
             if v.sdt in (_DATE_TIME, _DATE_TIME_STAMP):
                 cases.append((there, v.lex, v.num))
             elif v.sdt == _DATE:
@@ -89,7 +88,7 @@ class CastsMixin:
             if d.is_pg:
                 raise Unsupported("a cast of a string to xsd:dateTime (its value is computed in Python)")
             seconds = f"{self._python('sparql_date_time_seconds')}({v.lex})"
-            cases.append(("TRUE" if string is True else str(string), d.xsd_trim(v.lex), seconds))
+            cases.append((as_sql(string), d.xsd_trim(v.lex), seconds))
         if not cases:
             return ("val", ERROR)
 

@@ -22,7 +22,7 @@ from .functions import FunctionsMixin
 from .geo import compile_call
 from .regex import PLAIN, pg_pattern
 from .sql import ERROR, Dialect, Names, Unsupported, Val
-from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps
+from .values import LANG_STRING, LITERAL_KIND, STRING, ValueOps, as_sql
 
 __all__ = ["ExprCompiler", "ExpressionContext", "Resolver"]
 
@@ -210,7 +210,7 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
         cls = self.ops.in_class(v, "numeric")
         if cls is False:
             return ("bool", f"CASE WHEN {v.kind} IS NULL THEN NULL ELSE FALSE END")
-        cond = "TRUE" if cls is True else cls
+        cond = as_sql(cls)
         return (
             "bool",
             f"CASE WHEN {v.kind} IS NULL THEN NULL ELSE "
@@ -238,7 +238,7 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
         else:
             fn = sqlite_fn
             self.c.need_function(sqlite_fn)
-        cond = "TRUE" if ok is True else ok
+        cond = as_sql(ok)
         return (
             "val",
             Val(
@@ -319,7 +319,7 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
         ok = self.ops.is_string_literal(a, allow_lang=True)
         if ok is False:
             return a, "", "FALSE_TYPE"
-        cond = "TRUE" if ok is True else ok
+        cond = as_sql(ok)
         if b.language:
             lang = self.c.dialect.text_param(self.c.names.param(b.language.lower()))
             cond = f"({cond} AND lower({a.lang}) = {lang})"

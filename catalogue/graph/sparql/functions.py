@@ -32,7 +32,7 @@ from ..terms import COMPARABLE_DATATYPES
 from .arithmetic import Arithmetic, rank_of
 from .regex import PLAIN, compile_replace, pg_pattern, xpath_replace
 from .sql import ERROR, Unsupported, Val
-from .values import BLANK_KIND, IRI_KIND, LITERAL_KIND, STRING, is_bound
+from .values import BLANK_KIND, IRI_KIND, LITERAL_KIND, STRING, as_sql, is_bound
 
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
 Compiled = tuple[str, Any]
@@ -88,7 +88,7 @@ class FunctionsMixin:
         ok = self.ops.is_string_literal(v, allow_lang=allow_lang)
         if ok is False:
             return None
-        return "TRUE" if ok is True else str(ok)
+        return as_sql(ok)
 
     def _like(self, v: Val, ok: str, lex: str) -> Compiled:
         """A string result with ``v``'s datatype and language tag where ``ok`` holds."""
@@ -174,7 +174,7 @@ class FunctionsMixin:
         if v.kind == "NULL":
             return None
         if v.static_dt_known:
-            return _sql(is_bound(v)) if v.skind == LITERAL_KIND and rank_of(v.sdt) == 0 and v.num != "NULL" else None
+            return as_sql(is_bound(v)) if v.skind == LITERAL_KIND and rank_of(v.sdt) == 0 and v.num != "NULL" else None
         ids = sorted(i for iri, i in self.c.datatype_ids.items() if rank_of(iri) == 0)
         return f"({v.dt} IN ({', '.join(map(str, ids))}) AND {v.num} IS NOT NULL)" if ids else None
 
@@ -364,7 +364,7 @@ class FunctionsMixin:
         if v.kind == "NULL":
             return None
         if v.static_dt_known:
-            return _sql(is_bound(v)) if v.skind == LITERAL_KIND and v.sdt is None and v.slang is None else None
+            return as_sql(is_bound(v)) if v.skind == LITERAL_KIND and v.sdt is None and v.slang is None else None
         return f"({v.kind} = {LITERAL_KIND} AND {v.dt} IS NULL AND {v.lang} IS NULL)"
 
     def _e_Builtin_STRLANG(self, e: CompValue) -> Compiled:
@@ -433,7 +433,7 @@ class FunctionsMixin:
             return ("val", ERROR)
         types = [_DATE_TIME] + ([_DATE] if part in ("YEAR", "MONTH", "DAY", "TZ", "TIMEZONE") else [])
         if v.static_dt_known:
-            ok = _sql(is_bound(v)) if v.sdt in types and v.num != "NULL" else None
+            ok = as_sql(is_bound(v)) if v.sdt in types and v.num != "NULL" else None
         else:
             ids = [str(self.c.datatype_ids[t]) for t in types if t in self.c.datatype_ids]
             ok = f"({v.dt} IN ({', '.join(ids)}) AND {v.num} IS NOT NULL)" if ids else None
@@ -574,8 +574,3 @@ SQLITE_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "sparql_rand": (0, lambda: repr(random.random())),
     "sparql_uuid": (0, lambda: str(uuid.uuid4())),
 }
-
-
-def _sql(condition: str | bool) -> str:
-    """A condition from :func:`.values.is_bound` (``True`` or SQL) as SQL."""
-    return "TRUE" if condition is True else str(condition)

@@ -29,7 +29,7 @@ from ..terms import (
 )
 from .sql import Dialect, Names, Unsupported, Val
 
-__all__ = ["NUMERIC_TYPES", "ValueContext", "ValueOps", "is_bound"]
+__all__ = ["NUMERIC_TYPES", "ValueContext", "ValueOps", "as_sql", "is_bound"]
 
 NUMERIC_TYPES = XSD_NUMERIC_DATATYPES
 STRING = str(XSD.string)
@@ -408,6 +408,12 @@ def is_bound(v: Val) -> str | bool:
     constant, and for a computed one where its kind is not NULL (``STR`` of a blank node
     is an error: a string function applied to it is one too, not a string)."""
     return True if v.kind.isdigit() else f"({v.kind} IS NOT NULL)"
+
+
+def as_sql(condition: str | bool) -> str:
+    """A condition that may be known at compile time (``True``; ``False`` is ruled out by
+    the caller) as SQL."""
+    return "TRUE" if condition is True else str(condition)
 
 
 def _valued(datatype: str) -> bool:
