@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, Final, cast
 
@@ -86,6 +87,9 @@ from .terms import decode, encode
 __all__ = ["SQLStore"]
 
 _log = logging.getLogger(__name__)
+
+#: :meth:`SQLStore.analyze_grown` asks the database at most this often (seconds).
+GROWN_CHECK_SECONDS: Final = 2.0
 
 #: Quads per executemany batch in bulk loads: large enough to amortise round trips,
 #: small enough to keep the per-batch term dictionaries modest.
@@ -129,6 +133,8 @@ class SQLStore(Store):
         self._private = private
         self._s = Session()
         self._closed = False
+        #: When :meth:`analyze_grown` last asked (``time.monotonic``).
+        self._grown_checked = float("-inf")
         #: The prefixes' terms, made once per set of bindings (:meth:`namespaces`).
         self._ns_terms: tuple[dict[str, str], list[tuple[str, URIRef]]] | None = None
         # SPARQL: compile to SQL (see catalogue.graph.sparql); when ``sql_log`` is a list
@@ -480,6 +486,24 @@ class SQLStore(Store):
         """
         conn = self._begin_write()
         self._s.dialect.analyze(conn)
+
+    def analyze_grown(self) -> list[str]:
+        """After a committed write that added rows (a harvest): refresh the statistics of
+        the store's tables that grew by half since their last, as autovacuum would but
+        without waiting for it (:meth:`.dialect.postgres.PostgresDialect.analyze_grown`;
+        nothing on SQLite). Asked at most every :data:`GROWN_CHECK_SECONDS` per store,
+        so that a run of small harvests pays one query now and then. Best effort, as
+        :meth:`vacuum`: a failure is logged, not raised."""
+        now = time.monotonic()
+        if now - self._grown_checked < GROWN_CHECK_SECONDS:
+            return []
+        self._grown_checked = now
+        try:
+            return self._s.dialect.analyze_grown(self.engine)
+        except Exception as exc:
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            _log.warning("statistics after the write were left to autovacuum: %s", reason)
+            return []
 
     def vacuum(self, tables: tuple[str, ...] | None = None) -> None:
         """After a large write has committed (a bulk load, a full reindex): let the

@@ -10,10 +10,11 @@ summary, so that a Python user gets what the command prints.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from catalogue.errors import CatalogueError, UsageError
 from catalogue.harvest.records import RunRecords
@@ -21,7 +22,10 @@ from catalogue.harvest.run import HarvestReport, harvest_source
 from catalogue.harvest.sources import Source, load_sources
 from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES
 
-__all__ = ["BatchReport", "Progress", "SourceResult", "harvest_sources", "plan_sources"]
+if TYPE_CHECKING:
+    from catalogue.harvest.discover import Expanded
+
+__all__ = ["BatchReport", "OverallProgress", "Progress", "SourceResult", "harvest_sources", "plan_sources"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,13 @@ class Progress(Protocol):
     def update(self, n: int = 1) -> Any: ...
 
     def close(self) -> Any: ...
+
+
+class OverallProgress(Progress, Protocol):
+    """The display of a harvest with several jobs: told the sources done, and how many
+    there are as a folder of stores turns out to hold more than one."""
+
+    total: Any
 
 
 @dataclass
@@ -123,7 +134,7 @@ def harvest_sources(
     on_result: Callable[[SourceResult], None] | None = None,
     jobs: int = 1,
     open_records: Callable[[], RunRecords] | None = None,
-    overall: Callable[[int], Progress | None] | None = None,
+    overall: Callable[[int], OverallProgress | None] | None = None,
     **options: Any,
 ) -> BatchReport:
     """Harvest every source in turn, or ``jobs`` at a time; a source that fails does not
@@ -143,23 +154,31 @@ def harvest_sources(
     place of its stores: :func:`~catalogue.harvest.discover.expand_sources`), then the
     stores a prune removed.
     """
-    from catalogue.harvest.discover import expand_sources, vanished, vanished_versions
+    from catalogue.harvest.discover import Expanded, iter_expanded, vanished, vanished_versions
 
     limits = {k: options[k] for k in ("concurrency", "timeout", "retries") if options.get(k) is not None}
     if options.get("storage_options"):  # the whole harvest's, for the entries without their own
         entries = [e if e.storage_options else replace(e, storage_options=dict(options["storage_options"]))
                    for e in entries]
     catalogued = {s.graph for s in records.sources() if s.graph and s.outcome != "removed"}
-    expanded = expand_sources(entries, max_document_bytes=options.get("max_document_bytes",
-                                                                      DEFAULT_MAX_DOCUMENT_BYTES),
-                              catalogued=catalogued, **limits)
-    entries = expanded.entries
-    failed = [SourceResult(source, error=error) for source, error in expanded.failed]
-    for result in failed:
-        if on_result is not None:
-            on_result(result)
-    batch = _harvest_entries(records, entries, strict, progress, on_result, jobs, open_records, overall, options)
-    batch.results = failed + batch.results
+    expanded = Expanded()
+    stream = iter_expanded(entries, expanded, catalogued=catalogued, **limits,
+                           max_document_bytes=options.get("max_document_bytes", DEFAULT_MAX_DOCUMENT_BYTES))
+    first = list(itertools.islice(stream, 2))
+    if jobs > 1 and len(first) > 1:
+        if open_records is None:
+            raise UsageError("harvesting with several jobs needs a way to open the catalogue in each worker")
+        batch = _in_workers(open_records, itertools.chain(first, stream), expanded, len(entries), jobs, strict,
+                            on_result, overall, options)
+        # The terms the workers' new versions orphaned, now that no harvest shares the lock.
+        records.store.collect_queued(wait=True)
+    else:
+        first += stream
+        for source, error in expanded.failed:
+            if on_result is not None:
+                on_result(SourceResult(source, error=error))
+        batch = _in_turn(records, first, strict, progress, on_result, options)
+    batch.results = [SourceResult(source, error=error) for source, error in expanded.failed] + batch.results
     wait = options.get("wait", False)
     for source, found in expanded.discoveries:
         batch.discovered.append(found)
@@ -204,20 +223,10 @@ def _prune(records: RunRecords, source: Source, candidates: Callable[[list[str]]
     return out
 
 
-def _harvest_entries(records: RunRecords, entries: list[Source], strict: bool,
-                     progress: Callable[[Source, int, int], Progress | None] | None,
-                     on_result: Callable[[SourceResult], None] | None, jobs: int,
-                     open_records: Callable[[], RunRecords] | None, overall: Callable[[int], Progress | None] | None,
-                     options: dict[str, Any]) -> BatchReport:
-    if not entries:
-        return BatchReport(strict=strict)
-    if jobs > 1 and len(entries) > 1:
-        if open_records is None:
-            raise UsageError("harvesting with several jobs needs a way to open the catalogue in each worker")
-        batch = _in_workers(open_records, entries, jobs, strict, on_result, overall, options)
-        # The terms the workers' new versions orphaned, now that no harvest shares the lock.
-        records.store.collect_queued(wait=True)
-        return batch
+def _in_turn(records: RunRecords, entries: list[Source], strict: bool,
+             progress: Callable[[Source, int, int], Progress | None] | None,
+             on_result: Callable[[SourceResult], None] | None, options: dict[str, Any]) -> BatchReport:
+    """The entries one after another, in this process."""
     batch = BatchReport(strict=strict)
     for number, source in enumerate(entries, 1):
         bar = progress(source, number, len(entries)) if progress is not None else None
@@ -239,20 +248,32 @@ def _harvest_entries(records: RunRecords, entries: list[Source], strict: bool,
     return batch
 
 
-def _in_workers(open_records: Callable[[], RunRecords], entries: list[Source], jobs: int, strict: bool,
-                on_result: Callable[[SourceResult], None] | None, overall: Callable[[int], Progress | None] | None,
-                options: dict[str, Any]) -> BatchReport:
+def _in_workers(open_records: Callable[[], RunRecords], entries: Iterator[Source], expanded: Expanded, given: int,
+                jobs: int, strict: bool, on_result: Callable[[SourceResult], None] | None,
+                overall: Callable[[int], OverallProgress | None] | None, options: dict[str, Any]) -> BatchReport:
+    """The entries in ``jobs`` worker processes, drawn from ``entries`` (which expands the
+    ``given`` sources into ``expanded.entries``, in order) while the first are harvested."""
     from catalogue.harvest.parallel import harvest_in_workers
 
     found: dict[int, SourceResult] = {}
-    bar = overall(len(entries)) if overall is not None else None
+    bar = overall(given) if overall is not None else None
+    told = 0  # of the discoveries that failed, those reported
+
+    def tell_failed() -> None:
+        nonlocal told
+        for source, error in expanded.failed[told:]:
+            told += 1
+            if on_result is not None:
+                on_result(SourceResult(source, error=error))
 
     def done(position: int, outcome: HarvestReport | CatalogueError) -> None:
-        source = entries[position]
+        tell_failed()
+        source = expanded.entries[position]
         result = (SourceResult(source, error=outcome) if isinstance(outcome, CatalogueError)
                   else SourceResult(source, report=outcome))
         found[position] = result
         if bar is not None:
+            bar.total = len(expanded.entries) + given - expanded.expanded  # a source not yet expanded counts one
             bar.update(1)
         if on_result is not None:
             on_result(result)
@@ -262,4 +283,5 @@ def _in_workers(open_records: Callable[[], RunRecords], entries: list[Source], j
     finally:
         if bar is not None:
             bar.close()
+    tell_failed()
     return BatchReport(results=[found[i] for i in sorted(found)], strict=strict)

@@ -21,9 +21,11 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 from catalogue.errors import CatalogueError
@@ -77,31 +79,75 @@ def _harvest_one(source: Source, options: dict[str, Any]) -> HarvestReport | Cat
 
 def harvest_in_workers(
     open_records: Callable[[], RunRecords],
-    entries: list[Source],
+    entries: Iterable[Source],
     jobs: int,
     options: dict[str, Any],
     on_done: Callable[[int, HarvestReport | CatalogueError], None],
 ) -> None:
     """Harvest ``entries`` with ``jobs`` worker processes; ``on_done(position, outcome)``
-    hears of each source (its position in ``entries``) as it ends, in the parent."""
+    hears of each source (its position in ``entries``) as it ends, in the parent.
+
+    ``entries`` may be slow to draw (:func:`~catalogue.harvest.discover.iter_expanded`
+    reads each source to tell a store from a folder of stores): it is drawn in a thread of
+    its own, so that the workers start (and import) while it is, and each worker takes
+    the next entry as soon as it is free, instead of waiting for the whole list."""
     context = multiprocessing.get_context("spawn")
-    workers = max(1, min(jobs, len(entries)))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
+    feed: queue.Queue[Source | _End] = queue.Queue()
+    stop = threading.Event()
+    drawing = threading.Thread(target=_draw, args=(entries, feed, stop), name="harvest-entries", daemon=True)
+    drawing.start()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
                              initargs=(open_records,)) as pool:
         running: dict[Future[HarvestReport | CatalogueError], int] = {}
-        queued = list(enumerate(entries))
-        queued.reverse()
+        drawn = 0
+        end: _End | None = None
         try:
-            while queued or running:
+            while True:
                 # Keep each worker busy with one source, and no more: a source waiting in
                 # the pool's queue would show as started before it is.
-                while queued and len(running) < workers:
-                    position, source = queued.pop()
-                    running[pool.submit(_harvest_one, source, options)] = position
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                while end is None and len(running) < jobs:
+                    try:
+                        entry = feed.get(block=not running)  # nothing under way: wait for the next
+                    except queue.Empty:
+                        break
+                    if isinstance(entry, _End):
+                        end = entry
+                        break
+                    running[pool.submit(_harvest_one, entry, options)] = drawn
+                    drawn += 1
+                if not running:
+                    break
+                # While entries may still come and a worker is free, look again soon.
+                idle = end is None and len(running) < jobs
+                done, _ = wait(running, timeout=0.01 if idle else None, return_when=FIRST_COMPLETED)
                 for future in done:
                     position = running.pop(future)
                     on_done(position, future.result())
         except BaseException:
+            stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+    assert end is not None
+    if end.error is not None:
+        raise end.error
+
+
+@dataclass(frozen=True)
+class _End:
+    """The last item of the feed: the entries are all drawn, or drawing them failed."""
+
+    error: BaseException | None = None
+
+
+def _draw(entries: Iterable[Source], feed: queue.Queue[Source | _End], stop: threading.Event) -> None:
+    """Draw ``entries`` into ``feed``, ended by :class:`_End` (carrying the exception that
+    stopped the drawing, raised again in the parent's thread once the sources under way end)."""
+    try:
+        for entry in entries:
+            if stop.is_set():
+                return
+            feed.put(entry)
+    except BaseException as exc:  # re-raised by harvest_in_workers, in the caller's thread
+        feed.put(_End(exc))
+    else:
+        feed.put(_End())

@@ -291,6 +291,7 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
                 raise
             log.info("harvest of %s: deadlock with another writer, writing again (%d)", run.source, attempt)
     store.collect_queued()  # the terms the new version orphaned, if no other writer is busy
+    store.analyze_grown()  # a catalogue filled by harvests from empty: plans from statistics
     for node in hierarchy.nodes.values():
         if node.kind == "array":
             report.arrays += 1

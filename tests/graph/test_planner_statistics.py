@@ -65,3 +65,52 @@ def test_the_upgrade_brings_the_statistics(postgres_url):
         assert _target(engine) == TARGET
     finally:
         engine.dispose()
+
+
+def _lookup_plan(store: SQLStore) -> str:
+    hashes = [h for (h,) in store.connection.exec_driver_sql("SELECT hash FROM terms ORDER BY id LIMIT 200")]
+    plan = store.connection.exec_driver_sql(
+        "EXPLAIN SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash = ANY(%s::bigint[])",
+        (hashes,)).scalars().all()
+    store.rollback()
+    return "\n".join(plan)
+
+
+def test_statistics_follow_a_catalogue_that_grows(postgres_url):
+    """A catalogue filled by harvests from empty: without statistics, the harvest's term
+    lookups (``hash = ANY(...)``) were planned as scans of the whole ``terms`` table, each
+    slower as it grew (autovacuum, a minute away at best, is off on some servers).
+    ``analyze_grown`` refreshes the statistics of the tables that grew by half since
+    their last, and only those; the lookups use the index."""
+    store = SQLStore(postgres_url)
+    g = Dataset(store=store).graph(URIRef(EX + "g"))
+    store.addN((URIRef(f"{EX}s{i}"), RDF.value, Literal(f"value {i}"), g) for i in range(20_000))
+    store.commit()
+    assert "Seq Scan on terms" in _lookup_plan(store)  # what a harvest met
+    store._grown_checked = float("-inf")
+    grown = store.analyze_grown()
+    assert {"terms", "quads"} <= set(grown)
+    plan = _lookup_plan(store)
+    assert "ix_terms_hash" in plan and "Seq Scan" not in plan, plan
+    assert store.analyze_grown() == []  # asked again at once: not even looked at
+    store._grown_checked = float("-inf")
+    assert store.analyze_grown() == []  # nothing grew since
+    store.addN((URIRef(f"{EX}t{i}"), RDF.value, Literal(f"other {i}"), g) for i in range(20_000))
+    store.commit()
+    store._grown_checked = float("-inf")
+    assert {"terms", "quads"} <= set(store.analyze_grown())
+    store.close()
+
+
+def test_a_harvest_refreshes_the_statistics_it_outgrew(postgres_url, tmp_path):
+    """``catalogue harvest`` of a store into a new catalogue leaves its tables analysed."""
+    import catalogue
+    from tests.support import stores
+
+    root = stores.big_v3_hierarchy(tmp_path / "big", n_arrays=300, n_groups=3)
+    with catalogue.open(postgres_url) as cat:
+        cat.harvest(str(root))
+        analysed = dict(cat.store.connection.exec_driver_sql(
+            "SELECT c.relname, c.relpages FROM pg_class c WHERE c.relname IN ('terms', 'quads')").all())
+        cat.store.rollback()
+    assert analysed["terms"] > 0 and analysed["quads"] > 0, analysed

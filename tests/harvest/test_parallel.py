@@ -11,12 +11,14 @@ status is its latest run.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
 import random
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -25,6 +27,7 @@ import catalogue
 from bench.web_data import write_hierarchy
 from catalogue.discovery.query import SearchQuery
 from catalogue.harvest.run import source_url
+from catalogue.harvest.sources import Source
 from tests.discovery.test_index_state import rebuilt, snapshot
 
 CATALOGUE = str(pathlib.Path(sys.executable).with_name("catalogue"))
@@ -101,6 +104,89 @@ def test_jobs_from_the_library_report_in_source_order(sqlite_url, tmp_path):
         assert cat.totals().datasets == 4
         assert "harvested 4 of 5 sources (1 failed)" in batch.summary()
 
+
+
+class _Bar:
+    """An ``overall`` display that remembers what it was told."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.totals = total, 0, [total]
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        self.totals.append(self.total)
+
+    def close(self) -> None:
+        pass
+
+
+def test_jobs_expand_folders_while_harvesting(sqlite_url, tmp_path):
+    """With ``jobs``, the sources are told apart (a store, a folder of stores) while the
+    first are harvested: the report still lists the failed discovery first and the stores
+    in order, the display's total grows to the stores found, and every result is told once."""
+    folder = tmp_path / "many"
+    found = sorted(str(r) for r in _stores(folder, 3))
+    alone = [str(r) for r in _stores(tmp_path / "one", 1)]
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    refused = Source(url=str(empty), max_depth=0)  # its discovery fails: a usage error
+    seen: list[str] = []
+    bars: list[_Bar] = []
+    with catalogue.open(sqlite_url) as cat:
+        batch = cat.harvest_sources([Source(url=alone[0]), refused, Source(url=str(folder))], jobs=2,
+                                    on_result=lambda r: seen.append(r.source.url),
+                                    overall=lambda total: bars.append(_Bar(total)) or bars[-1])
+        assert [r.source.url for r in batch.results] == [str(empty), alone[0], *found]
+        assert sorted(seen) == sorted(r.source.url for r in batch.results)  # each once
+        assert "max_depth must be 1 or more" in batch.results[0].error_line()
+        assert all(r.report is not None and r.report.ok for r in batch.results[1:])
+        assert [f.stores for f in batch.discovered] == [[pathlib.Path(r).name for r in found]]
+        assert cat.totals().datasets == 4
+    (bar,) = bars
+    assert bar.totals[0] == 3 and bar.totals[-1] == 4 and bar.done == 4
+
+
+def _draw_after_first(first_done: threading.Event, entries: list[str], waited: list[bool],
+                      fail: bool = False):
+    yield Source(url=entries[0])
+    waited.append(first_done.wait(120))  # the first source ends while the rest are drawn
+    if fail:
+        raise RuntimeError("the listing broke")
+    for url in entries[1:]:
+        yield Source(url=url)
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["drawn", "drawing-fails"])
+def test_workers_start_before_the_entries_are_drawn(sqlite_url, tmp_path, fail):
+    """``harvest_in_workers`` draws its entries in a thread: a worker harvests the first
+    while the next is still being found (a folder of stores, or 10^5 sources being told
+    apart over a network). An error while drawing ends the harvest once the sources under
+    way are done, and is raised to the caller."""
+    from catalogue.api import _worker_records
+    from catalogue.harvest.parallel import harvest_in_workers
+
+    roots = [str(r) for r in _stores(tmp_path, 2)]
+    with catalogue.open(sqlite_url):  # the catalogue exists before the workers open it
+        pass
+    first_done = threading.Event()
+    waited: list[bool] = []
+    outcomes: dict[int, object] = {}
+
+    def done(position: int, outcome: object) -> None:
+        outcomes[position] = outcome
+        first_done.set()
+
+    entries = _draw_after_first(first_done, roots, waited, fail)
+    run = functools.partial(harvest_in_workers, functools.partial(_worker_records, sqlite_url), entries, 2, {}, done)
+    if fail:
+        with pytest.raises(RuntimeError, match="the listing broke"):
+            run()
+        assert list(outcomes) == [0]
+    else:
+        run()
+        assert sorted(outcomes) == [0, 1]
+    assert waited == [True], "the first source was not harvested before the rest were drawn"
+    assert all(getattr(o, "ok", False) for o in outcomes.values())
 
 def _children(pid: int) -> set[int]:
     found = set()

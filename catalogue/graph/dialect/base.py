@@ -75,6 +75,11 @@ class Dialect(Protocol):
         """Refresh the planner statistics of ``tables`` (default: every table of the store)."""
         ...
 
+    def analyze_grown(self, engine: Engine, tables: tuple[str, ...] = ...) -> list[str]:
+        """Refresh the statistics of those of ``tables`` that changed by half their size
+        since the last (on a connection of its own, outside any transaction); return them."""
+        ...
+
     def vacuum(self, engine: Engine, tables: tuple[str, ...] = ...) -> None:
         """After a large committed write: settle the new rows for readers (PostgreSQL
         ``VACUUM``; nothing on SQLite, whose pages carry no visibility information)."""

@@ -33,6 +33,19 @@ _INSERT_GRAPHS = "INSERT INTO graphs (id) SELECT unnest(%s::bigint[]) ON CONFLIC
 _SELECT_TERMS = (
     "SELECT hash, id, kind, value, datatype, lang FROM terms WHERE hash = ANY(%s::bigint[])"
 )
+#: A table's statistics are refreshed after a write once it holds this many pages (of 8 KB)
+#: more than this multiple of its pages at the last ``ANALYZE`` (or ``VACUUM``)
+#: (:meth:`PostgresDialect.analyze_grown`): about a dozen times as a catalogue grows a
+#: thousandfold, a few milliseconds each while small. Sizes, not the statistics
+#: collector's change counts: those reach other sessions up to a second or more late.
+GROWN_PAGES: Final = 16
+GROWN_FACTOR: Final = 1.5
+_GROWN_TABLES = (
+    "SELECT c.relname FROM pg_class c "
+    "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname = ANY(%s) "
+    "AND pg_relation_size(c.oid) / current_setting('block_size')::integer > %s + %s * c.relpages "
+    "ORDER BY c.relname"
+)
 #: The tables a bulk load writes: analysed in its transaction, vacuumed after it.
 STORE_TABLES: Final = ("datatypes", "terms", "quads", "graphs", "namespaces", "geo_index", "search_datasets",
                        "search_facets", "search_facet_counts")
@@ -121,6 +134,24 @@ class PostgresDialect:
                 raise
         finally:
             conn.exec_driver_sql("SELECT set_config('lock_timeout', %(v)s, true)", {"v": before})
+
+    def analyze_grown(self, engine: Engine, tables: tuple[str, ...] = STORE_TABLES) -> list[str]:
+        """``ANALYZE`` the tables that grew by half (:data:`GROWN_FACTOR`, :data:`GROWN_PAGES`)
+        since their last statistics, as autovacuum would without waiting for it (a minute
+        after the change at best, never where it is off).
+        A catalogue filled by harvests from empty otherwise plans the harvest's own term
+        lookups (``hash = ANY(...)``) with no statistics: sequential scans of ``terms``,
+        each slower as it grows. Measured harvesting 1,000 small stores into a new
+        catalogue with autovacuum off: 116 million rows read by 2,919 scans, and a
+        throughput that fell by a quarter over the run. ``SKIP_LOCKED``: a table another
+        process is analysing is left to it."""
+        with engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            grown = [name for (name,) in conn.exec_driver_sql(
+                _GROWN_TABLES, (list(tables), GROWN_PAGES, GROWN_FACTOR))]
+            if grown:
+                conn.exec_driver_sql(f"ANALYZE (SKIP_LOCKED) {', '.join(grown)}")
+        return grown
 
     def vacuum(self, engine: Engine, tables: tuple[str, ...] = STORE_TABLES) -> None:
         """``VACUUM`` ``tables``, outside any transaction. What a bulk load has just
