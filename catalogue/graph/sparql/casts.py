@@ -12,13 +12,13 @@ from rdflib.plugins.sparql.parserutils import CompValue
 
 from ..terms import comparable_value
 from .arithmetic import RANK_TYPES, Arithmetic
-from .sql import ERROR, Unsupported, Val
+from .sql import ERROR, Val
 from .values import IRI_KIND, LITERAL_KIND, STRING, as_sql, is_bound
 
 #: ``("bool", sql)`` or ``("val", Val)``, as :mod:`.expressions` compiles them.
 Compiled = tuple[str, Any]
 
-__all__ = ["CASTS", "SQLITE_FUNCTIONS", "CastsMixin"]
+__all__ = ["CASTS", "SQLITE_FUNCTIONS", "CastsMixin", "pg_date_time_seconds"]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _DATE_TIME, _DATE, _DATE_TIME_STAMP = _XSD + "dateTime", _XSD + "date", _XSD + "dateTimeStamp"
@@ -63,8 +63,8 @@ class CastsMixin:
         """``xsd:dateTime(x)``: of a date-time, itself; of a date, its midnight (in its
         time zone, if it has one); of a string in the lexical space (whitespace around it
         allowed), that date-time; anything else is an error.  A string's comparable value
-        is computed in Python (:func:`catalogue.graph.terms.comparable_value`): on
-        PostgreSQL that case stays with rdflib."""
+        is :func:`catalogue.graph.terms.comparable_value`'s: computed in Python on SQLite,
+        by :func:`pg_date_time_seconds` on PostgreSQL."""
         if v.kind == "NULL":
             return ("val", ERROR)
         d, ids = self.c.dialect, self.c.datatype_ids
@@ -85,10 +85,10 @@ class CastsMixin:
             if _DATE in ids:
                 cases.append((f"{v.dt} = {ids[_DATE]}", self._midnight(v.lex), v.num))
         if string is not False:
-            if d.is_pg:
-                raise Unsupported("a cast of a string to xsd:dateTime (its value is computed in Python)")
-            seconds = f"{self._python('sparql_date_time_seconds')}({v.lex})"
-            cases.append((as_sql(string), d.xsd_trim(v.lex), seconds))
+            trimmed = d.xsd_trim(v.lex)
+            seconds = (pg_date_time_seconds(trimmed) if d.is_pg
+                       else f"{self._python('sparql_date_time_seconds')}({v.lex})")
+            cases.append((as_sql(string), trimmed, seconds))
         if not cases:
             return ("val", ERROR)
 
@@ -105,6 +105,51 @@ class CastsMixin:
         zone_len = d.zone_length(s)
         return (f"(substr({s}, 1, length({s}) - {zone_len}) || 'T00:00:00' || "
                 f"substr({s}, length({s}) - {zone_len} + 1))")
+
+
+#: ``xsd:dateTime``'s lexical form, as :data:`catalogue.graph.terms._DATETIME_RE` (groups:
+#: year, month, day, hour, minute, second, fraction, time zone). PostgreSQL's ``$`` ends
+#: the string only, as Python's ``fullmatch``.
+_PG_DATE_TIME = ("'^(-?(?:[1-9][0-9]{3,}|0[0-9]{3}))-([0-9]{2})-([0-9]{2})T"
+                 "([0-9]{2}):([0-9]{2}):([0-9]{2})(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$'")
+
+
+_BOUND = 2**53  # terms._MAX_SECONDS
+
+
+def pg_date_time_seconds(text: str) -> str:
+    """PostgreSQL SQL for :func:`catalogue.graph.terms.comparable_value` of the string
+    ``text`` (SQL, already trimmed) as an ``xsd:dateTime``: seconds since 1970 as a
+    ``double precision``, or NULL where Python gives None. The same steps as Python's
+    (``_instant``): fields by the same pattern, a valid month, day (leap years as the
+    proleptic Gregorian calendar has them), time zone (up to 14:00) and clock (``24:00:00``
+    the next midnight), days from 1970 by the same ``days_from_civil`` arithmetic in
+    ``numeric`` (any year, no overflow), the 2^53-second bound, then the fraction added
+    as a double, as Python adds it. Without it a query casting strings to date-times
+    left PostgreSQL for rdflib (W3C ``cast-dT``)."""
+    # Each step in a subquery of its own, so that a field is parsed once and the SQL stays
+    # small (an expression is sent whole wherever the cast's value is used). Every step is
+    # defined for every match (no cast of an empty string, no double out of range):
+    # PostgreSQL may evaluate a branch it will not take when the text is a constant.
+    fields = ("SELECT m, m[1]::numeric AS y, m[2]::integer AS mo, m[3]::integer AS d, m[4]::integer AS h, "
+              "m[5]::integer AS mi, m[6]::integer AS s, coalesce(('0' || m[7])::double precision, 0) AS f, "
+              "coalesce(m[7], '.') ~ '^\\.0*$' AS whole, substr(coalesce(nullif(m[8], 'Z'), '+00:00'), 2, 2)::integer AS zh, "
+              "substr(coalesce(nullif(m[8], 'Z'), '+00:00'), 5, 2)::integer AS zm, "
+              "CASE WHEN left(m[8], 1) = '-' THEN -1 ELSE 1 END AS zs "
+              f"FROM (SELECT regexp_match({text}, {_PG_DATE_TIME}) AS m) AS matched")
+    shifted = ("SELECT *, y - CASE WHEN mo <= 2 THEN 1 ELSE 0 END AS ys, "
+               "(mod(y, 4) = 0 AND (mod(y, 100) <> 0 OR mod(y, 400) = 0)) AS leap, "
+               f"div(153 * (mo + CASE WHEN mo > 2 THEN -3 ELSE 9 END) + 2, 5) + d - 1 AS doy FROM ({fields}) AS f1")
+    era = f"SELECT *, floor(ys / 400) AS era, ys - floor(ys / 400) * 400 AS yoe FROM ({shifted}) AS f2"
+    midnight = (f"SELECT *, (era * 146097 + yoe * 365 + div(yoe, 4) - div(yoe, 100) + doy - 719468) * 86400 "
+                f"- (zh * 60 + zm) * 60 * zs AS midnight FROM ({era}) AS f3")
+    checks = ("m IS NOT NULL AND zm <= 59 AND (zh < 14 OR (zh = 14 AND zm = 0)) AND mo BETWEEN 1 AND 12 "
+              "AND d BETWEEN 1 AND CASE WHEN mo = 2 THEN CASE WHEN leap THEN 29 ELSE 28 END "
+              "WHEN mo IN (4, 6, 9, 11) THEN 30 ELSE 31 END "
+              f"AND abs(midnight) <= {_BOUND} AND mi <= 59 AND s <= 59 "
+              "AND (h <= 23 OR (h = 24 AND mi = 0 AND s = 0 AND whole))")
+    value = f"(least(greatest(midnight, -{_BOUND}), {_BOUND}) + h * 3600 + mi * 60 + s)::double precision + f"
+    return f"(SELECT CASE WHEN {checks} THEN {value} END FROM ({midnight}) AS date_time)"
 
 
 def _date_time_seconds(text: str | None) -> float | None:

@@ -13,11 +13,17 @@ from collections.abc import Iterator
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from rdflib import BNode, Dataset, Literal, URIRef
 from rdflib.namespace import XSD
+from sqlalchemy import create_engine
 
 from catalogue.graph import SQLStore
 from catalogue.graph.sparql.arithmetic import sparql_arith, sparql_lex
+from catalogue.graph.sparql.casts import pg_date_time_seconds
+from catalogue.graph.sparql.sql import Dialect
+from catalogue.graph.terms import comparable_value
 from tests.graph.sparql.reference import compiled, same_as_oxigraph
 
 EX = "http://x/"
@@ -169,12 +175,67 @@ def test_now_is_one_instant_per_query_and_not_cached(catalogue_ds, oxigraph):
     assert len(_same_as_oxigraph(catalogue_ds, oxigraph, "SELECT ?a WHERE { ?x :v ?a FILTER(?a < NOW()) }")) == 3
 
 
-def test_a_string_cast_to_date_time_is_compiled_on_sqlite(module_db_url, catalogue_ds, oxigraph):
-    """Its comparable value is computed in Python: on PostgreSQL the cast is rdflib's."""
-    if module_db_url.startswith("postgresql"):
-        pytest.skip("a string's xsd:dateTime stays with rdflib on PostgreSQL")
+def test_a_string_cast_to_date_time_is_compiled(module_db_url, catalogue_ds, oxigraph):
+    """Its comparable value is computed in Python on SQLite, in SQL on PostgreSQL
+    (``casts.pg_date_time_seconds``, checked against Python in tests/graph/test_terms.py)."""
     _same_as_oxigraph(catalogue_ds, oxigraph, ONE % "xsd:dateTime(?a)")  # dates at midnight too
     _same_as_oxigraph(catalogue_ds, oxigraph, 'SELECT ?a WHERE { ?x :v ?a FILTER(xsd:dateTime(?a) < "2020-01-01T00:00:00Z"^^xsd:dateTime) }')
+
+
+
+_TWO = st.integers(0, 39).map(lambda n: f"{n:02d}")
+#: Years where the calendar's rules part: centuries (leap only every 400 years), year 0
+#: (1 BCE, a leap year), before the epoch, beyond 9999, and beyond a double's seconds.
+_YEARS = st.sampled_from(["1970", "2000", "1900", "2100", "1600", "1700", "2400", "0000", "0001", "0100", "0400",
+                          "-0001", "-0100", "-0400", "-0044", "9999", "10000", "12345678", "285616414",
+                          "285616415", "1" + "0" * 400])
+_DATE_TIME_TEXT = st.one_of(
+    st.builds(
+        lambda sign, year, month, day, hour, minute, second, fraction, zone:
+            f"{sign}{year}-{month}-{day}T{hour}:{minute}:{second}{fraction}{zone}",
+        st.sampled_from(["", "", "", "-"]),
+        _YEARS | st.integers(0, 99_999).map(str) | st.integers(0, 9999).map(lambda n: f"{n:04d}"),
+        st.sampled_from(["01", "02", "02", "03", "04", "06", "09", "11", "12", "00", "13"]) | _TWO,
+        st.sampled_from(["01", "28", "29", "29", "30", "31", "00", "32"]) | _TWO,
+        st.sampled_from(["00", "12", "23", "24", "24", "25"]) | _TWO,
+        st.sampled_from(["00", "00", "59", "60"]) | _TWO,
+        st.sampled_from(["00", "00", "59", "60"]) | _TWO,
+        st.sampled_from(["", "", ".0", ".000", ".5", ".0001", ".123456789", "."]) | st.from_regex(r"\.[0-9]{1,20}",
+                                                                                                   fullmatch=True),
+        st.sampled_from(["", "Z", "+00:00", "-00:00", "+14:00", "-14:00", "+14:01", "+13:59", "-05:30", "+05:60",
+                         "+15:00", "z", "+0500"]),
+    ),
+    st.text(alphabet="0123456789-:TZ.+ ", max_size=30),
+)
+
+
+@pytest.mark.postgres
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(_DATE_TIME_TEXT, min_size=1, max_size=20))
+@example(texts=["2000-02-29T00:00:00", "1900-02-29T00:00:00", "2100-02-29T12:00:00Z", "1600-02-29T00:00:00",
+                "0000-02-29T00:00:00", "-0001-02-29T00:00:00", "-0004-02-29T00:00:00", "2004-02-30T00:00:00"])
+@example(texts=["2001-01-01T24:00:00", "2001-01-01T24:00:00.000", "2001-01-01T24:00:00.5", "2001-01-01T24:00:01",
+                "2001-12-31T23:59:59.999999999Z", "2001-01-01T00:00:60", "2001-01-01T00:60:00"])
+@example(texts=["2001-01-01T00:00:00+14:00", "2001-01-01T00:00:00+14:01", "2001-01-01T00:00:00-13:59",
+                "2001-01-01T00:00:00+05:60", "2001-01-01T00:00:00z", " 2001-01-01T00:00:00\t\n", ""])
+@example(texts=["285616414-01-01T00:00:00", "285616415-01-01T00:00:00", "-285616414-01-01T00:00:00Z",
+                "1" + "0" * 400 + "-01-01T00:00:00", "0044-03-15T12:00:00-05:30", "-0044-03-15T12:00:00-05:30"])
+def test_pg_date_time_seconds_is_pythons(postgres_url, texts):
+    """``pg_date_time_seconds`` (a string cast to ``xsd:dateTime`` on PostgreSQL) gives
+    exactly :func:`comparable_value`'s seconds, and NULL where it gives None: in a column,
+    and for a constant (which PostgreSQL folds while planning: no branch may fail)."""
+    engine = create_engine(postgres_url)
+    trim = Dialect("postgresql").xsd_trim  # as the compiler trims the string first
+    literals = ", ".join("'" + t.replace("'", "''") + "'" for t in texts)
+    with engine.connect() as conn:
+        found = conn.exec_driver_sql(f"SELECT {pg_date_time_seconds(trim('v'))} FROM unnest(ARRAY[{literals}]::text[]) "
+                                     "WITH ORDINALITY AS t(v, i) ORDER BY i").scalars().all()
+        constant = conn.exec_driver_sql(f"SELECT {pg_date_time_seconds(trim(literals.split(', ')[0]))}").scalar()
+    engine.dispose()
+    expected = [comparable_value(t, str(XSD.dateTime)) for t in texts]
+    assert found == expected
+    assert constant == expected[0]
+
 
 
 def test_sha1_is_compiled(module_db_url, catalogue_ds, oxigraph):
