@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from catalogue.chunks.preview import PreviewJob
     from catalogue.graph.load.report import LoadReport
     from catalogue.graph.sparql.dataset import RDFDataset
-    from catalogue.harvest.batch import BatchReport, Progress, SourceResult
+    from catalogue.harvest.batch import BatchReport, OverallProgress, Progress, SourceResult
     from catalogue.harvest.records import RunRecords
     from catalogue.harvest.run import HarvestReport
     from catalogue.harvest.sources import Source
@@ -181,7 +181,7 @@ class Catalogue:
         progress: Callable[[Source, int, int], Progress | None] | None = None,
         on_result: Callable[[SourceResult], None] | None = None,
         jobs: int = 1,
-        overall: Callable[[int], Progress | None] | None = None,
+        overall: Callable[[int], OverallProgress | None] | None = None,
         **options: Any,
     ) -> BatchReport:
         """Harvest several sources in turn, as ``catalogue harvest`` does: ``sources`` (URLs or
@@ -198,7 +198,8 @@ class Catalogue:
         code (``strict``: invalid nodes count as failures), the JSON and the summary line.
         With ``jobs`` > 1, that many worker processes harvest sources side by side, each
         with its own connection (:mod:`catalogue.harvest.parallel`); ``overall(total)``
-        may give one progress display counting the sources done.
+        may give one progress display counting the sources done (a tqdm bar will do: its
+        ``total`` is set again as folders of stores turn out to hold more than one).
         """
         from catalogue.harvest.batch import harvest_sources, plan_sources
 

@@ -12,6 +12,7 @@ source or IRI that does not exist).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -161,7 +162,11 @@ def harvest(sources: tuple[str, ...], config: str | None, db: str | None, max_do
             if len(entries) == 1 and not as_json:
                 click.echo(result.report.summary(), err=not result.report.ok)
 
-    with _open(db) as cat:
+    # Warnings logged while a bar is on screen (a discovery's, from the thread that finds
+    # the sources of a --jobs harvest) are written above it, not through it.
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    with _open(db) as cat, logging_redirect_tqdm() if interactive else contextlib.nullcontext():
         batch = cat.harvest_sources(entries, strict=strict, progress=_progress if interactive else None,
                                     overall=_overall if interactive else None, jobs=jobs,
                                     on_result=done, profile=profile, full=full, wait=wait,

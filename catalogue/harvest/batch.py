@@ -283,5 +283,5 @@ def _in_workers(open_records: Callable[[], RunRecords], entries: Iterator[Source
     finally:
         if bar is not None:
             bar.close()
-    tell_failed()
+        tell_failed()  # also when the drawing failed: what was found is still told
     return BatchReport(results=[found[i] for i in sorted(found)], strict=strict)

@@ -18,13 +18,14 @@ as interrupted and the parent stops waiting.
 
 from __future__ import annotations
 
+import collections
 import multiprocessing
 import multiprocessing.connection
 import os
 import queue
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,42 +93,41 @@ def harvest_in_workers(
     its own, so that the workers start (and import) while it is, and each worker takes
     the next entry as soon as it is free, instead of waiting for the whole list."""
     context = multiprocessing.get_context("spawn")
-    feed: queue.Queue[Source | _End] = queue.Queue()
+    # One queue of what the parent waits for: entries from the drawing thread, the end of
+    # them, and the futures of the sources under way as each completes.
+    events: queue.Queue[Source | _End | Future[HarvestReport | CatalogueError]] = queue.Queue()
     stop = threading.Event()
-    drawing = threading.Thread(target=_draw, args=(entries, feed, stop), name="harvest-entries", daemon=True)
+    drawing = threading.Thread(target=_draw, args=(entries, events, stop), name="harvest-entries", daemon=True)
     drawing.start()
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
                              initargs=(open_records,)) as pool:
         running: dict[Future[HarvestReport | CatalogueError], int] = {}
+        ready: collections.deque[Source] = collections.deque()
         drawn = 0
         end: _End | None = None
         try:
             while True:
                 # Keep each worker busy with one source, and no more: a source waiting in
                 # the pool's queue would show as started before it is.
-                while end is None and len(running) < jobs:
-                    try:
-                        entry = feed.get(block=not running)  # nothing under way: wait for the next
-                    except queue.Empty:
-                        break
-                    if isinstance(entry, _End):
-                        end = entry
-                        break
-                    running[pool.submit(_harvest_one, entry, options)] = drawn
+                while ready and len(running) < jobs:
+                    future = pool.submit(_harvest_one, ready.popleft(), options)
+                    running[future] = drawn
                     drawn += 1
-                if not running:
+                    future.add_done_callback(events.put)
+                if end is not None and not running:
                     break
-                # While entries may still come and a worker is free, look again soon.
-                idle = end is None and len(running) < jobs
-                done, _ = wait(running, timeout=0.01 if idle else None, return_when=FIRST_COMPLETED)
-                for future in done:
-                    position = running.pop(future)
-                    on_done(position, future.result())
+                event = events.get()
+                if isinstance(event, _End):
+                    end = event
+                elif isinstance(event, Future):
+                    on_done(running.pop(event), event.result())
+                else:
+                    ready.append(event)
         except BaseException:
             stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-    assert end is not None
+    assert end is not None  # the loop ends only after the entries did
     if end.error is not None:
         raise end.error
 
@@ -139,7 +139,7 @@ class _End:
     error: BaseException | None = None
 
 
-def _draw(entries: Iterable[Source], feed: queue.Queue[Source | _End], stop: threading.Event) -> None:
+def _draw(entries: Iterable[Source], feed: queue.Queue[Any], stop: threading.Event) -> None:
     """Draw ``entries`` into ``feed``, ended by :class:`_End` (carrying the exception that
     stopped the drawing, raised again in the parent's thread once the sources under way end)."""
     try:

@@ -290,6 +290,9 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
             if not is_deadlock(exc) or attempt == DEADLOCK_ATTEMPTS:
                 raise
             log.info("harvest of %s: deadlock with another writer, writing again (%d)", run.source, attempt)
+    # The run's end committed with the write: an interrupt in what follows (an ANALYZE can
+    # take seconds) must not record the harvest again as interrupted.
+    run.recorded = True
     store.collect_queued()  # the terms the new version orphaned, if no other writer is busy
     store.analyze_grown()  # a catalogue filled by harvests from empty: plans from statistics
     for node in hierarchy.nodes.values():

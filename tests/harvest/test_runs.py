@@ -356,3 +356,26 @@ def test_interrupted_runs_count_as_failures_in_a_row(db_url):
         records.record(fourth)
         (status,) = cat.harvest_status(failing=True)
         assert (status.outcome, status.failures, status.failing_since) == ("interrupted", 4, first_since)
+
+
+def test_an_interrupt_after_the_write_keeps_the_run_as_written(db_url, tmp_path, monkeypatch):
+    """The run's end commits with the write; a Ctrl-C in what follows (collecting orphaned
+    terms, refreshing statistics: an ANALYZE can take seconds) used to record the run a
+    second time, as interrupted, over a harvest that had committed."""
+    from catalogue.graph.store import SQLStore
+
+    root = stores.big_v3_hierarchy(tmp_path / "s", n_arrays=3, n_groups=1)
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    with catalogue.open(db_url) as cat:
+        monkeypatch.setattr(SQLStore, "analyze_grown", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            cat.harvest(str(root))
+        monkeypatch.undo()
+        (last,) = cat.harvests(limit=1)
+        assert (last["outcome"], last.get("errors") or []) == ("succeeded", [])
+        (status,) = cat.harvest_status()
+        assert status.outcome == "succeeded" and status.failures == 0
+        assert cat.totals().datasets == 1
