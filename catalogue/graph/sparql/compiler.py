@@ -172,6 +172,8 @@ class Compiler:
         self.current_scope = scope
         # The BGP of which one solution is enough (an ASK's whole pattern), by id.
         self._existential: int | None = None
+        # The Extend parts whose expressions read a BNODE(str) seed, by id.
+        self._seeded: set[int] = set()
 
     # --------------------------------------------------------------------- helpers
 
@@ -817,11 +819,23 @@ class Compiler:
             if tid is not None:
                 b.vars[var] = VarRef(id=str(tid))
                 return b
-        exprs = ExprCompiler(self, self.resolver(b, part), per_row=True)
+        if _bnode_of_string(expr):
+            if b.bnode_seed is None:
+                if any(id(e) in self._seeded for e in _extend_chain(part.p)):
+                    # an earlier BIND of the chain drew one, lost in a regrouping since
+                    raise Unsupported("BNODE of a string in BINDs with a regrouping between them")
+                uuid = "CAST(gen_random_uuid() AS TEXT)" if self.dialect.is_pg else "sparql_uuid()"
+                if not self.dialect.is_pg:
+                    self.need_function("sparql_uuid")
+                b, (seed,) = self._draw(b, [uuid])
+                b.bnode_seed = seed
+            self._seeded.add(id(part))
+        exprs = ExprCompiler(self, self.resolver(b, part), per_row=True, bnode_seed=b.bnode_seed)
         val = exprs.value(expr)
         if exprs.drawn:
             b, columns = self._draw(b, exprs.drawn)
-            val = ExprCompiler(self, self.resolver(b, part), per_row=True, draws=columns).value(expr)
+            val = ExprCompiler(self, self.resolver(b, part), per_row=True, draws=columns,
+                               bnode_seed=b.bnode_seed).value(expr)
         if val.id is not None:
             # An expression that is an error for every solution binds nothing (typed, for
             # PostgreSQL's joins and unions).
@@ -838,8 +852,10 @@ class Compiler:
         fenced subquery on the inner side of a nested loop is run again for each outer
         row, drawing new values for one solution (``BIND(RAND() AS ?r)`` joined after)."""
         if b.distinct_pending:
-            b = self.wrap(b, distinct=True)
+            b = self.wrap(b, distinct=True)  # (a seed, if any, is lost: see _p_Extend)
         extra = [(sql, f"d{i}_") for i, sql in enumerate(drawn)]
+        if b.bnode_seed is not None:  # carried out, as it was drawn: once per solution
+            extra.append((b.bnode_seed, "seed_"))
         rendered = self.render(b, extra=extra, distinct=False)
         if self.dialect.is_pg:
             cte = self.names.alias("dw")
@@ -847,7 +863,9 @@ class Compiler:
         else:
             sql = f"{rendered}\nLIMIT -1 OFFSET 0"
         out, alias = self.derived(sql, b.vars.items(), "dr")
-        return out, [f'{alias}."{name}"' for _, name in extra]
+        if b.bnode_seed is not None:
+            out.bnode_seed = f'{alias}."seed_"'
+        return out, [f'{alias}."{name}"' for _, name in extra if name != "seed_"]
 
     def _p_ToMultiSet(self, part: CompValue, scope: GraphScope) -> Block:
         return self.pattern(part.p, scope)
@@ -1078,6 +1096,26 @@ def _is_true(expr: Any) -> bool:
     if isinstance(expr, CompValue) and expr.name == "TrueFilter":
         return True
     return isinstance(expr, Literal) and expr.toPython() is True
+
+
+def _bnode_of_string(expr: Any) -> bool:
+    """Whether ``expr`` calls ``BNODE`` with an argument."""
+    if isinstance(expr, CompValue):
+        if expr.name == "Builtin_BNODE" and expr.get("arg") is not None:
+            return True
+        return any(_bnode_of_string(v) for k, v in expr.items() if k != "_vars")
+    if isinstance(expr, list | tuple):
+        return any(_bnode_of_string(v) for v in expr)
+    return False
+
+
+def _extend_chain(part: Any) -> Iterator[CompValue]:
+    """The BINDs (Extend nodes) directly below one another from ``part`` down, and what
+    they pass through without regrouping (filters, ToMultiSet)."""
+    while isinstance(part, CompValue) and part.name in ("Extend", "Filter", "ToMultiSet"):
+        if part.name == "Extend":
+            yield part
+        part = part.p
 
 
 def _expr_vars(expr: Any) -> set[Variable]:

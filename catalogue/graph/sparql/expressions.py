@@ -56,7 +56,7 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
 
     def __init__(
         self, compiler: ExpressionContext, resolve: Resolver, *, per_row: bool = False,
-        draws: list[str] | None = None,
+        draws: list[str] | None = None, bnode_seed: str | None = None,
     ) -> None:
         self.c = compiler
         self.ops = compiler.ops
@@ -71,6 +71,10 @@ class ExprCompiler(FunctionsMixin, CastsMixin):
         self.drawn: list[str] = []
         #: On that second compilation: the columns holding the draws, in call order.
         self.draws = draws
+        #: A column drawn once per solution and carried through the BINDs and projected
+        #: expressions over it (``Block.bnode_seed``): ``BNODE(str)`` is the same node for
+        #: the same string within a solution, in every one of them.
+        self.bnode_seed = bnode_seed
 
     # ------------------------------------------------------------------- entry points
 

@@ -341,8 +341,23 @@ class FunctionsMixin:
 
     def _e_Builtin_BNODE(self, e: CompValue) -> Compiled:
         if e.arg is not None:
-            raise Unsupported("BNODE of a string (the same node for the same string in a solution)")
+            return self._bnode_of(self.value(e.arg))
         return ("val", Val(kind=str(BLANK_KIND), lex=f"('b' || replace({self._uuid('BNODE')}, '-', ''))",
+                           dt="NULL", lang="NULL", num="NULL", skind=BLANK_KIND, static_dt_known=True))
+
+    def _bnode_of(self, v: Val) -> Compiled:
+        """``BNODE(str)``: the same blank node for the same string within a solution, a
+        different one in another solution (and for another string). Its label is a digest
+        of the solution's seed (a UUID drawn once per solution, :attr:`bnode_seed`) and the
+        string; of anything but a simple literal or an ``xsd:string``, an error."""
+        if self.bnode_seed is None:
+            raise Unsupported("BNODE of a string outside BIND and SELECT expressions")
+        ok = self._string_arg(v, allow_lang=False)
+        if ok is None:
+            return ("val", ERROR)
+        keyed = f"({self.bnode_seed} || ' ' || {v.lex})"
+        digest = f"md5({keyed})" if self.c.dialect.is_pg else f"{self._python('sparql_md5')}({keyed})"
+        return ("val", Val(kind=f"(CASE WHEN {ok} THEN {BLANK_KIND} END)", lex=f"(CASE WHEN {ok} THEN 'b' || {digest} END)",
                            dt="NULL", lang="NULL", num="NULL", skind=BLANK_KIND, static_dt_known=True))
 
     # ------------------------------------------------------------- construction

@@ -176,6 +176,9 @@ class Block:
     distinct_pending: bool = False
     # id expression -> alias of the ``terms`` row joined for it (one join per value).
     term_joins: dict[str, str] = field(default_factory=dict)
+    #: The column holding this block's per-solution seed of ``BNODE(str)``, once a BIND
+    #: over it has drawn one (see ``compiler._p_Extend``).
+    bnode_seed: str | None = None
 
     def copy(self) -> Block:
         """A block to extend without changing this one (its lists and maps copied)."""
@@ -185,6 +188,7 @@ class Block:
             vars=dict(self.vars),
             distinct_pending=self.distinct_pending,
             term_joins=dict(self.term_joins),
+            bnode_seed=self.bnode_seed,
         )
 
     def add_item(self, source: str, on: str | None = None, *, left: bool = False) -> None:

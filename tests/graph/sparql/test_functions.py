@@ -392,6 +392,34 @@ def test_values_drawn_per_solution_are_drawn_once_for_each(catalogue_ds):
         assert len({row[column] for row in rows}) == len(rows)
 
 
+
+def test_bnode_of_a_string_is_one_node_per_string_and_solution(catalogue_ds):
+    """``BNODE(str)`` (W3C ``bnode01``): the same blank node for the same string within a
+    solution, in every BIND and SELECT expression over it (a seed drawn once per solution
+    and carried through the BINDs that draw values of their own), another one in another
+    solution or for another string; of anything but a simple literal or ``xsd:string``,
+    an error (unbound). rdflib keys its nodes by the literal for the whole query."""
+    rows = _compiled(catalogue_ds, """
+        SELECT ?a ?b1 ?b2 ?b3 ?b4 ?other (BNODE(?a) AS ?b5) (BNODE("k") AS ?k) WHERE { ?x :v ?a
+          BIND(BNODE(?a) AS ?b1) BIND(RAND() AS ?r) BIND(BNODE(STR(?a)) AS ?b2)
+          BIND(BNODE(CONCAT(?a, "")) AS ?b3) BIND(UUID() AS ?u) BIND(BNODE(?a) AS ?b4)
+          BIND(BNODE(CONCAT(STR(?a), "!")) AS ?other) }""")
+    assert len(rows) == len(VALUES) + 1
+    strings = {str(Literal(v, datatype=dt)) for v, dt, lang in VALUES if lang is None and dt in (None, XSD.string)}
+    keyed = []
+    for a, b1, b2, b3, b4, other, b5, k in rows:
+        assert isinstance(k, BNode)
+        if isinstance(a, Literal) and a.language is None and a.datatype in (None, XSD.string):
+            assert isinstance(b1, BNode) and b1 == b2 == b3 == b4 == b5, (a, b1, b2, b3, b4, b5)
+            assert isinstance(other, BNode) and other != b1 and k != b1
+            keyed.append(b1)
+        else:  # a language-tagged or typed literal, an IRI: an error
+            assert b1 is None and b4 is None and b5 is None, (a, b1)
+            assert isinstance(b2, BNode)  # STR of it is a simple literal
+    assert len(keyed) == len(strings) and len(set(keyed)) == len(keyed)  # one per solution
+    assert len({row[-1] for row in rows}) == len(rows)  # BNODE("k"): a new node in each solution
+
+
 def test_order_by_rand_is_compiled_and_keeps_every_solution(catalogue_ds):
     rows = _compiled(catalogue_ds, "SELECT ?a WHERE { ?x :v ?a } ORDER BY RAND()")
     assert sorted(map(str, (r[0] for r in rows))) == sorted(
