@@ -115,6 +115,12 @@ _PG_DATE_TIME = ("'^(-?(?:[1-9][0-9]{3,}|0[0-9]{3}))-([0-9]{2})-([0-9]{2})T"
 
 
 _BOUND = 2**53  # terms._MAX_SECONDS
+#: The fraction as Python's ``float`` reads it. PostgreSQL refuses a decimal that rounds to
+#: zero (``out of range``), where Python gives 0.0: below half the least subnormal double
+#: (2^-1075; 2.470328229206232720882e-324, more digits than can matter), it is 0.
+_PG_FRACTION = ("CASE WHEN m[7] IS NULL THEN 0 WHEN m[7] !~ '^\\.(0{100}){3}' THEN ('0' || m[7])::double precision "
+                "WHEN ('0' || m[7])::numeric <= 2.470328229206232720882e-324 THEN 0 "
+                "ELSE ('0' || m[7])::double precision END")
 
 
 def pg_date_time_seconds(text: str) -> str:
@@ -132,7 +138,7 @@ def pg_date_time_seconds(text: str) -> str:
     # defined for every match (no cast of an empty string, no double out of range):
     # PostgreSQL may evaluate a branch it will not take when the text is a constant.
     fields = ("SELECT m, m[1]::numeric AS y, m[2]::integer AS mo, m[3]::integer AS d, m[4]::integer AS h, "
-              "m[5]::integer AS mi, m[6]::integer AS s, coalesce(('0' || m[7])::double precision, 0) AS f, "
+              f"m[5]::integer AS mi, m[6]::integer AS s, {_PG_FRACTION} AS f, "
               "coalesce(m[7], '.') ~ '^\\.0*$' AS whole, substr(coalesce(nullif(m[8], 'Z'), '+00:00'), 2, 2)::integer AS zh, "
               "substr(coalesce(nullif(m[8], 'Z'), '+00:00'), 5, 2)::integer AS zm, "
               "CASE WHEN left(m[8], 1) = '-' THEN -1 ELSE 1 END AS zs "

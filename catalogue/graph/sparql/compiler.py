@@ -140,6 +140,7 @@ class Compiler:
         now: datetime | None = None,
         base: str | None = None,
         digest: bool = False,
+        bnode_strings: bool = False,
     ) -> None:
         self.dialect = Dialect(dialect)
         #: Whether the PostgreSQL database has pgcrypto's ``digest`` (SHA-1 in SQL: :func:`.functions.has_digest`).
@@ -172,8 +173,9 @@ class Compiler:
         self.current_scope = scope
         # The BGP of which one solution is enough (an ASK's whole pattern), by id.
         self._existential: int | None = None
-        # The Extend parts whose expressions read a BNODE(str) seed, by id.
-        self._seeded: set[int] = set()
+        #: Whether ``BNODE(str)`` may be compiled: the part is the query's whole pattern and
+        #: every such call is in one chain of BINDs over its solutions (:func:`bnode_strings_chained`).
+        self.bnode_strings = bnode_strings
 
     # --------------------------------------------------------------------- helpers
 
@@ -820,16 +822,15 @@ class Compiler:
                 b.vars[var] = VarRef(id=str(tid))
                 return b
         if _bnode_of_string(expr):
+            if not self.bnode_strings:
+                raise Unsupported("BNODE of a string outside one chain of BINDs over the query's solutions")
+            self.volatile = True  # compiled so only as the query's whole pattern
             if b.bnode_seed is None:
-                if any(id(e) in self._seeded for e in _extend_chain(part.p)):
-                    # an earlier BIND of the chain drew one, lost in a regrouping since
-                    raise Unsupported("BNODE of a string in BINDs with a regrouping between them")
                 uuid = "CAST(gen_random_uuid() AS TEXT)" if self.dialect.is_pg else "sparql_uuid()"
                 if not self.dialect.is_pg:
                     self.need_function("sparql_uuid")
                 b, (seed,) = self._draw(b, [uuid])
                 b.bnode_seed = seed
-            self._seeded.add(id(part))
         exprs = ExprCompiler(self, self.resolver(b, part), per_row=True, bnode_seed=b.bnode_seed)
         val = exprs.value(expr)
         if exprs.drawn:
@@ -1109,13 +1110,31 @@ def _bnode_of_string(expr: Any) -> bool:
     return False
 
 
-def _extend_chain(part: Any) -> Iterator[CompValue]:
-    """The BINDs (Extend nodes) directly below one another from ``part`` down, and what
-    they pass through without regrouping (filters, ToMultiSet)."""
-    while isinstance(part, CompValue) and part.name in ("Extend", "Filter", "ToMultiSet"):
-        if part.name == "Extend":
-            yield part
-        part = part.p
+_MODIFIERS = ("Project", "Distinct", "Reduced", "Slice", "OrderBy", "ToMultiSet")
+
+
+def bnode_strings_chained(part: Any) -> bool:
+    """Whether every ``BNODE(str)`` below ``part`` (a query's whole pattern) is the value of
+    a BIND or SELECT expression of the one chain of them over the query's solutions (the
+    BINDs one over another, with filters between): then one seed per solution, carried up
+    the chain, gives the same node for the same string in each. Anywhere else (a filter,
+    an ORDER BY key, below a join, an OPTIONAL, a sub-select or a grouping) the query is
+    left to rdflib, all of it alike: a node made in SQL and one made by rdflib for the same
+    string in one solution would differ."""
+    node = part
+    while isinstance(node, CompValue) and node.name in _MODIFIERS:
+        node = node.p
+    chained = 0
+    while isinstance(node, CompValue) and node.name in ("Extend", "Filter", "ToMultiSet"):
+        if node.name == "Extend":
+            chained += _bnode_calls(node.expr)
+        node = node.p
+    return chained == _bnode_calls(part)
+
+
+def _bnode_calls(x: Any) -> int:
+    """How many ``BNODE`` calls with an argument ``x`` holds (an algebra node or expression)."""
+    return sum(1 for e in iter_parts(x) if e.name == "Builtin_BNODE" and e.get("arg") is not None)
 
 
 def _expr_vars(expr: Any) -> set[Variable]:

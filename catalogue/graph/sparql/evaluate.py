@@ -39,7 +39,7 @@ from ..deadline import check_deadline
 from .aggregates import SQLITE_AGGREGATES
 from .arithmetic import datatype_of, sparql_arith, sparql_boolean, sparql_lex, sparql_num
 from .casts import SQLITE_FUNCTIONS as CAST_FUNCTIONS
-from .compiler import ALGEBRA, Compiler, Statement, iter_parts
+from .compiler import ALGEBRA, Compiler, Statement, bnode_strings_chained, iter_parts
 from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS, has_digest
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
@@ -158,6 +158,7 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
         now=ctx.now,
         base=getattr(ctx.prologue, "base", None),
         digest=store.dialect_name == "postgresql" and has_digest(store.connection),
+        bnode_strings=TOP_SELECT.get() == id(part) and bnode_strings_chained(part),
     )
     stmt = compiler.statement(part, first_only=first_only)
     # Not with spatial lookups: their geometries would be shared between threads, and a
