@@ -260,11 +260,16 @@ def test_index_equals_a_rebuild(db_url, tmp_path):
     case = IndexMachine.TestCase
     case.settings = settings(max_examples=25, stateful_step_count=12, deadline=None,
                              suppress_health_check=list(HealthCheck))
-    case().runTest()
-    assert set(IndexMachine.steps) == {"harvest", "change_and_reharvest", "drop_graph", "update_root",
-                                       "update_flags_and_extent", "set_extent", "load_a_copy",
-                                       "plain_rdflib_write"}, \
-        IndexMachine.steps
+    every = {"harvest", "change_and_reharvest", "drop_graph", "update_root", "update_flags_and_extent",
+             "set_extent", "load_a_copy", "plain_rdflib_write"}
+    # Hypothesis leaves some rules out of each run (swarm testing): one run in many took
+    # none of a rule's steps in its 25 examples (a fresh clone's `make test`). Another run,
+    # with new draws, until each rule has had its turn.
+    for _ in range(3):
+        case().runTest()
+        if set(IndexMachine.steps) == every:
+            break
+    assert set(IndexMachine.steps) == every, IndexMachine.steps
 
 
 def test_plain_graph_changes_are_queued_not_lost(db_url):
