@@ -821,7 +821,7 @@ class Compiler:
             if tid is not None:
                 b.vars[var] = VarRef(id=str(tid))
                 return b
-        if _bnode_of_string(expr):
+        if _bnode_calls(expr):
             if not self.bnode_strings:
                 raise Unsupported("BNODE of a string outside one chain of BINDs over the query's solutions")
             self.volatile = True  # compiled so only as the query's whole pattern
@@ -853,7 +853,12 @@ class Compiler:
         fenced subquery on the inner side of a nested loop is run again for each outer
         row, drawing new values for one solution (``BIND(RAND() AS ?r)`` joined after)."""
         if b.distinct_pending:
-            b = self.wrap(b, distinct=True)  # (a seed, if any, is lost: see _p_Extend)
+            # A pending DISTINCT is the union graph's, of the pattern below the chain of
+            # BINDs (bnode_strings_chained): applied at the first draw, before any seed.
+            # Were a seed drawn already, the wrap would lose it: rdflib's then.
+            if b.bnode_seed is not None:
+                raise Unsupported("BNODE of a string below a pending DISTINCT")
+            b = self.wrap(b, distinct=True)
         extra = [(sql, f"d{i}_") for i, sql in enumerate(drawn)]
         if b.bnode_seed is not None:  # carried out, as it was drawn: once per solution
             extra.append((b.bnode_seed, "seed_"))
@@ -1097,17 +1102,6 @@ def _is_true(expr: Any) -> bool:
     if isinstance(expr, CompValue) and expr.name == "TrueFilter":
         return True
     return isinstance(expr, Literal) and expr.toPython() is True
-
-
-def _bnode_of_string(expr: Any) -> bool:
-    """Whether ``expr`` calls ``BNODE`` with an argument."""
-    if isinstance(expr, CompValue):
-        if expr.name == "Builtin_BNODE" and expr.get("arg") is not None:
-            return True
-        return any(_bnode_of_string(v) for k, v in expr.items() if k != "_vars")
-    if isinstance(expr, list | tuple):
-        return any(_bnode_of_string(v) for v in expr)
-    return False
 
 
 _MODIFIERS = ("Project", "Distinct", "Reduced", "Slice", "OrderBy", "ToMultiSet")
