@@ -107,8 +107,9 @@ def store_query(
     ``query_graph`` ("__UNION__", the dataset's default graph or a named graph)."""
     from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
     from rdflib.plugins.sparql.evaluate import evalQuery
-    from rdflib.plugins.sparql.processor import SPARQLResult
     from rdflib.plugins.sparql.sparql import Query
+
+    from .result import StoreResult
 
     base = kwargs.pop("base", None)
     kwargs.pop("DEBUG", None)
@@ -127,7 +128,7 @@ def store_query(
     ask = id(algebra.p) if algebra.name == "AskQuery" else None
     token, ask_token = TOP_SELECT.set(top), TOP_ASK.set(ask)
     try:
-        return SPARQLResult(evalQuery(graph, parsed, init_bindings or {}, base))
+        return StoreResult(evalQuery(graph, parsed, init_bindings or {}, base))
     finally:
         TOP_SELECT.reset(token)
         TOP_ASK.reset(ask_token)
