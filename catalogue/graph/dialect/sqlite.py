@@ -9,6 +9,7 @@ from typing import Final
 from sqlalchemy.engine import Connection, Engine
 
 from .base import NewTermRow, StoredTermRow, chunks
+from .driver import driver_connection, driver_errors
 
 __all__ = ["SQLITE", "TAKE_WRITE_LOCK", "SQLiteDialect", "next_term_id"]
 
@@ -58,11 +59,11 @@ class SQLiteDialect:
         # Through the driver's cursor, in the transaction SQLAlchemy began: every compiled
         # query looks its constants up first, and SQLAlchemy's result set-up was a tenth
         # of a small query's time (a DESCRIBE of two resources).
-        if not conn.in_transaction():
-            conn.begin()
-        raw = conn.connection.driver_connection
         for chunk in chunks(hashes, _IN_CHUNK):
-            yield from raw.execute(_select_terms_sql(len(chunk)), tuple(chunk)).fetchall()
+            sql, params = _select_terms_sql(len(chunk)), tuple(chunk)
+            with driver_errors(conn, sql, params):
+                rows = driver_connection(conn).execute(sql, params).fetchall()
+            yield from rows
 
     def insert_terms(
         self, conn: Connection, rows: list[NewTermRow], reserve: Callable[[int], int]

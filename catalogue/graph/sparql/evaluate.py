@@ -35,6 +35,7 @@ from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy.exc import DBAPIError
 
 from ..deadline import check_deadline
+from ..dialect.driver import driver_connection, driver_errors
 from .aggregates import SQLITE_AGGREGATES
 from .arithmetic import datatype_of, sparql_arith, sparql_boolean, sparql_lex, sparql_num
 from .casts import SQLITE_FUNCTIONS as CAST_FUNCTIONS
@@ -264,16 +265,21 @@ def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[st
             with contextlib.suppress(Exception):
                 store.rollback()
             raise
-    else:
-        if not conn.in_transaction():
-            conn.begin()
-        rows = conn.connection.driver_connection.execute(sql).fetchall()
+    else:  # read as it is stepped, not held whole beside the graph being built
+        rows = _sqlite_rows(conn, sql)
     add = result.store.add
     for row in rows:
         check_deadline()
         add((decode(row[0], row[1], row[2], row[3]), decode(row[4], row[5], row[6], row[7]),
              decode(row[8], row[9], row[10], row[11])), result)
     return out
+
+
+def _sqlite_rows(conn: Any, sql: str, params: Any = ()) -> Iterator[Any]:
+    """The rows of ``sql`` through SQLite's driver cursor, its errors as SQLAlchemy's."""
+    with driver_errors(conn, sql, params):
+        cursor = driver_connection(conn).execute(sql, params)
+        yield from cursor
 
 
 _CONSTANTS: OrderedDict[int, tuple[Any, frozenset[Node]]] = OrderedDict()
@@ -443,9 +449,8 @@ def _sqlite_cursor(store: QuadSource, stmt: Statement) -> Any:
     # SQLite takes ":name" parameters natively; going straight to the driver's cursor
     # (inside the transaction SQLAlchemy began) saves SQLAlchemy's result set-up, a
     # visible share of a sub-millisecond query.
-    if not conn.in_transaction():
-        conn.begin()
-    return conn.connection.driver_connection.execute(stmt.sql, stmt.params)
+    with driver_errors(conn, stmt.sql, stmt.params):
+        return driver_connection(conn).execute(stmt.sql, stmt.params)
 
 
 class _Solution(dict):  # type: ignore[type-arg]
@@ -488,7 +493,12 @@ def _solutions(
         batches, close = sent
     else:
         cursor = sqlite_cursor if sqlite_cursor is not None else _sqlite_cursor(store, stmt)
-        batches = iter(lambda: cursor.fetchmany(_FETCH), [])
+
+        def fetch() -> list[Any]:
+            with driver_errors(conn, stmt.sql, stmt.params):
+                return cursor.fetchmany(_FETCH)
+
+        batches = iter(fetch, [])
         close = cursor.close
     decode = store.decode_term
     columns = [(c.var, c.offset, c.static_dt, c.static_dt_known) for c in stmt.columns]

@@ -31,7 +31,8 @@ from typing import Any, Final
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
+
+from ..dialect.driver import driver_errors
 
 __all__ = ["Ahead", "fetch_all", "open_cursor"]
 
@@ -68,24 +69,6 @@ def _to_close(conn: Connection) -> list[str]:
     return kept[1]
 
 
-@contextlib.contextmanager
-def _as_sqlalchemy(conn: Connection, statement: str, params: Any) -> Iterator[None]:
-    """The driver's errors as SQLAlchemy raises them (``OperationalError`` for a
-    cancelled statement, the connection invalidated when it is lost)."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.Error as exc:
-        dialect = conn.dialect
-        lost = dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
-        if lost:
-            with contextlib.suppress(Exception):
-                conn.invalidate(exc)
-        raise DBAPIError.instance(statement, params, exc, dialect.loaded_dbapi.Error,
-                                  connection_invalidated=lost, dialect=dialect) from exc
-
-
 #: A statement in the driver's form (``%s`` or ``%(name)s`` parameters) and its parameters.
 Ahead = tuple[str, Any]
 
@@ -101,7 +84,7 @@ def fetch_all(conn: Connection, sql: str, params: dict[str, Any], *,
     raw = conn.connection.driver_connection
     before = [raw.cursor() for _ in ahead]
     cursor = raw.cursor()
-    with _as_sqlalchemy(conn, sql, params):
+    with driver_errors(conn, sql, params):
         with raw.pipeline() if Pipeline.is_supported() and ahead else contextlib.nullcontext():
             for c, statement in zip(before, ahead, strict=True):
                 c.execute(*statement)
@@ -130,7 +113,7 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
     name = f"sparql_cursor_{next(_names)}"
     cursor = raw.cursor()
     before = [raw.cursor() for _ in ahead]
-    with _as_sqlalchemy(conn, sql, params):
+    with driver_errors(conn, sql, params):
         # libpq before 14 has no pipeline mode: the same statements, one round trip each
         with raw.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
             for old in stale:
@@ -173,7 +156,7 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
                 is_open = False
                 raise RuntimeError("a store result cannot be iterated after commit() or rollback(); "
                                    "finish iterating (or use list()) before ending the transaction")
-            with _as_sqlalchemy(conn, f"FETCH FORWARD {int(size)} FROM {name}", None):
+            with driver_errors(conn, f"FETCH FORWARD {int(size)} FROM {name}", None):
                 cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
                 batch = cursor.fetchall()
 

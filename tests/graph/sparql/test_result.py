@@ -17,7 +17,7 @@ SOLUTIONS = [{A: URIRef("urn:x"), B: Literal(1)}, {}, {A: Literal("y", lang="en"
 
 
 def _rows(result_class, generated: bool) -> tuple[list[ResultRow], list[ResultRow]]:
-    bindings = iter(SOLUTIONS) if generated else list(SOLUTIONS)
+    bindings = (s for s in SOLUTIONS) if generated else list(SOLUTIONS)
     result = result_class({"type_": "SELECT", "bindings": bindings, "vars_": [A, B]})
     return list(result), list(result)
 
@@ -49,3 +49,13 @@ def test_a_store_query_gives_such_rows(tmp_path):
         assert [(str(r.o), str(r["s"])) for r in rows] == [("one", "urn:s"), ("two", "urn:s")]
         assert list(result) == rows
         assert len(result) == 2
+
+
+def test_a_partly_read_generator_is_read_on_as_rdflib_reads_it():
+    def passes(result_class) -> list[list[ResultRow]]:
+        result = result_class({"type_": "SELECT", "bindings": (s for s in SOLUTIONS), "vars_": [A, B]})
+        iterator = iter(result)
+        first = [next(iterator)]
+        return [first, list(result), list(iterator), list(result)]
+
+    assert passes(StoreResult) == passes(SPARQLResult)
