@@ -24,7 +24,7 @@ import contextlib
 import re
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -254,10 +254,19 @@ def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[st
     if log is not None:
         log.append(ExplainEntry(sql, {}))
     decode = store.decode_term
+    add = result.store.add
+
+    def fill(rows: Iterable[Any]) -> None:
+        # Into the memory store straight: Graph.add only checks that each term is a
+        # Node, which decode guarantees.
+        for row in rows:
+            check_deadline()
+            add((decode(row[0], row[1], row[2], row[3]), decode(row[4], row[5], row[6], row[7]),
+                 decode(row[8], row[9], row[10], row[11])), result)
+
+    # The rows through the driver's cursor: SQLAlchemy's result set-up and row objects
+    # were a fifth of a small description's time.
     conn = store.connection
-    # The rows through the driver's cursor (SQLAlchemy's result set-up and row objects
-    # were a fifth of a small description's time), into the memory store straight:
-    # Graph.add only checks that each term is a Node, which decode guarantees.
     if store.dialect_name == "postgresql":
         try:
             rows, _ = fetch_all(conn, sql, {})
@@ -265,21 +274,23 @@ def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[st
             with contextlib.suppress(Exception):
                 store.rollback()
             raise
+        fill(rows)
     else:  # read as it is stepped, not held whole beside the graph being built
-        rows = _sqlite_rows(conn, sql)
-    add = result.store.add
-    for row in rows:
-        check_deadline()
-        add((decode(row[0], row[1], row[2], row[3]), decode(row[4], row[5], row[6], row[7]),
-             decode(row[8], row[9], row[10], row[11])), result)
+        with _sqlite_cursor_of(conn, sql) as cursor:
+            fill(cursor)
     return out
 
 
-def _sqlite_rows(conn: Any, sql: str, params: Any = ()) -> Iterator[Any]:
-    """The rows of ``sql`` through SQLite's driver cursor, its errors as SQLAlchemy's."""
-    with driver_errors(conn, sql, params):
-        cursor = driver_connection(conn).execute(sql, params)
-        yield from cursor
+@contextlib.contextmanager
+def _sqlite_cursor_of(conn: Any, sql: str) -> Iterator[Any]:
+    """SQLite's driver cursor over ``sql``, its errors (also while it is read) raised as
+    SQLAlchemy's, closed at the end (a timeout between two rows leaves none open)."""
+    with driver_errors(conn, sql):
+        cursor = driver_connection(conn).execute(sql)
+        try:
+            yield cursor
+        finally:
+            cursor.close()
 
 
 _CONSTANTS: OrderedDict[int, tuple[Any, frozenset[Node]]] = OrderedDict()
