@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -83,7 +84,7 @@ _T = TypeVar("_T")
 class Catalogue:
     """A catalogue database: harvest into it, query it, rebuild metadata from it."""
 
-    def __init__(self, db: str | None = None) -> None:
+    def __init__(self, db: str | os.PathLike[str] | None = None) -> None:
         self.url = database_url(db)
         # A connection of its own: the web server lends its catalogues to any worker thread.
         self.store = SQLStore(private=True)
@@ -125,7 +126,7 @@ class Catalogue:
     # ------------------------------------------------------------- harvest
     def harvest(
         self,
-        source: str,
+        source: str | os.PathLike[str],
         *,
         max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
         validate: bool = True,
@@ -169,14 +170,14 @@ class Catalogue:
         """
         from catalogue.harvest.run import harvest_source
 
-        return harvest_source(self._records, source, max_document_bytes=max_document_bytes, validate=validate,
+        return harvest_source(self._records, _text(source), max_document_bytes=max_document_bytes, validate=validate,
                               profile=profile, name=name, full=full, wait=wait, progress=progress, **load_options)
 
     def harvest_sources(
         self,
-        sources: Iterable[str | Source] = (),
+        sources: Iterable[str | os.PathLike[str] | Source] = (),
         *,
-        config: str | None = None,
+        config: str | os.PathLike[str] | None = None,
         strict: bool = False,
         progress: Callable[[Source, int, int], Progress | None] | None = None,
         on_result: Callable[[SourceResult], None] | None = None,
@@ -203,7 +204,8 @@ class Catalogue:
         """
         from catalogue.harvest.batch import harvest_sources, plan_sources
 
-        return harvest_sources(self._records, plan_sources(sources, config), strict=strict, progress=progress,
+        return harvest_sources(self._records, plan_sources([_text(s) if isinstance(s, str | os.PathLike) else s for s in sources],
+                                                           None if config is None else _text(config)), strict=strict, progress=progress,
                                on_result=on_result, jobs=jobs, overall=overall,
                                open_records=functools.partial(_worker_records, self.url), **options)
 
@@ -286,7 +288,7 @@ class Catalogue:
         return self._read(lambda conn: catalogue_stats(conn, exact=exact))
 
     # ---------------------------------------------------------------- load
-    def load(self, path: str, *, format: str | None = None, graph: str | None = None, replace: bool = False,
+    def load(self, path: str | os.PathLike[str], *, format: str | None = None, graph: str | None = None, replace: bool = False,
              name: str | None = None) -> LoadReport:
         """Bulk-load an RDF file (N-Triples, N-Quads, Turtle, TriG, JSON-LD, RDF/XML, N3).
 
@@ -298,7 +300,7 @@ class Catalogue:
         """
         from catalogue.graph.load.bulk import load_file
 
-        return load_file(self.store, path, format=format, graph=graph, replace=replace, name=name)
+        return load_file(self.store, _text(path), format=format, graph=graph, replace=replace, name=name)
 
     def drop_graph(self, graph: str | None) -> bool:
         """Delete ``graph`` (default: the dataset's default graph) and commit; whether it
@@ -666,13 +668,19 @@ class Catalogue:
                 yield s, p, o, g
 
 
+def _text(location: str | os.PathLike[str]) -> str:
+    """A location as the layers below take it: a ``pathlib.Path`` is a local path."""
+    return os.fspath(location)
+
+
 def validate_store(
-    source: str, *, profile: str = DEFAULT_PROFILE, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    source: str | os.PathLike[str], *, profile: str = DEFAULT_PROFILE, max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
 ) -> Report:
     """Validate the hierarchy at ``source`` straight from the store, cataloguing nothing."""
     from catalogue.harvest import SourceReader
     from catalogue.validate import validate_hierarchy
 
+    source = _text(source)
     reader = SourceReader(source, max_document_bytes=max_document_bytes)
     hierarchy = reader.load()
     report = validate_hierarchy(hierarchy, profile=profile, source=source)
@@ -710,11 +718,11 @@ def classify_error(exc: BaseException) -> CatalogueError | None:
     return busy_error(exc)
 
 
-def open(db: str | None = None) -> Catalogue:
+def open(db: str | os.PathLike[str] | None = None) -> Catalogue:
     """Open (creating and migrating if needed) the catalogue database at ``db``.
 
     ``db`` is a SQLAlchemy URL (``sqlite:///file.db``, ``postgresql+psycopg://...``),
-    a plain file path, or None for ``$CATALOGUE_DB`` or ``./catalogue.db``.
+    a plain file path (a string or a ``pathlib.Path``), or None for ``$CATALOGUE_DB`` or ``./catalogue.db``.
     """
     return Catalogue(db)
 

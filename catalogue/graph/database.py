@@ -82,7 +82,7 @@ _BEGIN_IMMEDIATE = "catalogue_sqlite_begin_immediate"
 _PG_MIGRATION_LOCK = 0x63617461  # "cata"
 
 
-def database_url(value: str | None = None) -> str:
+def database_url(value: str | os.PathLike[str] | None = None) -> str:
     """Normalise a database location to a SQLAlchemy URL string.
 
     ``None`` (or an empty string) falls back to ``$CATALOGUE_DB`` and then to
@@ -93,6 +93,11 @@ def database_url(value: str | None = None) -> str:
     directory).  PostgreSQL URLs are pointed at the psycopg 3 driver, the only
     PostgreSQL driver the catalogue depends on.
     """
+    if isinstance(value, os.PathLike):  # a pathlib.Path: always a file, never a URL
+        value = os.fspath(value)
+        if not value:
+            raise ValueError("the database path is empty")
+        value = str(Path(value).expanduser().absolute())
     if not value:
         value = os.environ.get(ENV_VAR) or DEFAULT_DATABASE
     if "://" not in value:

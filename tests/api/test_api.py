@@ -7,6 +7,7 @@ from rdflib import DCAT, RDF, Dataset, URIRef
 from rdflib.query import Result
 
 import catalogue
+import catalogue.api
 from catalogue.errors import NotFound
 from catalogue.rdf.dcat import CatalogLinks
 from catalogue.rdf.vocabulary import ZARR
@@ -43,6 +44,21 @@ def test_plain_path_opens_sqlite_file(tmp_path, good_stores):
     with catalogue.open(str(path)) as cat:
         cat.harvest(str(good_stores["zarr_v3_lone_array"]))
     assert path.is_file()
+
+
+def test_pathlib_paths_are_taken_where_a_path_is(tmp_path, good_stores):
+    """What a Python user writes: ``pathlib.Path`` for the database, the store, a batch of
+    stores and a file to load, each meaning what the same path as a string means."""
+    store = good_stores["zarr_v3_lone_array"]
+    with catalogue.open(tmp_path / "paths.db") as cat:
+        assert cat.harvest(store).graph == store.absolute().as_uri()
+        assert cat.harvest_sources([store], full=True).exit_code == 0
+        nt = tmp_path / "one.nt"
+        nt.write_text("<https://example.org/s> <https://example.org/p> <https://example.org/o> .\n")
+        assert cat.load(nt, graph="https://example.org/g").triples == 1
+    assert (tmp_path / "paths.db").is_file()
+    report = catalogue.api.validate_store(store)
+    assert report.nodes == 1 and not report.errors and report.source == str(store)
 
 
 def test_dcat_pages_from_python(db_url, good_stores):

@@ -15,6 +15,7 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from sqlalchemy import Engine, inspect, text
 
 from catalogue.graph.database import (
+    DIRECTORY_DATABASE,
     current_revision,
     database_url,
     downgrade,
@@ -484,3 +485,12 @@ def test_opening_an_up_to_date_catalogue_imports_no_alembic(tmp_path):
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))")
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
+
+
+def test_database_url_takes_a_pathlib_path(monkeypatch, tmp_path):
+    """``catalogue.open(pathlib.Path(...))`` is what a Python user writes: a path object is a
+    file, and a directory means the file inside it, as for a string."""
+    monkeypatch.chdir(tmp_path)
+    assert database_url(tmp_path / "a.db") == f"sqlite:///{tmp_path / 'a.db'}"
+    assert database_url(Path("b.db")) == f"sqlite:///{tmp_path / 'b.db'}"
+    assert database_url(tmp_path) == f"sqlite:///{tmp_path / DIRECTORY_DATABASE}"
