@@ -303,6 +303,8 @@ class Compiler:
         if first_only and not offset and part.name == "BGP":
             self._existential = id(part)
         block = self.pattern(part, self.scope)
+        if top:
+            _carry_joined_terms(block, project)
         if block.distinct_pending and not (first_only and not offset):
             block = self.wrap(block, distinct=True)
         names = (
@@ -1082,6 +1084,22 @@ class Compiler:
         """Turn a block into a derived table (applying a pending DISTINCT)."""
         sql = self.render(b, distinct=distinct or b.distinct_pending)
         return self.derived(sql, b.vars.items(), "w")[0]
+
+
+def _carry_joined_terms(block: Block, project: list[Variable] | None) -> None:
+    """Output variables whose ``terms`` row the block joins already (a FILTER read the
+    value) leave it as their value's columns, not as an id for the final statement to
+    join ``terms`` for once more: q03's regex on titles joined each title twice, once to
+    filter it and once, after the DISTINCT over the union of graphs, to print it. Only
+    for the query's own output (``top``): a block joined to others needs the ids."""
+    for var, ref in list(block.vars.items()):
+        if ref.id is None or (project is not None and var not in project):
+            continue
+        alias = block.term_joins.get(ref.id)
+        if alias is not None:
+            block.vars[var] = VarRef(id=None, nullable=ref.nullable, val=Val(
+                kind=f"{alias}.kind", lex=f"{alias}.value", dt=f"{alias}.datatype", lang=f"{alias}.lang",
+                num=f"{alias}.num", id=ref.id))
 
 
 def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:
