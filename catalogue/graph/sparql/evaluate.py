@@ -92,6 +92,36 @@ class _Inputs:
     statistics: JoinStatistics | None
 
 
+def _optional_sees_outer(part: CompValue, bound: Iterable[Variable]) -> bool:
+    """Whether an OPTIONAL below ``part`` mentions a variable bound outside ``part`` (rdflib
+    evaluating a lazy join, one solution of its left side at a time) that the OPTIONAL's
+    own left side does not bind. Put in as a constant, such a variable turns a left row
+    whose optional part matches with another value into a row without it (SPARQL joins
+    the group's solutions, made without the outer value, and that row then does not
+    join): ``?s :p ?a { ?b :q ?c OPTIONAL { ?a :r ?b } }``. rdflib's own OPTIONAL checks
+    a row without a match again without the outer values; the part is left to it."""
+    outer = set(bound)
+    for node in iter_parts(part):
+        if node.name == "LeftJoin":
+            left = getattr(node.p1, "_vars", None) or set()
+            if (_mentioned(node.p2) | _mentioned(node.expr)) & outer - left:
+                return True
+    return False
+
+
+def _mentioned(part: Any) -> set[Variable]:
+    """The variables an algebra node or expression mentions (rdflib's ``_vars`` of its
+    patterns, and those an expression holds itself)."""
+    found: set[Variable] = set()
+    for node in iter_parts(part):
+        found |= getattr(node, "_vars", None) or set()
+        found.update(v for v in node.values() if isinstance(v, Variable))
+        found.update(i for v in node.values() if isinstance(v, list) for i in v if isinstance(i, Variable))
+    if isinstance(part, Variable):
+        found.add(part)
+    return found
+
+
 def _inputs(store: QuadSource, ctx: QueryContext, part: CompValue) -> _Inputs:
     """:func:`compile_part`'s first half: what to look up (raises Unsupported)."""
     graph = ctx.graph
@@ -99,6 +129,8 @@ def _inputs(store: QuadSource, ctx: QueryContext, part: CompValue) -> _Inputs:
     if bindings and any(p.name in ("Project", "AggregateJoin") for p in iter_parts(part.get("p"))):
         # rdflib pushes outer bindings into sub-selects; keep its semantics there.
         raise Unsupported("sub-select evaluated under outer bindings")
+    if bindings and _optional_sees_outer(part, bindings.keys()):
+        raise Unsupported("OPTIONAL over a variable bound outside the group")
     constants = _constants(part) | {v for v in bindings.values() if isinstance(v, URIRef | Literal | BNode)}
     if isinstance(graph, ConjunctiveGraph):
         default_name = _default_graph(graph).identifier
