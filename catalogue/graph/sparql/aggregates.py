@@ -95,7 +95,8 @@ class AggregateCompiler:
                     if ref is None:
                         count = "0"
                     elif not ref.is_id:
-                        raise ir.Unsupported("COUNT of a computed value")
+                        assert ref.val is not None
+                        count = f"COUNT({distinct}{_term_key(ref.val) if distinct else ref.val.kind})"
                     else:
                         count = f"COUNT({distinct}{ref.id})"
                 else:
@@ -298,6 +299,15 @@ class AggregateCompiler:
     def _wrap_with(self, b: ir.Block, extra: list[tuple[str, str]]) -> tuple[ir.Block, str]:
         """Like :meth:`wrap`, also carrying ``extra`` computed columns."""
         return self.c.derived(self.c.render(b, extra=extra, distinct=False), b.vars.items(), "w")
+
+
+def _term_key(v: ir.Val) -> str:
+    """One text per computed term, NULL when it is unbound or an error (its kind is then
+    NULL): what ``COUNT(DISTINCT ...)`` of a computed value counts, terms being the same
+    when kind, datatype, language tag (without case) and lexical form are. The lexical
+    form comes last, so no two different terms give the same text."""
+    return (f"(CASE WHEN {v.kind} IS NULL THEN NULL ELSE CAST({v.kind} AS TEXT) || '|' || "
+            f"COALESCE(CAST({v.dt} AS TEXT), '') || '|' || COALESCE(lower({v.lang}), '') || '|' || {v.lex} END)")
 
 
 def _term_parts(v: ir.Val) -> list[str]:

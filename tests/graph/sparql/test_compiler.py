@@ -95,6 +95,9 @@ COMPILED = [
     # the compiler raised KeyError)
     "SELECT ?d (MAX(?n) AS ?m) (MIN(?n) AS ?l) WHERE { ?a :n ?n } GROUP BY ?d",
     "SELECT ?d ?a (MAX(?n) AS ?m) WHERE { ?a :n ?n } GROUP BY ?d ?a",
+    # COUNT of a computed value counts the rows where it is bound (it fell back to rdflib)
+    "SELECT ?a (COUNT(?v) AS ?n) WHERE { ?a :n ?x OPTIONAL { ?a :units ?u } BIND(CONCAT(?u, '!') AS ?v) } "
+    "GROUP BY ?a ORDER BY ?a",
     "SELECT ?x ?a WHERE { ?x :member+ ?a . ?a :when ?w . ?x :n ?n FILTER(?n > 0) }",
     "SELECT ?a ?n WHERE { ?a :n ?n FILTER(?n > 2) }",
     "SELECT ?a ?n WHERE { ?a :n ?n FILTER(?n >= 2 && ?n < 4.5) } ORDER BY DESC(?n) ?a",
@@ -172,6 +175,14 @@ SPEC = [
     ("SELECT ?x ?y WHERE { OPTIONAL { :nobody :p ?x } { OPTIONAL { :nobody :q ?y } } }", [{}]),
     ("SELECT ?x ?y WHERE { GRAPH :g1 { OPTIONAL { :nobody :p ?x } } GRAPH :g2 { OPTIONAL { :nobody :q ?y } } }",
      [{}]),
+    # STR of a blank node is an error, so nothing to count (rdflib gives the node's label);
+    # COUNT DISTINCT of a computed value counts terms (found by tests/graph/sparql/fuzz.py,
+    # seed 105, with GROUP_CONCAT(DISTINCT STR(?b)), where Oxigraph answered "1.0E0" for 1e0).
+    ("SELECT (COUNT(?s) AS ?n) WHERE { ?x :blank ?o BIND(STR(?o) AS ?s) }", [{"n": Literal(0)}]),
+    ("SELECT (COUNT(?s) AS ?n) (COUNT(DISTINCT ?s) AS ?d) WHERE { ?x :title ?t BIND(SUBSTR(?t, 1, 4) AS ?s) }",
+     [{"n": Literal(8), "d": Literal(2)}]),
+    # STR keeps the lexical form as written: "0.5|1e0"
+    ("SELECT (STRLEN(GROUP_CONCAT(STR(?r); separator='|')) AS ?n) WHERE { :b1 :ratio ?r }", [{"n": Literal(7)}]),
 ]
 
 
