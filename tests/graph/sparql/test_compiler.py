@@ -91,6 +91,11 @@ COMPILED = [
     # ... inside UNION branches too, and query blank nodes (found by the review of the fuzzer's fixes)
     "SELECT ?o WHERE { { :b1 (:member|:also) ?o } UNION { :nothing :p ?o } }",
     "SELECT ?s WHERE { { ?s :member [] } UNION { ?s :nothing ?o } }",
+    # ... and alternatives with an inverse arm, or the same arm twice: one solution per arm
+    # (found by tests/graph/sparql/fuzz.py, seed 300: the union graph's DISTINCT merged them)
+    "SELECT ?s WHERE { :c1 (^:member|^:also) ?s }",
+    "SELECT ?s ?o WHERE { ?s (^:also|:member) ?o }",
+    "SELECT ?o WHERE { :b1 (:member|:member)/:label ?o }",
     # MIN/MAX grouped by a variable the pattern never binds (found by tests/graph/sparql/fuzz.py:
     # the compiler raised KeyError)
     "SELECT ?d (MAX(?n) AS ?m) (MIN(?n) AS ?l) WHERE { ?a :n ?n } GROUP BY ?d",
