@@ -23,7 +23,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -41,6 +41,7 @@ from catalogue.graph.search_schema import (
     fill_huge,
     is_huge,
 )
+from catalogue.graph.written import WrittenGraph
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 
 from .normalise import fold
@@ -265,16 +266,17 @@ def _stale_run_ends(conn: Connection) -> set[int]:
     return {int(g) for g in rows.scalars()}
 
 
-def index_graphs(conn: Connection, graphs: Iterable[int]) -> set[int]:
+def index_graphs(conn: Connection, graphs: Iterable[int], written: Mapping[int, WrittenGraph] | None = None) -> set[int]:
     """Rewrite the index rows of ``graphs`` (term ids) in ``conn``'s transaction, which
     holds the write lock; return the graphs indexed (a graph whose reading failed is
-    left as it was, and stays queued)."""
+    left as it was, and stays queued). ``written``: graphs whose rows the writer still
+    holds (:mod:`catalogue.graph.written`), taken from there instead of read back."""
     gids = set(graphs)
     if not gids:
         return set()
     if _term_id(conn, HARVESTS_GRAPH) in gids:
         gids |= _stale_run_ends(conn)
-    records = summaries(conn, gids)
+    records = summaries(conn, gids, written)
     done = sorted(g for g, r in records.items() if not r.failed)
     if not done:
         return set()
@@ -313,12 +315,13 @@ def index_graphs(conn: Connection, graphs: Iterable[int]) -> set[int]:
     return set(done)
 
 
-def index_hook(conn: Connection, graphs: set[int], *, shared: bool = False) -> set[int]:
+def index_hook(conn: Connection, graphs: set[int], *, shared: bool = False,
+               written: Mapping[int, WrittenGraph] | None = None) -> set[int]:
     """The store's index hook (:class:`catalogue.graph.derived.IndexHook`): the graphs of
     the transaction and, while it holds the write lock alone anyway, up to
     :data:`QUEUE_PER_COMMIT` queued ones."""
     queued = [] if shared else queued_graphs(conn, QUEUE_PER_COMMIT)
-    done = index_graphs(conn, graphs | set(queued))
+    done = index_graphs(conn, graphs | set(queued), written)
     dequeue(conn, [g for g in queued if g in done])
     if len(done) >= ANALYZE_AFTER:
         analyze(conn)

@@ -23,14 +23,15 @@ import json
 import logging
 import re
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
-from catalogue.graph.terms import IRI, LITERAL, term_hash
+from catalogue.graph.terms import IRI, LITERAL, content, term_hash
+from catalogue.graph.written import WrittenGraph
 from catalogue.model.codecs import codec_name, inner_codec_names, normalise_codec_name
 from catalogue.model.datatypes import v3_vocabulary_name
 from catalogue.model.extents import Extent, Period
@@ -212,9 +213,11 @@ def _term_id(conn: Connection, iri: str) -> int | None:
     return int(row[0]) if row is not None and row[1] == iri else None
 
 
-def summaries(conn: Connection, gids: Iterable[int]) -> dict[int, GraphRecord]:
+def summaries(conn: Connection, gids: Iterable[int],
+              written: Mapping[int, WrittenGraph] | None = None) -> dict[int, GraphRecord]:
     """The :class:`GraphRecord` of each graph id (a graph that does not exist, or is not a
-    dataset, has ``summary=None``)."""
+    dataset, has ``summary=None``). The rows of the ``written`` graphs are taken from
+    there (what their writer wrote in this transaction) instead of read back."""
     ids = sorted(set(gids))
     out: dict[int, GraphRecord] = {}
     if not ids:
@@ -224,7 +227,7 @@ def summaries(conn: Connection, gids: Iterable[int]) -> dict[int, GraphRecord]:
     read = {i: n for n, i in found.items() if n in PREDICATES}
     for start in range(0, len(ids), BATCH):
         batch = ids[start:start + BATCH]
-        graphs = _read_batch(conn, batch, read)
+        graphs = _read_batch(conn, batch, read, written or {})
         counts = _triple_counts(conn, batch)
         runs = {gid: g.one("generated_by", gid) for gid, g in graphs.items() if g.name is not None}
         ended = _run_ends(conn, harvests, ended_id, [r.id for r in runs.values() if r is not None])
@@ -246,7 +249,8 @@ def summaries(conn: Connection, gids: Iterable[int]) -> dict[int, GraphRecord]:
     return out
 
 
-def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str]) -> dict[int, _Graph]:
+def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str],
+                written: Mapping[int, WrittenGraph]) -> dict[int, _Graph]:
     graphs: dict[int, _Graph] = {}
     names = text("SELECT id, kind, value FROM terms WHERE id IN :g").bindparams(bindparam("g", expanding=True))
     for gid, kind, value in conn.execute(names, {"g": gids}):
@@ -260,8 +264,20 @@ def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str]) -
     # batch of a 100,000-graph load, a third of a second each. Read through the driver's
     # own cursor: a graph of a thousand arrays is some 40,000 rows, and SQLAlchemy's
     # result rows cost more than the statement.
-    rows = _fetch_ids(conn, "SELECT g, s, p, o FROM quads WHERE g IN ({}) AND p IN ({})", gids, list(predicates))
-    terms = _terms(conn, {t for row in rows for t in (row[1], row[3])})
+    held = [gid for gid in gids if gid in written]
+    rest = [gid for gid in gids if gid not in written]
+    rows: list[tuple[Any, ...]] = []
+    terms: dict[int, Term] = {}
+    if rest:
+        rows = _fetch_ids(conn, "SELECT g, s, p, o FROM quads WHERE g IN ({}) AND p IN ({})", rest, list(predicates))
+        terms = _terms(conn, {t for row in rows for t in (row[1], row[3])})
+    for gid in held:  # as the writer wrote them: the same rows and terms, not read back
+        nodes = written[gid].nodes
+        kept = [(gid, s, p, o) for s, p, o in written[gid].rows if p in predicates]
+        for term_id in {t for row in kept for t in (row[1], row[3])} - terms.keys():
+            kind, value, datatype, _lang = content(nodes[term_id])
+            terms[term_id] = Term(term_id, kind, value, datatype)
+        rows += kept
     for g, subject, p, o in rows:
         graph = graphs.get(g)
         if graph is None or graph.name is None:

@@ -22,13 +22,14 @@ run's end time only matters to the dataset written in the same transaction).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
 from .schema import reindex_queue
+from .written import WrittenGraph
 
 __all__ = ["IndexHook", "dequeue", "queue_graphs", "queued_graphs"]
 
@@ -38,9 +39,12 @@ class IndexHook(Protocol):
     the transaction of ``conn``, which holds the write lock and has not committed);
     returns those it indexed.  The others are queued.  ``shared``: the transaction
     shares the write lock with writers of other graphs (``SQLStore.write_transaction``),
-    so it must touch no other graph's rows (it may not, say, work off the queue)."""
+    so it must touch no other graph's rows (it may not, say, work off the queue).
+    ``written``: of those graphs, the ones replaced whole and not touched since, with
+    what was written (:mod:`.written`), which the hook may take instead of reading it."""
 
-    def __call__(self, conn: Connection, graphs: set[int], *, shared: bool) -> set[int]: ...
+    def __call__(self, conn: Connection, graphs: set[int], *, shared: bool,
+                 written: Mapping[int, WrittenGraph]) -> set[int]: ...
 
 
 def queue_graphs(conn: Connection, gids: Iterable[int]) -> None:

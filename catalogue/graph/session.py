@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rdflib.term import Node
@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection
 
 from .dialect import Dialect
 from .dialect.sqlite import SQLITE
+from .written import WrittenGraph
 
 __all__ = ["THREAD_SESSIONS", "Rows", "Session", "register", "shared_session", "unregister"]
 
@@ -83,6 +84,7 @@ class Session:
         "tx_touched",
         "tx_touched_names",
         "tx_write_locked",
+        "tx_written",
         "tx_wrote_ids",
         "users",
     )
@@ -120,6 +122,9 @@ class Session:
         self.tx_touched: set[int] = set()
         self.tx_touched_names: set[Node] = set()
         self.tx_exempt: set[Node] = set()
+        # Graphs replaced whole in this transaction and not touched since: what was
+        # written, for the derived indexes (see catalogue.graph.written).
+        self.tx_written: dict[int, WrittenGraph] = {}
         # Streamed results not yet exhausted (see close_streams).
         self.streams: set[Rows] = set()
 
@@ -134,6 +139,19 @@ class Session:
         for rows in streams:
             rows.expire()
 
+    def touch(self, gids: Iterable[int]) -> None:
+        """Note graphs whose quads this transaction changed (by id): the derived indexes
+        are asked about them, and what :attr:`tx_written` held of them no longer holds."""
+        for gid in gids:
+            self.tx_touched.add(gid)
+            self.tx_written.pop(gid, None)
+
+    def touch_name(self, name: Node) -> None:
+        """:meth:`touch` for a graph known by name only (its id is looked up at commit)."""
+        self.tx_touched_names.add(name)
+        for gid in [gid for gid, written in self.tx_written.items() if written.name == name]:
+            del self.tx_written[gid]
+
     def end_transaction(self) -> None:
         """Forget what held for the transaction that ended (commit or rollback)."""
         # What this transaction learnt about stored terms, graphs and locks is only
@@ -147,6 +165,7 @@ class Session:
         self.tx_touched.clear()
         self.tx_touched_names.clear()
         self.tx_exempt.clear()
+        self.tx_written.clear()
         self.ns = None
         self.dt_fresh = False
 

@@ -83,6 +83,7 @@ from .search_schema import drop_search_indexes
 from .session import THREAD_SESSIONS, Rows, Session, register, shared_session, unregister
 from .spatial import drop_index as drop_spatial_index
 from .terms import decode, encode
+from .written import WrittenGraph
 
 __all__ = ["SQLStore"]
 
@@ -337,7 +338,7 @@ class SQLStore(Store):
             return
         done: set[int] = set()
         for hook in self.index_hooks:
-            done |= hook(conn, touched - done, shared=session.tx_shared)
+            done |= hook(conn, touched - done, shared=session.tx_shared, written=session.tx_written)
         queue_graphs(conn, touched - done)
 
     def exempt_from_index(self, graph: Any) -> None:
@@ -743,11 +744,11 @@ class SQLStore(Store):
         for batch in chunks(prepared(), BATCH_SIZE):
             self._add_quads(batch)
 
-    def _add_quads(self, batch: list[tuple[Node, Node, Node, Node]]) -> set[int]:
+    def _add_quads(self, batch: list[tuple[Node, Node, Node, Node]], sink: WrittenGraph | None = None) -> set[int]:
         """Store one batch of ``(s, p, o, graph name)`` under the write lock; return the
-        term ids used (:func:`.load.ids.add_quads`)."""
+        term ids used (:func:`.load.ids.add_quads`; ``sink`` keeps what was written)."""
         conn = self._begin_write()
-        return ids.add_quads(self._s, conn, batch)
+        return ids.add_quads(self._s, conn, batch, sink)
 
     def remove(
         self, triple: tuple[Node | None, Node | None, Node | None], context: Any = None
@@ -773,9 +774,9 @@ class SQLStore(Store):
         conn = self._begin_write()
         if gnode is not None:
             conn.execute(stmt, params)
-            self._s.tx_touched_names.add(gnode)
+            self._s.touch_name(gnode)
         else:  # the union: the graphs that lost a triple are known only now
-            self._s.tx_touched.update(conn.execute(stmt.returning(quads.c.g), params).scalars())
+            self._s.touch(conn.execute(stmt.returning(quads.c.g), params).scalars())
         if self.dispatcher.get_map() is not None:
             Store.remove(self, triple, context)
 
@@ -972,7 +973,7 @@ class SQLStore(Store):
         if gnode is None:
             # Memory-store semantics for "remove the union": all triples go, the
             # graphs stay registered.
-            self._s.tx_touched.update(conn.execute(select(graphs.c.id)).scalars())
+            self._s.touch(conn.execute(select(graphs.c.id)).scalars())
             conn.execute(delete(quads))
             self.gc()
             return
@@ -982,7 +983,7 @@ class SQLStore(Store):
         old_ids = graph_term_ids(conn, gid)
         conn.execute(delete(quads).where(quads.c.g == gid))
         conn.execute(delete(graphs).where(graphs.c.id == gid))
-        self._s.tx_touched.add(gid)
+        self._s.touch([gid])
         self._s.tx_graphs.discard(gid)
         old_ids.add(gid)
         self._gc_terms(conn, old_ids)
@@ -1003,12 +1004,17 @@ class SQLStore(Store):
             old_ids = graph_term_ids(conn, old_gid)
             conn.execute(delete(quads).where(quads.c.g == old_gid))
         gid = self._ensure_graph(graph_id)
-        self._s.tx_touched.add(gid)
+        self._s.touch([gid])
         used: set[int] = set()
+        # What is written is kept for the derived indexes (.written): they need not read
+        # it back, unless something else touches the graph before the commit.
+        written = WrittenGraph(graph_id)
         for batch in chunks(triples, BATCH_SIZE):
-            used |= self._add_quads([(s, p, o, graph_id) for s, p, o in batch])
+            used |= self._add_quads([(s, p, o, graph_id) for s, p, o in batch], written)
         if old_ids:
             self._gc_terms(conn, old_ids - used - {gid})
+        if not written.overflowed:
+            self._s.tx_written[gid] = written
         return int(
             conn.execute(
                 select(func.count()).select_from(quads).where(quads.c.g == gid)

@@ -47,6 +47,7 @@ __all__ = [
     "EncodedTerm",
     "TermCollisionError",
     "comparable_value",
+    "content",
     "decode",
     "encode",
     "is_zoned",
@@ -124,26 +125,28 @@ def term_hash(kind: int, value: str, datatype: str | None, lang: str | None) -> 
 term_id = term_hash
 
 
-def encode(term: Node) -> EncodedTerm:
-    """Encode an rdflib term as ``(hash, kind, value, datatype, lang)``.
+def content(term: Node) -> tuple[int, str, str | None, str | None]:
+    """An rdflib term as the store writes it: ``(kind, value, datatype IRI, lang)``.
 
     Raises :class:`TypeError` for anything that is not an IRI, blank node or literal
     (variables, quoted graphs, paths), which cannot be stored.
     """
     # URIRef first: it is by far the most common term type.
     if isinstance(term, URIRef):
-        value = str(term)
-        return term_hash(IRI, value, None, None), IRI, value, None, None
+        return IRI, str(term), None, None
     if isinstance(term, Literal):
-        value = str(term)
         dt = term.datatype
-        datatype = None if dt is None else str(dt)
-        lang = term.language
-        return term_hash(LITERAL, value, datatype, lang), LITERAL, value, datatype, lang
+        return LITERAL, str(term), None if dt is None else str(dt), term.language
     if isinstance(term, BNode):
-        value = str(term)
-        return term_hash(BLANK, value, None, None), BLANK, value, None, None
+        return BLANK, str(term), None, None
     raise TypeError(f"cannot store {type(term).__name__} {term!r} as an RDF term")
+
+
+def encode(term: Node) -> EncodedTerm:
+    """Encode an rdflib term as ``(hash, kind, value, datatype, lang)`` (:func:`content`
+    and its :func:`term_hash`); :class:`TypeError` for what cannot be stored."""
+    kind, value, datatype, lang = content(term)
+    return term_hash(kind, value, datatype, lang), kind, value, datatype, lang
 
 
 def decode(kind: int, value: str, datatype: str | None, lang: str | None) -> Node:

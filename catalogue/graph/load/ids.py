@@ -27,6 +27,7 @@ from ..schema import datatypes
 from ..session import Session
 from ..spatial import index_literals, is_wkt
 from ..terms import BLANK, LITERAL, TermCollisionError, comparable_value, encode, same_content
+from ..written import WrittenGraph
 
 __all__ = [
     "SELECT_DATATYPES",
@@ -196,11 +197,13 @@ class _Slots(dict[Node, int]):
 
 
 def add_quads(
-    session: Session, conn: Connection, batch: list[tuple[Node, Node, Node, Node]]
+    session: Session, conn: Connection, batch: list[tuple[Node, Node, Node, Node]],
+    sink: WrittenGraph | None = None,
 ) -> set[int]:
     """Store one batch of ``(s, p, o, graph name)``; return the term ids used.
 
-    ``conn`` holds the write lock (``SQLStore._begin_write``).
+    ``conn`` holds the write lock (``SQLStore._begin_write``). ``sink`` keeps the rows and
+    their nodes (``SQLStore.replace_graph``, for the derived indexes: :mod:`..written`).
 
     One pass gives every distinct node of the batch a slot (one dictionary lookup
     per node, rdflib's ``__eq__`` being the expensive part); the quads are kept as
@@ -219,7 +222,9 @@ def add_quads(
     # rows, against 19 ms from a set's order).
     rows = list(dict.fromkeys([(ids[g], ids[s], ids[p], ids[o]) for g, s, p, o in local_rows]))
     written = {row[0] for row in rows}
-    session.tx_touched |= written
+    session.touch(written)
+    if sink is not None:
+        sink.take(rows, ids, nodes)
     graph_ids = written - session.tx_graphs
     if graph_ids:
         session.dialect.insert_graphs(conn, list(graph_ids))

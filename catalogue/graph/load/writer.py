@@ -533,7 +533,7 @@ class Writer:
             np.any(rows[1:] != rows[:-1], axis=1, out=keep[1:])
             rows = rows[keep]
         written = np.unique(rows[:, 0]).tolist()
-        self.session.tx_touched.update(written)  # derived indexes: catalogue.graph.derived
+        self.session.touch(written)  # derived indexes: catalogue.graph.derived
         graphs = [g for g in written if g not in self._graphs]
         if self.sqlite:
             if graphs:

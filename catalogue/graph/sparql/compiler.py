@@ -1093,7 +1093,7 @@ def _carry_joined_terms(block: Block, project: list[Variable] | None) -> None:
     filter it and once, after the DISTINCT over the union of graphs, to print it. Only
     for the query's own output (``top``): a block joined to others needs the ids."""
     for var, ref in list(block.vars.items()):
-        if ref.id is None or (project is not None and var not in project):
+        if ref.id is None or not isinstance(var, Variable) or (project is not None and var not in project):
             continue
         alias = block.term_joins.get(ref.id)
         if alias is not None:
