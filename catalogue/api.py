@@ -209,7 +209,7 @@ class Catalogue:
                                on_result=on_result, jobs=jobs, overall=overall,
                                open_records=functools.partial(_worker_records, self.url), **options)
 
-    def harvests(self, limit: int | None = 20, *, source: str | None = None) -> list[dict[str, Any]]:
+    def harvests(self, limit: int | None = 20, *, source: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
         """The most recent harvest runs, newest first (from the PROV records), of every
         source or of one.
 
@@ -217,7 +217,7 @@ class Catalogue:
         holding its source's lock is alive, and ``interrupted`` once it is gone (killed,
         crashed, its machine rebooted): ``host`` and ``pid`` say which process it was.
         """
-        return self._records.listing(limit, source=source)
+        return self._records.listing(limit, source=None if source is None else _text(source))
 
     def harvest_status(self, limit: int | None = None, *, failing: bool = False) -> list[SourceStatus]:
         """Every harvested source's latest outcome, times and error, the sources failing for

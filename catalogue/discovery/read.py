@@ -426,7 +426,7 @@ def _summary(gid: int, g: _Graph, run_end: Term | None) -> DatasetSummary | None
         valid=all(flags) if flags else None,
         groups=len(g.typed(_GROUP)),
         arrays=len(variables),
-        variables=sorted(variables, key=lambda v: v.path),
+        variables=sorted(variables, key=lambda v: (v.path, v.iri)),  # the same order, however read
         rules=sorted(rules),
         extent=_extent(g, gid),
         axis_types=sorted(axes["axis_types"]), axis_units=sorted(axes["axis_units"]),

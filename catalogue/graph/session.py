@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from .dialect import Dialect
 from .dialect.sqlite import SQLITE
-from .written import WrittenGraph
+from .written import MAX_WRITTEN_ROWS, WrittenGraph
 
 __all__ = ["THREAD_SESSIONS", "Rows", "Session", "register", "shared_session", "unregister"]
 
@@ -138,6 +138,14 @@ class Session:
         streams, self.streams = self.streams, set()
         for rows in streams:
             rows.expire()
+
+    def keep_written(self, gid: int, written: WrittenGraph) -> None:
+        """Keep what replaced graph ``gid`` (:mod:`.written`), unless it overflowed or the
+        transaction already keeps :data:`.written.MAX_WRITTEN_ROWS` rows of other graphs."""
+        self.tx_written.pop(gid, None)
+        held = sum(len(w.rows) for w in self.tx_written.values())
+        if not written.overflowed and held + len(written.rows) <= MAX_WRITTEN_ROWS:
+            self.tx_written[gid] = written
 
     def touch(self, gids: Iterable[int]) -> None:
         """Note graphs whose quads this transaction changed (by id): the derived indexes

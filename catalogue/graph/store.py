@@ -1013,8 +1013,7 @@ class SQLStore(Store):
             used |= self._add_quads([(s, p, o, graph_id) for s, p, o in batch], written)
         if old_ids:
             self._gc_terms(conn, old_ids - used - {gid})
-        if not written.overflowed:
-            self._s.tx_written[gid] = written
+        self._s.keep_written(gid, written)
         return int(
             conn.execute(
                 select(func.count()).select_from(quads).where(quads.c.g == gid)

@@ -19,8 +19,8 @@ from rdflib.term import Node
 
 __all__ = ["MAX_WRITTEN_ROWS", "WrittenGraph"]
 
-#: Rows kept per graph at most: a larger graph is read back by the hooks (memory stays
-#: bounded by the batch, as for any write).
+#: Rows kept per transaction at most (all its graphs together): a larger graph is read
+#: back by the hooks, so memory stays bounded as for any write.
 MAX_WRITTEN_ROWS: Final = 500_000
 
 

@@ -63,3 +63,26 @@ def test_rows_are_kept_only_while_nothing_else_touches_the_graph(sqlite_url):
         assert kept() == set()
     finally:
         store.close()
+
+
+def test_a_transaction_keeps_a_bounded_number_of_rows(sqlite_url, monkeypatch):
+    """Graphs past the bound are read back by the index, as they would be without this."""
+    import catalogue.graph.session as session
+    import catalogue.graph.written as written
+
+    monkeypatch.setattr(session, "MAX_WRITTEN_ROWS", 3)
+    monkeypatch.setattr(written, "MAX_WRITTEN_ROWS", 3)
+    store = SQLStore(sqlite_url)
+    try:
+        triples = [(EX.a, EX.p, Literal(1)), (EX.a, EX.q, EX.b)]
+        store.replace_graph(EX.g1, triples)
+        store.replace_graph(EX.g2, triples)  # 2 + 2 rows: past the bound
+        store.replace_graph(EX.g3, [*triples, (EX.a, EX.r, EX.c), (EX.a, EX.s, EX.d)])  # 4 alone
+        gid = store.lookup_term_ids([EX.g1, EX.g2, EX.g3])
+        assert set(store._s.tx_written) == {gid[EX.g1]}
+        assert not store._s.tx_written[gid[EX.g1]].overflowed
+        store.replace_graph(EX.g1, triples)  # replaced again: kept again, not counted twice
+        assert set(store._s.tx_written) == {gid[EX.g1]}
+        store.rollback()
+    finally:
+        store.close()
