@@ -78,6 +78,7 @@ class FunctionsMixin:
 
         def value(self, expr: Any) -> Val: ...
         def condition(self, expr: Any) -> str: ...
+        def _regex_test(self, lex: str, pat: str, flags: str) -> str: ...
 
     # ------------------------------------------------------------------ helpers
 
@@ -385,7 +386,7 @@ class FunctionsMixin:
     def _e_Builtin_STRLANG(self, e: CompValue) -> Compiled:
         v, tag = self.value(e.arg1), e.arg2
         if not isinstance(tag, Literal) or tag.datatype is not None or tag.language:
-            raise Unsupported("STRLANG with a language tag that is not a constant")
+            return self._strlang_of_value(v, self.value(tag))
         if not _LANG_TAG.fullmatch(str(tag)):
             return ("val", ERROR)
         ok = self._simple_literal(v)
@@ -396,6 +397,20 @@ class FunctionsMixin:
             kind=f"(CASE WHEN {ok} THEN {LITERAL_KIND} END)", lex=f"(CASE WHEN {ok} THEN {v.lex} END)",
             dt="NULL", lang=f"(CASE WHEN {ok} THEN {lang} END)", num="NULL", skind=LITERAL_KIND,
             slang=str(tag), static_dt_known=True,
+        ))
+
+    def _strlang_of_value(self, v: Val, tag: Val) -> Compiled:
+        """STRLANG whose tag is computed (``LANG(?l)``, a variable): both arguments simple
+        literals, the tag a well-formed language tag (checked per row, as the constant's
+        is once), else an error; the result's tag known only at run time."""
+        ok, tag_ok = self._simple_literal(v), self._simple_literal(tag)
+        if ok is None or tag_ok is None:
+            return ("val", ERROR)
+        well_formed = self._regex_test(tag.lex, f"^{_LANG_TAG.pattern}$", "")
+        cond = f"({ok} AND {tag_ok} AND {well_formed})"
+        return ("val", Val(
+            kind=f"(CASE WHEN {cond} THEN {LITERAL_KIND} END)", lex=f"(CASE WHEN {cond} THEN {v.lex} END)",
+            dt="NULL", lang=f"(CASE WHEN {cond} THEN {tag.lex} END)", num="NULL",
         ))
 
     def _e_Builtin_IRI(self, e: CompValue) -> Compiled:

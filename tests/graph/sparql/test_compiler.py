@@ -107,6 +107,9 @@ COMPILED = [
     # COUNT of a computed value counts the rows where it is bound (it fell back to rdflib)
     "SELECT ?a (COUNT(?v) AS ?n) WHERE { ?a :n ?x OPTIONAL { ?a :units ?u } BIND(CONCAT(?u, '!') AS ?v) } "
     "GROUP BY ?a ORDER BY ?a",
+    # STRLANG with a computed tag (fell back to rdflib)
+    "SELECT ?v WHERE { :c1 :label ?l BIND(STRLANG(STR(?l), LANG(?l)) AS ?v) }",
+    "SELECT ?v (LANG(?v) AS ?g) WHERE { :c1 :label ?l BIND(STRLANG('x', LANG(?l)) AS ?v) } ORDER BY ?g",
     "SELECT ?x ?a WHERE { ?x :member+ ?a . ?a :when ?w . ?x :n ?n FILTER(?n > 0) }",
     "SELECT ?a ?n WHERE { ?a :n ?n FILTER(?n > 2) }",
     "SELECT ?a ?n WHERE { ?a :n ?n FILTER(?n >= 2 && ?n < 4.5) } ORDER BY DESC(?n) ?a",
@@ -194,6 +197,11 @@ SPEC = [
     ("SELECT (COUNT(DISTINCT ?v) AS ?d) WHERE { :c1 :label ?l BIND(SUBSTR(?l, 1) AS ?v) }", [{"d": Literal(2)}]),
     ("SELECT (COUNT(DISTINCT ?v) AS ?d) WHERE { ?a :n ?n BIND(IF(?n > 3, '1', ?n - ?n + 1) AS ?v) }",
      [{"d": Literal(2)}]),
+    # STRLANG with a computed tag: tags compare without case; a text that is no language
+    # tag is an error (rdflib raises ValueError from Literal)
+    ("SELECT (COUNT(DISTINCT ?v) AS ?d) (COUNT(?v) AS ?n) WHERE { ?x :label ?t "
+     "BIND(STRLANG(STR(?t), IF(LANG(?t) = 'en', 'EN', 'en')) AS ?v) }", [{"d": Literal(1), "n": Literal(2)}]),
+    ("SELECT (COUNT(?v) AS ?n) WHERE { ?a :title ?t BIND(STRLANG('x', STR(?t)) AS ?v) }", [{"n": Literal(0)}]),
     # STR keeps the lexical form as written: "0.5|1e0"
     ("SELECT (STRLEN(GROUP_CONCAT(STR(?r); separator='|')) AS ?n) WHERE { :b1 :ratio ?r }", [{"n": Literal(7)}]),
 ]
