@@ -92,21 +92,18 @@ class _Inputs:
     statistics: JoinStatistics | None
 
 
-def _optional_sees_outer(part: CompValue, bound: Iterable[Variable]) -> bool:
-    """Whether an OPTIONAL below ``part`` mentions a variable bound outside ``part`` (rdflib
-    evaluating a lazy join, one solution of its left side at a time) that the OPTIONAL's
-    own left side does not bind. Put in as a constant, such a variable turns a left row
-    whose optional part matches with another value into a row without it (SPARQL joins
-    the group's solutions, made without the outer value, and that row then does not
-    join): ``?s :p ?a { ?b :q ?c OPTIONAL { ?a :r ?b } }``. rdflib's own OPTIONAL checks
-    a row without a match again without the outer values; the part is left to it."""
-    outer = set(bound)
-    for node in iter_parts(part):
-        if node.name == "LeftJoin":
-            left = getattr(node.p1, "_vars", None) or set()
-            if (_mentioned(node.p2) | _mentioned(node.expr)) & outer - left:
-                return True
-    return False
+def _optionals(part: CompValue) -> tuple[tuple[frozenset[Variable], frozenset[Variable]], ...]:
+    """For each OPTIONAL below ``part``: the variables its left side may bind, and those
+    its right side and filter mention. An outer variable (rdflib evaluating a lazy join,
+    one solution of its left side at a time) that the right side mentions and the left
+    side does not bind must not be put in as a constant: a left row whose optional part
+    matches with another value would come back without it (SPARQL joins the group's
+    solutions, made without the outer value, and that row then does not join):
+    ``?s :p ?a { ?b :q ?c OPTIONAL { ?a :r ?b } }``. rdflib's own OPTIONAL checks a row
+    without a match again without the outer values; such parts are left to it."""
+    return tuple(
+        (frozenset(getattr(node.p1, "_vars", None) or ()), frozenset(_mentioned(node.p2) | _mentioned(node.expr)))
+        for node in iter_parts(part) if node.name == "LeftJoin")
 
 
 def _mentioned(part: Any) -> set[Variable]:
@@ -126,12 +123,13 @@ def _inputs(store: QuadSource, ctx: QueryContext, part: CompValue) -> _Inputs:
     """:func:`compile_part`'s first half: what to look up (raises Unsupported)."""
     graph = ctx.graph
     bindings = {k: v for k, v in ctx.solution().items() if isinstance(k, Variable)}
-    if bindings and any(p.name in ("Project", "AggregateJoin") for p in iter_parts(part.get("p"))):
+    facts = _facts(part)
+    if bindings and facts.sub_select:
         # rdflib pushes outer bindings into sub-selects; keep its semantics there.
         raise Unsupported("sub-select evaluated under outer bindings")
-    if bindings and _optional_sees_outer(part, bindings.keys()):
+    if bindings and any(right & bindings.keys() - left for left, right in facts.optionals):
         raise Unsupported("OPTIONAL over a variable bound outside the group")
-    constants = _constants(part) | {v for v in bindings.values() if isinstance(v, URIRef | Literal | BNode)}
+    constants = facts.constants | {v for v in bindings.values() if isinstance(v, URIRef | Literal | BNode)}
     if isinstance(graph, ConjunctiveGraph):
         default_name = _default_graph(graph).identifier
         union = graph.default_union
@@ -325,20 +323,35 @@ def _sqlite_cursor_of(conn: Any, sql: str) -> Iterator[Any]:
             cursor.close()
 
 
-_CONSTANTS: OrderedDict[int, tuple[Any, frozenset[Node]]] = OrderedDict()
+@dataclass(frozen=True)
+class _PartFacts:
+    """What :func:`_inputs` needs of a part's algebra, whatever the outer bindings."""
+
+    constants: frozenset[Node]
+    #: A sub-select below the part.
+    sub_select: bool
+    #: :func:`_optionals` of the part.
+    optionals: tuple[tuple[frozenset[Variable], frozenset[Variable]], ...]
 
 
-def _constants(part: CompValue) -> frozenset[Node]:
-    """The constants of a part, remembered per part (parsed queries are cached, so the
-    same algebra objects come back; the part is kept referenced so its id stays its)."""
-    hit = _CONSTANTS.get(id(part))
+_FACTS: OrderedDict[int, tuple[Any, _PartFacts]] = OrderedDict()
+
+
+def _facts(part: CompValue) -> _PartFacts:
+    """The facts of a part, remembered per part (parsed queries are cached, so the same
+    algebra objects come back, and rdflib evaluates a lazily joined part once per outer
+    solution: walking it each time cost 50 us a row; the part is kept referenced so its
+    id stays its)."""
+    hit = _FACTS.get(id(part))
     if hit is not None and hit[0] is part:
-        _CONSTANTS.move_to_end(id(part))
+        _FACTS.move_to_end(id(part))
         return hit[1]
-    found = frozenset(Compiler.constants(part))
-    _CONSTANTS[id(part)] = (part, found)
-    if len(_CONSTANTS) > 1024:
-        _CONSTANTS.popitem(last=False)
+    found = _PartFacts(frozenset(Compiler.constants(part)),
+                       any(p.name in ("Project", "AggregateJoin") for p in iter_parts(part.get("p"))),
+                       _optionals(part))
+    _FACTS[id(part)] = (part, found)
+    if len(_FACTS) > 1024:
+        _FACTS.popitem(last=False)
     return found
 
 
