@@ -273,7 +273,7 @@ def _read_batch(conn: Connection, gids: list[int], predicates: dict[int, str],
         terms = _terms(conn, {t for row in rows for t in (row[1], row[3])})
     for gid in held:  # as the writer wrote them: the same rows and terms, not read back
         nodes = written[gid].nodes
-        kept = [(gid, s, p, o) for s, p, o in written[gid].rows if p in predicates]
+        kept = [row for row in written[gid].rows if row[2] in predicates]
         for term_id in {t for row in kept for t in (row[1], row[3])} - terms.keys():
             kind, value, datatype, _lang = content(nodes[term_id])
             terms[term_id] = Term(term_id, kind, value, datatype)

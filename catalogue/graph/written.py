@@ -26,11 +26,11 @@ MAX_WRITTEN_ROWS: Final = 500_000
 
 @dataclass
 class WrittenGraph:
-    """The rows of one graph as ``(s, p, o)`` term ids (each once, in the order written)
-    and the node of every id they use."""
+    """The rows of one graph as ``(g, s, p, o)`` term ids, as the quads table holds them
+    (each once, in the order written), and the node of every id they use."""
 
     name: Node
-    rows: dict[tuple[int, int, int], None] = field(default_factory=dict)
+    rows: dict[tuple[int, int, int, int], None] = field(default_factory=dict)
     nodes: dict[int, Node] = field(default_factory=dict)
     #: More rows than :data:`MAX_WRITTEN_ROWS`: nothing kept, the hooks read the graph.
     overflowed: bool = False
@@ -44,5 +44,5 @@ class WrittenGraph:
             self.rows.clear()
             self.nodes.clear()
             return
-        self.rows.update(dict.fromkeys([(s, p, o) for _g, s, p, o in rows]))
+        self.rows.update(dict.fromkeys(rows))
         self.nodes.update(zip(ids, nodes, strict=True))

@@ -999,14 +999,7 @@ class Compiler:
             alias = self.names.alias("t")
             b.term_joins[ref.id] = alias
             b.add_item(f"terms {alias}", f"{alias}.id = {ref.id}", left=ref.nullable)
-        return Val(
-            kind=f"{alias}.kind",
-            lex=f"{alias}.value",
-            dt=f"{alias}.datatype",
-            lang=f"{alias}.lang",
-            num=f"{alias}.num",
-            id=ref.id,
-        )
+        return _joined_term(alias, ref.id)
 
     def expression_value(self, b: Block, expr: Any) -> Val:
         """The value of ``expr`` over ``b``'s solutions (an aggregate's argument)."""
@@ -1097,9 +1090,13 @@ def _carry_joined_terms(block: Block, project: list[Variable] | None) -> None:
             continue
         alias = block.term_joins.get(ref.id)
         if alias is not None:
-            block.vars[var] = VarRef(id=None, nullable=ref.nullable, val=Val(
-                kind=f"{alias}.kind", lex=f"{alias}.value", dt=f"{alias}.datatype", lang=f"{alias}.lang",
-                num=f"{alias}.num", id=ref.id))
+            block.vars[var] = VarRef(id=None, nullable=ref.nullable, val=_joined_term(alias, ref.id))
+
+
+def _joined_term(alias: str, term_id: str) -> Val:
+    """The value of the term whose ``terms`` row is joined as ``alias`` (its id ``term_id``)."""
+    return Val(kind=f"{alias}.kind", lex=f"{alias}.value", dt=f"{alias}.datatype", lang=f"{alias}.lang",
+               num=f"{alias}.num", id=term_id)
 
 
 def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:

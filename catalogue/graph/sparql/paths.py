@@ -83,6 +83,7 @@ class PathCompiler:
         after the items before it, which SQLite then keeps outside it)."""
         start, end = self.end(s), self.end(o)
         seeded = self.seeded_from(s, path, o, simple) if scope.mode != "var" else None
+        numbered = seeded is None and scope.mode == "union" and isinstance(path, AlternativePath)
         if seeded == "s":
             s_seeds = self._seeds(s, simple, scope)
             sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
@@ -91,18 +92,8 @@ class PathCompiler:
         elif seeded == "o":
             inner = self._closure_sql(InvPath(path.path), path.mod, scope, self._seeds(o, simple, scope))
             sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
-        elif isinstance(path, AlternativePath) and scope.mode == "union":
-            # One solution per arm that matches (SPARQL's translation of ``a|b`` is a union),
-            # and per intermediate node of a sequence arm: each arm's rows are already free
-            # of copies from several graphs, so each row is numbered (a hidden variable of
-            # the block) and the block's DISTINCT over the union of graphs merges only the
-            # copies of its other patterns (``?a (^:p|:q) :s`` over ``:s :p :s . :s :q :s``
-            # is two solutions; found by tests/graph/sparql/fuzz.py, seed 300).
-            n = len(path.args)
-            sql = "\nUNION ALL\n".join(
-                f"SELECT s, o, ROW_NUMBER() OVER () * {n} + {i} AS k FROM (\n{self._path_sql(arm, scope, start, end)}"
-                f"\n) AS {self.c.names.alias('al')}"
-                for i, arm in enumerate(path.args))
+        elif numbered:
+            sql = self._numbered_arms(path, scope, start, end)
         else:
             sql = self._path_sql(path, scope, start, end)
         alias = self.c.names.alias("pp")
@@ -115,10 +106,24 @@ class PathCompiler:
             b.add_item(f"(\n{sql}\n) AS {alias}")
         for col, term in ((f"{alias}.s", s), (f"{alias}.o", o)):
             self.c.bind(b, col, term)
-        if isinstance(path, AlternativePath) and scope.mode == "union" and seeded is None:
+        if numbered:
             self.c.bind(b, f"{alias}.k", BNode(self.c.names.alias("_arm")))
         if scope.mode == "var":
             self.c.bind_graph(b, f"{alias}.g", scope)
+
+    def _numbered_arms(self, path: AlternativePath, scope: GraphScope, start: int | None, end: int | None) -> str:
+        """An alternative over the union of graphs, each row numbered (column ``k``, bound to
+        a hidden variable of the block): one solution per arm that matches (SPARQL's
+        translation of ``a|b`` is a union) and per intermediate node of a sequence arm.
+        Each arm's rows are already free of copies from several graphs, so the block's
+        DISTINCT over the union of graphs then merges only the copies of its other
+        patterns (``?a (^:p|:q) :s`` over ``:s :p :s . :s :q :s`` is two solutions; found
+        by tests/graph/sparql/fuzz.py, seed 300)."""
+        n = len(path.args)
+        return "\nUNION ALL\n".join(
+            f"SELECT s, o, ROW_NUMBER() OVER () * {n} + {i} AS k FROM (\n{self._path_sql(arm, scope, start, end)}"
+            f"\n) AS {self.c.names.alias('al')}"
+            for i, arm in enumerate(path.args))
 
     def seeded_from(self, s: Any, path: Any, o: Any, simple: list[tuple[Any, Any, Any]]) -> str | None:
         """Which end (``"s"``, ``"o"``) a closure from a variable start is seeded from:
@@ -378,12 +383,13 @@ class PathCompiler:
             if o_val is not None:
                 conds.append(f"{q}.{o_col} = {o_val}")
             where = (" AND ".join(conds) or "TRUE") + self._graph_cond(q, scope)
-            # One row per matching triple (two predicates between the same nodes are two
-            # solutions): the union of graphs' DISTINCT keeps the predicate, then drops it.
-            triples = (f"SELECT {d}{q}.{s_col} AS s, {q}.p AS p, {q}.{o_col} AS o{self._g(q, scope)} "
-                       f"FROM quads {q} WHERE {where}")
-            parts.append(f"SELECT s, o{', g' if scope.mode == 'var' else ''} FROM (\n{triples}\n) AS "
-                         f"{self.c.names.alias('np')}")
+            if d:
+                # One row per matching triple (two predicates between the same nodes are two
+                # solutions): the union of graphs' DISTINCT keeps the predicate, then drops it.
+                parts.append(f"SELECT s, o FROM (\nSELECT {d}{q}.{s_col} AS s, {q}.p AS p, {q}.{o_col} AS o "
+                             f"FROM quads {q} WHERE {where}\n) AS {self.c.names.alias('np')}")
+            else:
+                parts.append(f"SELECT {q}.{s_col} AS s, {q}.{o_col} AS o{self._g(q, scope)} FROM quads {q} WHERE {where}")
         return "\nUNION ALL\n".join(parts)
 
     def _closure_sql(self, step: Any, mod: str, scope: GraphScope, seeds: str | None) -> str:
