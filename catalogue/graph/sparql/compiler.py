@@ -113,6 +113,19 @@ ALGEBRA = frozenset(
 )
 
 
+def _connected_order(triples: list[tuple[Any, Any, Any]], bound: set[Any]) -> list[tuple[Any, Any, Any]]:
+    """``triples`` in an order where each shares a variable with ``bound`` or with one
+    before it where any does (as written otherwise): every pattern after a leading
+    closure is then probed from nodes already found."""
+    left, ordered, reached = list(triples), [], set(bound)
+    while left:
+        t = next((t for t in left if reached & set(t)), left[0])
+        left.remove(t)
+        ordered.append(t)
+        reached |= {x for x in t if isinstance(x, Variable | BNode)}
+    return ordered
+
+
 def _predicate_set(path: Any) -> list[URIRef] | None:
     """The IRIs of a negated property set of forward IRIs (``!(p1|p2)``) or of an
     alternative of distinct plain IRIs (``p1|p2``); None for any other path."""
@@ -425,18 +438,14 @@ class Compiler:
             complex_ = []
         elif hinge is not None:
             # SQLite: a closure walked backwards from its object's patterns, whose subject
-            # other patterns bind, is joined right after those subject patterns, and the
-            # object's patterns after it, in this order (CROSS JOIN): left to itself,
-            # SQLite joined both ends' patterns first and probed the closure for every
-            # pair of their nodes (2,000 datasets x 4,000 arrays with a standard name).
-            closure, before = hinge
-            for triple in before:
-                graph_bound = self._add_pattern(b, triple, scope, graph_bound, set())
-            self.paths.pattern(b, *closure, scope, simple, cross=True)
-            complex_.remove(closure)
-            for triple in simple:
-                if triple not in before:
-                    graph_bound = self._add_pattern(b, triple, scope, graph_bound, set(), cross=True)
+            # other patterns bind, comes first and every plain pattern is then looked up
+            # from the nodes bound before it (see :meth:`_hinge`).
+            self.paths.pattern(b, *hinge, scope, simple)
+            complex_.remove(hinge)
+            bound = {x for x in (hinge[0], hinge[2]) if isinstance(x, Variable | BNode)}
+            for triple in _connected_order(simple, bound):
+                graph_bound = self._add_pattern(b, triple, scope, graph_bound, bound & set(triple), probe=True)
+                bound |= {x for x in triple if isinstance(x, Variable | BNode)}
         else:
             for triple in simple:
                 ranged = leading & set(triple)
@@ -465,15 +474,26 @@ class Compiler:
 
     def _hinge(
         self, complex_: list[tuple[Any, Any, Any]], simple: list[tuple[Any, Any, Any]], scope: GraphScope
-    ) -> tuple[tuple[Any, Any, Any], list[tuple[Any, Any, Any]]] | None:
+    ) -> tuple[Any, Any, Any] | None:
         """SQLite: the first closure between two variables walked backwards from its
         object's patterns (the more constrained end:
         :meth:`.paths.PathCompiler.seeded_from`) while other plain patterns bind its
-        subject; and those subject patterns (:meth:`_p_BGP` joins them first, then the
-        closure, then the rest). Measured at scale 10: benchmark query 13 (datasets
-        above arrays with a standard name) 1.4 s -> 0.035 s. Closures seeded from their
-        subject are left to SQLite's planner: putting either end first made query 14
-        (``?dims rdf:rest*/rdf:first "time"`` under selective arrays) 2.5 to 6 times slower."""
+        subject. :meth:`_p_BGP` joins it first and every plain pattern after it, each
+        looked up in an index from the nodes bound before it (:meth:`_add_pattern`'s
+        ``probe``): the closure is computed whole in any order, so a few index probes
+        per closure row is what it costs. Left to itself, SQLite joined both ends'
+        patterns first and probed the closure for every pair of their nodes (benchmark
+        query 13, datasets above arrays with a standard name: 1.4 s at scale 10); with
+        the subject's patterns first it scanned the closure once per dataset where it
+        built no automatic index on it (41 ms at scale 1, 212 x 1,097 rows); with plain
+        equalities on the constants after the closure it built a Bloom filter of each
+        pattern by scanning the whole table. Closures seeded from their subject are
+        left to SQLite's planner: putting either end first made query 14
+        (``?dims rdf:rest*/rdf:first "time"`` under selective arrays) 2.5 to 6 times slower.
+
+        PostgreSQL keeps its own plan: with the closure first its estimate of the
+        recursive CTE (25 million rows for 9,794 at scale 10) made it merge-join the
+        results with every term (1.6 s against 0.05 s for query 13)."""
         if self.dialect.is_pg or scope.mode == "var":
             return None
         for t in complex_:
@@ -482,7 +502,7 @@ class Compiler:
                 continue
             first = self.paths.component(s, simple)
             if first and not set(first) & set(self.paths.component(o, simple)):
-                return t, first
+                return t
         return None
 
     def _add_pattern(
@@ -493,22 +513,32 @@ class Compiler:
         graph_bound: bool,
         ranged: set[Any],
         *,
-        cross: bool = False,
+        probe: bool = False,
     ) -> bool:
         """One triple pattern as a ``quads`` alias; with ``ranged`` variables it is
-        CROSS JOINed and probed by one-value ranges, with ``cross`` CROSS JOINed
-        (see :meth:`_p_BGP`)."""
+        CROSS JOINed and probed by one-value ranges. With ``probe`` it is CROSS JOINed
+        and its variables bound before it are plain equalities, while its constants are
+        written as depending on one of them (``q.p = 5 + 0 * pp.s``): an equality on a
+        constant alone marks the pattern as culling its own rows, and SQLite then built a
+        Bloom filter of it by scanning the whole table (see :meth:`_hinge`)."""
         q = self.names.alias("q")
-        if ranged or (cross and b.items):
+        refs = {term: b.vars.get(term) for term in ranged}
+        anchor = next((ref.id for ref in refs.values() if ref is not None and ref.is_id), None) if probe else None
+        if ranged or (probe and b.items):
             b.items.append(("CROSS JOIN", f"quads {q}", None))
         else:
             b.add_item(f"quads {q}")
         for col, term in zip(("s", "p", "o"), triple, strict=True):
-            ref = b.vars.get(term) if term in ranged else None
-            if ref is not None and ref.is_id:
+            ref = refs.get(term)
+            if anchor is not None and not isinstance(term, Variable | BNode):
+                b.where.append(f"{q}.{col} = {self.id_sql(term)} + 0 * {anchor}")
+            elif not probe and ref is not None and ref.is_id:
                 b.where.append(f"{q}.{col} BETWEEN {ref.id} AND {ref.id}")
             else:
                 self.bind(b, f"{q}.{col}", term)
+        if anchor is not None and scope.mode == "const":
+            b.where.append(f"{q}.g = {scope.gid} + 0 * {anchor}")
+            return graph_bound
         return self.bind_graph(b, f"{q}.g", scope, graph_bound)
 
     def bind(self, b: Block, col: str, term: Any) -> None:

@@ -76,11 +76,8 @@ class PathCompiler:
         o: Any,
         scope: GraphScope,
         simple: list[tuple[Any, Any, Any]],
-        *,
-        cross: bool = False,
     ) -> None:
-        """The path pattern ``s path o`` as an item of ``b`` (``cross``: CROSS JOINed
-        after the items before it, which SQLite then keeps outside it)."""
+        """The path pattern ``s path o`` as an item of ``b``."""
         start, end = self.end(s), self.end(o)
         seeded = self.seeded_from(s, path, o, simple) if scope.mode != "var" else None
         numbered = seeded is None and scope.mode == "union" and isinstance(path, AlternativePath)
@@ -97,13 +94,7 @@ class PathCompiler:
         else:
             sql = self._path_sql(path, scope, start, end)
         alias = self.c.names.alias("pp")
-        if cross and b.items:
-            # Joined by equality: SQLite then probes the materialised closure through an
-            # automatic index (a one-value range, as patterns use after a leading
-            # closure, made it scan the closure for every row).
-            b.items.append(("CROSS JOIN", f"(\n{sql}\n) AS {alias}", None))
-        else:
-            b.add_item(f"(\n{sql}\n) AS {alias}")
+        b.add_item(f"(\n{sql}\n) AS {alias}")
         for col, term in ((f"{alias}.s", s), (f"{alias}.o", o)):
             self.c.bind(b, col, term)
         if numbered:
