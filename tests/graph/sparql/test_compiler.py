@@ -54,6 +54,13 @@ def _fill(ds: Dataset) -> None:
 
 
 COMPILED = [
+    # a closure walked back from its object's patterns, then every pattern looked up from
+    # the nodes bound before it: in a named graph, with a pattern sharing nothing, with
+    # the subject's patterns reached through another variable
+    "SELECT ?x ?t ?n WHERE { GRAPH :g1 { ?x :title ?t ; :n ?n ; :member+ ?a . ?a :label 'chat'@fr } }",
+    "SELECT ?x ?a ?w ?y WHERE { ?x :type :Array ; :member+ ?a . ?a :ok true ; :label 'chat'@fr ; :when ?w . "
+    "?z :inDefault ?y }",
+    "SELECT ?r ?x ?d WHERE { ?x :member+ ?a ; :dtype ?d . ?a :label 'chat'@en . ?r :member ?x }",
     # a group that starts with OPTIONAL: the optional part joins the one empty solution
     "SELECT ?x WHERE { OPTIONAL { :nobody :p ?x } }",
     "SELECT ?s ?o WHERE { OPTIONAL { ?s :p ?o } }",
