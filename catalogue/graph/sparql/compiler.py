@@ -115,11 +115,15 @@ ALGEBRA = frozenset(
 
 def _connected_order(triples: list[tuple[Any, Any, Any]], bound: set[Any]) -> list[tuple[Any, Any, Any]]:
     """``triples`` in an order where each shares a variable with ``bound`` or with one
-    before it where any does (as written otherwise): every pattern after a leading
-    closure is then probed from nodes already found."""
+    before it where any does (as written otherwise), those with a constant subject or
+    object first among them: every pattern after a leading closure is then probed from
+    nodes already found, and the rows are cut down before they fan out (SQLite keeps
+    this order; ``?ds dct:title ?t ; zarr:member ?m . ?m zarr:dataType "int8"`` as
+    written walked every member of every dataset before testing its type)."""
     left, ordered, reached = list(triples), [], set(bound)
     while left:
-        t = next((t for t in left if reached & set(t)), left[0])
+        reachable = [t for t in left if reached & set(t)] or left[:1]
+        t = max(reachable, key=lambda t: sum(not isinstance(x, Variable | BNode) for x in (t[0], t[2])))
         left.remove(t)
         ordered.append(t)
         reached |= {x for x in t if isinstance(x, Variable | BNode)}
@@ -442,6 +446,11 @@ class Compiler:
             # from the nodes bound before it (see :meth:`_hinge`).
             self.paths.pattern(b, *hinge, scope, simple)
             complex_.remove(hinge)
+            # Only the closure rows whose subject the subject's own patterns give: SQLite
+            # plans those patterns alone, once, and keeps their values in an index.
+            seeds = self.paths.seeds(hinge[0], simple, scope)
+            if seeds is not None:
+                b.where.append(f"{b.vars[hinge[0]].id} IN (SELECT n FROM (\n{seeds}\n) AS {self.names.alias('sk')})")
             bound = {x for x in (hinge[0], hinge[2]) if isinstance(x, Variable | BNode)}
             for triple in _connected_order(simple, bound):
                 graph_bound = self._add_pattern(b, triple, scope, graph_bound, bound & set(triple), probe=True)
@@ -496,6 +505,9 @@ class Compiler:
         results with every term (1.6 s against 0.05 s for query 13)."""
         if self.dialect.is_pg or scope.mode == "var":
             return None
+        if any(self._pattern_term_id(x) is None for t in simple for x in t if not isinstance(x, BNode)
+               and (not isinstance(x, Variable) or x in self.bindings)):
+            return None  # a constant the database does not hold: no match, found at once as written
         for t in complex_:
             s, path, o = t
             if self.paths.seeded_from(s, path, o, simple) != "o":
@@ -522,7 +534,7 @@ class Compiler:
         constant alone marks the pattern as culling its own rows, and SQLite then built a
         Bloom filter of it by scanning the whole table (see :meth:`_hinge`)."""
         q = self.names.alias("q")
-        refs = {term: b.vars.get(term) for term in ranged}
+        refs = {term: b.vars.get(term) for term in triple if term in ranged}  # in s, p, o order
         anchor = next((ref.id for ref in refs.values() if ref is not None and ref.is_id), None) if probe else None
         if ranged or (probe and b.items):
             b.items.append(("CROSS JOIN", f"quads {q}", None))

@@ -82,12 +82,12 @@ class PathCompiler:
         seeded = self.seeded_from(s, path, o, simple) if scope.mode != "var" else None
         numbered = seeded is None and scope.mode == "union" and isinstance(path, AlternativePath)
         if seeded == "s":
-            s_seeds = self._seeds(s, simple, scope)
+            s_seeds = self.seeds(s, simple, scope)
             sql = self._closure_sql(path.path, path.mod, scope, s_seeds)
             if end is not None:
                 sql = f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
         elif seeded == "o":
-            inner = self._closure_sql(InvPath(path.path), path.mod, scope, self._seeds(o, simple, scope))
+            inner = self._closure_sql(InvPath(path.path), path.mod, scope, self.seeds(o, simple, scope))
             sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
         elif numbered:
             sql = self._numbered_arms(path, scope, start, end)
@@ -246,7 +246,7 @@ class PathCompiler:
                     changed = True
         return component
 
-    def _seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
+    def seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
         """SQL for the values ``var`` takes in the triple patterns connected to it, or
         None when no plain pattern binds it."""
         if not isinstance(var, Variable | BNode) or var in self.c.bindings:

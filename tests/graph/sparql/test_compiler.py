@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rdflib import BNode, Dataset, Graph, Literal, Namespace
+from rdflib import BNode, Dataset, Graph, Literal, Namespace, Variable
 from rdflib.namespace import XSD
 
 from catalogue.graph import SQLStore
 from catalogue.graph.sparql import ExplainEntry
+from catalogue.graph.sparql.compiler import _connected_order
 
 EX = Namespace("http://x/")
 P = "PREFIX : <http://x/> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> "
@@ -356,30 +357,39 @@ def test_a_closure_seeded_from_its_object_comes_first_and_the_patterns_probe_it(
     catalogue_ds: Dataset, memory: Dataset
 ) -> None:
     """SQLite keeps a CROSS JOIN's order: the closure walked back from the object's
-    patterns first, then every plain pattern probed by one-value ranges from the nodes
-    bound before it, its constants kept out of the index choice (``+q.p = id``). Left to
-    itself SQLite joined both ends' patterns first and probed the closure for every pair
-    of their nodes (1.4 s for benchmark query 13 at scale 10); with the subject's patterns
-    first it scanned the closure once per dataset (41 ms at scale 1 against 8 ms); with
-    equalities on the constants it built a Bloom filter of each predicate's every quad."""
-    query = "SELECT DISTINCT ?x ?t WHERE { ?x :title ?t ; :member+ ?a . ?a :label 'chat'@fr }"
+    patterns first, its rows kept where the subject's own patterns give their subject,
+    then every plain pattern looked up from the nodes bound before it (those with a
+    constant first), each constant written as depending on a bound column
+    (``q.p = 8 + 0 * pp.s``). Left to itself SQLite joined both ends' patterns first and
+    probed the closure for every pair of their nodes (1.4 s for benchmark query 13 at
+    scale 10); with the subject's patterns first it scanned the closure once per dataset
+    (68 ms at scale 1 against 3.7 ms); with plain equalities on the constants it built a
+    Bloom filter of each pattern by scanning the whole table."""
+    query = "SELECT DISTINCT ?x ?t WHERE { ?x :title ?t ; :member+ ?a . ?a :when ?w ; :label 'chat'@fr }"
     got, log = _run(catalogue_ds, query)
+    assert got and _bag(got) == _bag(_rows(memory.query(P + query)))
     sql = next(e.sql for e in log if e.sql)
     if catalogue_ds.store.engine.dialect.name != "sqlite":
         # PostgreSQL orders joins itself; its closure's recursive step is a LATERAL probe.
         assert "CROSS JOIN (" not in sql and "CROSS JOIN LATERAL (SELECT" in sql
         return
-    inner = sql.partition("SELECT DISTINCT")[2]
-    first, _, after = inner.partition("FROM (\n")[2].partition(") AS pp")
-    assert "WITH RECURSIVE" in first  # the closure first
-    assert after.count("CROSS JOIN quads") == 2  # then both patterns in this order
-    where = after.partition("WHERE")[2]
-    # looked up from the closure's nodes; each constant depends on one of them, so that
-    # SQLite builds no Bloom filter of the pattern (a scan of the whole table)
-    assert re.search(r"q\d+\.s = pp\d+\.o", where) and re.search(r"q\d+\.s = pp\d+\.s", where)
-    constants = re.findall(r"q\d+\.[po] = [^ ]+( \+ 0 \* pp\d+\.[so])?", where)
-    assert len(constants) == 3 and all(constants), where
-    assert got and _bag(got) == _bag(_rows(memory.query(P + query)))
+    # the block's first item is the closure
+    block = re.search(r"SELECT DISTINCT [^\n]*\nFROM \(\nSELECT o AS s, s AS o FROM \(\nWITH RECURSIVE", sql)
+    assert block is not None
+    after = sql[block.end():].partition(") AS pp")[2]
+    joined = re.findall(r"CROSS JOIN quads (q\d+)", after)
+    assert len(joined) == 3  # then the three patterns in this order
+    where = after.partition("\nWHERE ")[2]
+    # only the closure rows whose subject the subject's own patterns give, found once
+    assert re.match(r"pp\d+\.s IN \(SELECT n FROM \(\nSELECT DISTINCT q\d+\.s AS n\nFROM quads", where)
+    where = where.partition(") AS sk")[2]
+    # looked up from the closure's nodes, the pattern with a constant first
+    q = joined[0]
+    assert re.search(rf"{q}\.s = pp\d+\.o AND {q}\.p = \d+ \+ 0 \* pp\d+\.o AND {q}\.o = \d+ \+ 0 \* pp", where)
+    # each constant depends on a bound column, so that SQLite builds no Bloom filter of
+    # the pattern (a scan of the whole table)
+    constants = re.findall(r"q\d+\.[po] = [^ ]+( \+ 0 \* (?:pp|q)\d+\.[so])?", where)
+    assert len(constants) == 4 and all(constants), where
 
 
 def test_an_ask_walks_its_closure_from_each_subject_until_one_answers(catalogue_ds: Dataset) -> None:
@@ -644,3 +654,13 @@ def test_sub_selects_and_paths_inside_graph_var_are_evaluated_per_graph(db_url: 
             assert mine == Counter(tuple(term_key(s[i]) for i in range(width)) for s in solutions), query
     finally:
         store.close()
+
+
+def test_after_a_leading_closure_patterns_with_a_constant_come_first() -> None:
+    """Each pattern shares a variable with what is bound before it, and among those the
+    ones with a constant subject or object come first: they cut the rows down before
+    the others fan them out (SQLite keeps the order)."""
+    x, t, a, m, d = (Variable(n) for n in "xtamd")
+    title, member, label, dtype = (x, EX.title, t), (x, EX.member, m), (a, EX.label, Literal("chat")), (m, EX.dtype, d)
+    assert _connected_order([title, member, label, dtype], {x, a}) == [label, title, member, dtype]
+    assert _connected_order([dtype, title], {x}) == [title, dtype]  # dtype shares nothing until ?m
