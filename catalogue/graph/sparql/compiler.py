@@ -542,8 +542,9 @@ class Compiler:
             b.add_item(f"quads {q}")
         for col, term in zip(("s", "p", "o"), triple, strict=True):
             ref = refs.get(term)
-            if anchor is not None and not isinstance(term, Variable | BNode):
-                b.where.append(f"{q}.{col} = {self.id_sql(term)} + 0 * {anchor}")
+            given = self.bindings.get(term) if isinstance(term, Variable) else None  # bound from outside
+            if anchor is not None and (given is not None or not isinstance(term, Variable | BNode)):
+                b.where.append(f"{q}.{col} = {self.id_sql(term if given is None else given)} + 0 * {anchor}")
             elif not probe and ref is not None and ref.is_id:
                 b.where.append(f"{q}.{col} BETWEEN {ref.id} AND {ref.id}")
             else:

@@ -216,11 +216,13 @@ class PathCompiler:
 
     def _selectivity(self, var: Any, simple: list[tuple[Any, Any, Any]]) -> int:
         """A rough score of how constrained ``var`` is by the patterns around it:
-        constants other than classes count double, class memberships once."""
+        constants other than classes count double, class memberships once; a variable
+        bound from outside (``initBindings``, rdflib evaluating a join row by row) is a
+        constant."""
         score = 0
         for t in self.component(var, simple):
             for pos, term in enumerate(t):
-                if pos == 1 or isinstance(term, Variable | BNode):
+                if pos == 1 or isinstance(term, BNode) or (isinstance(term, Variable) and term not in self.c.bindings):
                     continue
                 score += 1 if t[1] == RDF.type and pos == 2 else 2
         return score

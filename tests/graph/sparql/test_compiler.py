@@ -664,3 +664,25 @@ def test_after_a_leading_closure_patterns_with_a_constant_come_first() -> None:
     title, member, label, dtype = (x, EX.title, t), (x, EX.member, m), (a, EX.label, Literal("chat")), (m, EX.dtype, d)
     assert _connected_order([title, member, label, dtype], {x, a}) == [label, title, member, dtype]
     assert _connected_order([dtype, title], {x}) == [title, dtype]  # dtype shares nothing until ?m
+
+
+def test_a_value_given_from_outside_counts_as_a_constant_for_the_closure_order(
+    catalogue_ds: Dataset, memory: Dataset
+) -> None:
+    """``initBindings`` (as rdflib evaluating a join row by row) constrain the closure's
+    object end as a constant does: the closure is walked back from there and the given
+    value is written like a constant of a probed pattern (benchmark query 13 with its
+    standard name given: 115 -> 9 ms at scale 1, walked down from every dataset before)."""
+    query = P + "SELECT DISTINCT ?x ?t WHERE { ?x :title ?t ; :member+ ?a . ?a :label ?l ; :when ?w }"
+    given = {Variable("l"): Literal("chat", lang="fr")}
+    store = catalogue_ds.store
+    store.sql_log = log = []
+    try:
+        got = _rows(catalogue_ds.query(query, initBindings=given))
+    finally:
+        store.sql_log = None
+    assert got and _bag(got) == _bag(_rows(memory.query(query, initBindings=given)))
+    if store.engine.dialect.name == "sqlite":
+        sql = next(e.sql for e in log if e.sql)
+        assert re.search(r"SELECT DISTINCT [^\n]*\nFROM \(\nSELECT o AS s, s AS o FROM \(\nWITH RECURSIVE", sql)
+        assert re.search(r"q\d+\.o = \d+ \+ 0 \* pp\d+\.o", sql)  # the given value, probed
