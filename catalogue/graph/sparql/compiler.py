@@ -117,9 +117,9 @@ def _connected_order(triples: list[tuple[Any, Any, Any]], bound: set[Any]) -> li
     """``triples`` in an order where each shares a variable with ``bound`` or with one
     before it where any does (as written otherwise), those with a constant subject or
     object first among them: every pattern after a leading closure is then probed from
-    nodes already found, and the rows are cut down before they fan out (SQLite keeps
-    this order; ``?ds dct:title ?t ; zarr:member ?m . ?m zarr:dataType "int8"`` as
-    written walked every member of every dataset before testing its type)."""
+    nodes already found, and a pattern that can only cut the rows down (``?a zarr:units
+    "K"``) comes before one that fans them out (``?ds dct:title ?t``); SQLite keeps this
+    order."""
     left, ordered, reached = list(triples), [], set(bound)
     while left:
         reachable = [t for t in left if reached & set(t)] or left[:1]
