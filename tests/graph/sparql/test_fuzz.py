@@ -4,9 +4,11 @@ store and Oxigraph. A longer one: ``python -m tests.graph.sparql.fuzz --seeds 20
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from tests.graph.sparql.fuzz import campaign, case
+from tests.graph.sparql.fuzz import Engines, _answer, campaign, case, exact_literals, graph_quads
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -19,3 +21,16 @@ def test_random_queries_agree_with_a_reference(db_url: str, seed: int) -> None:
 def test_cases_are_reproducible() -> None:
     assert case(3, 17) == case(3, 17)
     assert case(3, 17).query != case(3, 18).query
+
+
+@pytest.mark.xfail(strict=True, reason="found by seed 603, not mended: rows of the first UNION branch "
+                   "are lost when the group starts with OPTIONAL and the other branch has a path to a "
+                   "term the database does not hold (evaluated partly by rdflib)")
+def test_optional_first_then_a_union_beside_a_path_to_an_unstored_term(db_url: str) -> None:
+    query = 'SELECT * WHERE { OPTIONAL { ?a ?p ?d . } ?a ex:p0 ?d . { ?b ?p [] . } UNION { ex:s0 ex:p0+ "chat"@en . } }'
+    engines = Engines(graph_quads(random.Random(603)), db_url)
+    try:
+        with exact_literals():
+            assert _answer(engines.catalogue_answer, query, False) == _answer(engines.memory_answer, query, False)
+    finally:
+        engines.close()
