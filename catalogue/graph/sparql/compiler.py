@@ -325,7 +325,8 @@ class Compiler:
         if block.distinct_pending and not (first_only and not offset):
             block = self.wrap(block, distinct=True)
         names = (
-            project if project is not None else [v for v in block.vars if isinstance(v, Variable)]
+            project if project is not None
+            else [v for v in block.vars if isinstance(v, Variable)] + _query_bnodes(part, block)
         )
         order_exprs: list[tuple[str, bool]] = []
         if order:
@@ -1205,6 +1206,24 @@ def _expr_vars(expr: Any) -> set[Variable]:
 
     walk(expr)
     return found
+
+
+def _query_bnodes(part: CompValue, block: Block) -> list[BNode]:
+    """The query's own blank nodes in ``part``'s triple patterns that ``block`` binds.
+
+    A part handed back to rdflib's evaluator carries them in its solutions, as rdflib's
+    BGP evaluation does: rdflib joins a group with a set of the other side's solutions
+    (``evalJoin``), and without them two solutions differing only there (``?b ?p []``
+    over two triples of ``?b``) became one, losing rows (fuzzer seed 603). The
+    compiler's own hidden blank nodes (paths, predicate sets) are not the query's."""
+    found: dict[BNode, None] = {}
+    for node in iter_parts(part):
+        if node.name == "BGP":
+            for s, _p, o in node.triples:
+                for term in (s, o):
+                    if isinstance(term, BNode) and term in block.vars:
+                        found[term] = None
+    return list(found)
 
 
 def iter_parts(part: Any) -> Iterator[CompValue]:
