@@ -701,3 +701,17 @@ def test_a_part_left_to_rdflib_keeps_the_query_blank_nodes(
     seed 603 fix)."""
     got, _ = _run(catalogue_ds, query)
     assert got == _rows(memory.query(P + query))
+
+
+def test_a_constant_not_stored_keeps_the_written_order(catalogue_ds: Dataset) -> None:
+    """A constant the database does not hold matches nothing: the group is joined as
+    written, which SQLite finds empty at once, not after walking the whole closure (the
+    review measured 0.8 against 180 ms)."""
+    query = "SELECT ?x WHERE { ?x :title 'no such title' ; :member+ ?a . ?a :when ?w ; :label 'chat'@fr }"
+    got, log = _run(catalogue_ds, query)
+    assert got == []
+    if catalogue_ds.store.engine.dialect.name == "sqlite":
+        sql = next(e.sql for e in log if e.sql)
+        assert "+ 0 * pp" not in sql
+        stored = query.replace("'no such title'", "?t")
+        assert "+ 0 * pp" in next(e.sql for e in _run(catalogue_ds, stored)[1] if e.sql)
