@@ -24,11 +24,11 @@ import contextlib
 import re
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rdflib.graph import ConjunctiveGraph, Dataset, Graph
+from rdflib.graph import ConjunctiveGraph, Graph
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
@@ -40,12 +40,14 @@ from .aggregates import SQLITE_AGGREGATES
 from .arithmetic import datatype_of, sparql_arith, sparql_boolean, sparql_lex, sparql_num
 from .casts import SQLITE_FUNCTIONS as CAST_FUNCTIONS
 from .compiler import ALGEBRA, Compiler, Statement, bnode_strings_chained, iter_parts
+from .describe import default_graph, describe
+from .explain import ExplainEntry
 from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS, has_digest
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
 from .join_order import JoinStatistics, join_statistics
 from .numbers import with_synthetic
-from .pg_cursor import fetch_all, open_cursor
+from .pg_cursor import fetch_all, read_rows
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
 from .source import QuadSource, source_of
@@ -58,24 +60,6 @@ __all__ = ["ExplainEntry", "compile_part", "evaluate_part"]
 # which wraps the solutions of their pattern; a lone Group is handled by its
 # AggregateJoin; lone VALUES are cheaper in Python.
 _COMPILED = ALGEBRA - {"ToMultiSet", "values", "Group"}
-
-
-@dataclass(frozen=True)
-class ExplainEntry:
-    """One statement that ran (``sql`` set) or one node rdflib evaluated (``note``)."""
-
-    sql: str | None
-    params: dict[str, Any]
-    note: str | None = None
-    #: A line printed above the statement (what a spatial lookup found).
-    comment: str | None = None
-
-    def render(self) -> str:
-        if self.sql is None:
-            return f"-- evaluated by rdflib: {self.note}"
-        params = "".join(f"\n--   :{k} = {v!r}" for k, v in self.params.items())
-        head = f"-- {self.comment}\n" if self.comment else ""
-        return head + self.sql + ";" + (f"\n-- parameters:{params}" if params else "")
 
 
 @dataclass(frozen=True)
@@ -131,13 +115,13 @@ def _inputs(store: QuadSource, ctx: QueryContext, part: CompValue) -> _Inputs:
         raise Unsupported("OPTIONAL over a variable bound outside the group")
     constants = facts.constants | {v for v in bindings.values() if isinstance(v, URIRef | Literal | BNode)}
     if isinstance(graph, ConjunctiveGraph):
-        default_name = _default_graph(graph).identifier
+        default_name = default_graph(graph).identifier
         union = graph.default_union
     else:
         dataset = ctx.dataset if ctx._dataset is not None else None
         if dataset is None and any(p.name == "Graph" for p in iter_parts(part)):
             raise Unsupported("GRAPH over a plain graph")
-        default_name = _default_graph(dataset).identifier if dataset is not None else None
+        default_name = default_graph(dataset).identifier if dataset is not None else None
         union = False
     named: list[Node] = [default_name] if default_name is not None else []
     if not isinstance(graph, ConjunctiveGraph):
@@ -199,130 +183,6 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
     return stmt
 
 
-def _describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str, Any]:
-    """DESCRIBE as rdflib answers it (the concise bounded description of each resource:
-    its triples, recursively those of blank-node objects and of reifications of its
-    statements), collected by one recursive SQL statement instead of a ``triples()``
-    call per node."""
-    from rdflib.namespace import RDF
-    from rdflib.plugins.sparql.evaluate import evalPart
-    from rdflib.plugins.stores.memory import SimpleMemory
-
-    graph = ctx.graph
-    if isinstance(graph, ConjunctiveGraph):
-        if graph.default_union:
-            g_cond = ""
-        else:
-            gid = store.lookup_term_ids([_default_graph(graph).identifier]).get(
-                _default_graph(graph).identifier
-            )
-            g_cond = f" AND {{q}}.g = {-1 if gid is None else gid}"
-    else:
-        gid = store.lookup_term_ids([graph.identifier]).get(graph.identifier)
-        g_cond = f" AND {{q}}.g = {-1 if gid is None else gid}"
-    resources: set[Node] = {t for t in query.PV if isinstance(t, URIRef)}
-    if query.p is not None:
-        for binding in evalPart(ctx, query.p):
-            resources.update(binding.values())
-    ids = store.lookup_term_ids(
-        {r for r in resources if isinstance(r, URIRef | BNode)}
-        | {RDF.subject, RDF.predicate, RDF.object}
-    )
-    seeds = sorted(ids[r] for r in resources if r in ids)
-    # The store's prefixes, written straight into the result's store: binding them
-    # through rdflib's namespace manager (and its default set) took a millisecond, more
-    # than the description's SQL. The store is rdflib's SimpleMemory, which keeps no
-    # contexts: a description is one graph, and Memory's per-context bookkeeping was half
-    # of a small DESCRIBE's time (58 triples: 2.3 -> 1.5 ms on SQLite).
-    result = Graph(store=SimpleMemory(), bind_namespaces="core")
-    # (The store's own, where the graph is the store's: rdflib's namespace manager makes
-    # every prefix's URIRef again.)
-    for prefix, ns in (graph.store.namespaces() if graph.store is store else graph.namespaces()):
-        result.store.bind(prefix, ns)
-    out = {"type_": "DESCRIBE", "graph": result}
-    if not seeds:
-        return out
-    seed_sql = " UNION ".join(f"SELECT CAST({i} AS BIGINT) AS n" for i in seeds)
-    # Blank-node objects are found with a scalar lookup of their kind, not a join:
-    # joined, SQLite builds a Bloom filter over the whole terms table in every
-    # recursive round.  For the same reason SQLite gets a one-value range on q.s;
-    # PostgreSQL plans the plain equality well (and the range badly).
-    link = "q.s = cbd.n" if store.dialect_name == "postgresql" else "q.s BETWEEN cbd.n AND cbd.n"
-    blank = (
-        "SELECT q.o FROM cbd JOIN quads q ON {link}{g} "
-        "WHERE (SELECT t.kind FROM terms t WHERE t.id = q.o) = 2"
-    ).format(link=link, g=g_cond.format(q="q"))
-    branches = [blank]
-    if RDF.subject in ids:
-        if store.dialect_name == "postgresql":
-            raise NotImplementedError  # PostgreSQL allows one recursive reference only
-        rs, rp, ro = ids[RDF.subject], ids.get(RDF.predicate, -1), ids.get(RDF.object, -1)
-        branches.append(
-            "SELECT r1.s FROM cbd JOIN quads q ON q.s = cbd.n{gq} "
-            "JOIN quads r1 ON r1.p = {rs} AND r1.o = cbd.n{g1} "
-            "JOIN quads r2 ON r2.s = r1.s AND r2.p = {rp} AND r2.o = q.p{g2} "
-            "JOIN quads r3 ON r3.s = r1.s AND r3.p = {ro} AND r3.o = q.o{g3}".format(
-                rs=rs,
-                rp=rp,
-                ro=ro,
-                gq=g_cond.format(q="q"),
-                g1=g_cond.format(q="r1"),
-                g2=g_cond.format(q="r2"),
-                g3=g_cond.format(q="r3"),
-            )
-        )
-    sql = (
-        f"WITH RECURSIVE cbd(n) AS (\n{seed_sql}\nUNION\n"
-        + "\nUNION\n".join(branches)
-        + "\n)\nSELECT ts.kind, ts.value, ts.datatype, ts.lang, tp.kind, tp.value, "
-        "tp.datatype, tp.lang, tob.kind, tob.value, tob.datatype, tob.lang\n"
-        "FROM (SELECT DISTINCT d.s, d.p, d.o FROM quads d "
-        f"WHERE d.s IN (SELECT n FROM cbd){g_cond.format(q='d')}) AS x\n"
-        "JOIN terms ts ON ts.id = x.s JOIN terms tp ON tp.id = x.p JOIN terms tob ON tob.id = x.o"
-    )
-    log = getattr(store, "sql_log", None)
-    if log is not None:
-        log.append(ExplainEntry(sql, {}))
-    decode = store.decode_term
-    add = result.store.add
-
-    def fill(rows: Iterable[Any]) -> None:
-        # Into the memory store straight: Graph.add only checks that each term is a
-        # Node, which decode guarantees.
-        for row in rows:
-            check_deadline()
-            add((decode(row[0], row[1], row[2], row[3]), decode(row[4], row[5], row[6], row[7]),
-                 decode(row[8], row[9], row[10], row[11])), result)
-
-    # The rows through the driver's cursor: SQLAlchemy's result set-up and row objects
-    # were a fifth of a small description's time.
-    conn = store.connection
-    if store.dialect_name == "postgresql":
-        try:
-            rows, _ = fetch_all(conn, sql, {})
-        except DBAPIError:
-            with contextlib.suppress(Exception):
-                store.rollback()
-            raise
-        fill(rows)
-    else:  # read as it is stepped, not held whole beside the graph being built
-        with _sqlite_cursor_of(conn, sql) as cursor:
-            fill(cursor)
-    return out
-
-
-@contextlib.contextmanager
-def _sqlite_cursor_of(conn: Any, sql: str) -> Iterator[Any]:
-    """SQLite's driver cursor over ``sql``, its errors (also while it is read) raised as
-    SQLAlchemy's, closed at the end (a timeout between two rows leaves none open)."""
-    with driver_errors(conn, sql):
-        cursor = driver_connection(conn).execute(sql)
-        try:
-            yield cursor
-        finally:
-            cursor.close()
-
-
 @dataclass(frozen=True)
 class _PartFacts:
     """What :func:`_inputs` needs of a part's algebra, whatever the outer bindings."""
@@ -355,10 +215,6 @@ def _facts(part: CompValue) -> _PartFacts:
     return found
 
 
-def _default_graph(graph: ConjunctiveGraph) -> Graph:
-    return graph.default_graph if isinstance(graph, Dataset) else graph.default_context
-
-
 def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
     """The ``CUSTOM_EVALS`` hook: SQL for ``part`` or ``NotImplementedError``."""
     check_deadline()  # rdflib passes every algebra node it evaluates through here
@@ -369,7 +225,7 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
     if store is None or not getattr(store, "compile_sparql", True):
         raise NotImplementedError
     if name == "DescribeQuery":
-        return _describe(store, ctx, part)
+        return describe(store, ctx, part)
     log = getattr(store, "sql_log", None)
     sent: _Sent | None = None
     try:
@@ -464,7 +320,7 @@ def _execute(store: QuadSource, stmt: Statement, ahead: Sequence[tuple[str, Any]
         if _bounded(stmt):
             rows, found = fetch_all(conn, stmt.sql, stmt.params, ahead=ahead)
             return (iter([rows] if rows else []), _nothing), found
-        batches, close, found = open_cursor(conn, stmt.sql, stmt.params, _FETCH, ahead=ahead)
+        batches, close, found = read_rows(conn, stmt.sql, stmt.params, _FETCH, ahead=ahead)
         return (batches, close), found
     except DBAPIError:
         with contextlib.suppress(Exception):

@@ -15,6 +15,13 @@ the pipeline of the connection's next cursor in the same transaction (the transa
 end closes it otherwise). A cursor abandoned before its end is closed at once, as
 before.
 
+A ``DECLARE`` is planned every time it runs (PostgreSQL prepares no cursor), and
+planning a query of a few joins costs as much as running it (q04 of the benchmark: 5
+of 11 ms). So a statement whose whole result fitted in the first batch last time is
+run next time as a prepared statement, all its rows read at once, below a ``LIMIT`` one
+row larger than a batch (:func:`read_rows`): a result that has grown past that is read
+again through a cursor, and the statement is remembered as large.
+
 psycopg is imported where it is used, so that a process on a SQLite catalogue never
 loads it (a quarter of a second of a CLI query's start).
 """
@@ -34,13 +41,17 @@ from sqlalchemy.engine import Connection
 
 from ..dialect.driver import driver_errors
 
-__all__ = ["Ahead", "fetch_all", "open_cursor"]
+__all__ = ["Ahead", "fetch_all", "open_cursor", "read_rows"]
 
 #: Compiled statement texts kept (SQLAlchemy's ``:name`` -> psycopg's ``%(name)s``).
 _KEPT: Final = 256
 _compiled: OrderedDict[str, str] = OrderedDict()
 _compiled_lock = threading.Lock()
 _names = itertools.count()
+#: Statements (the database's name, the text in SQLAlchemy's form) whose whole result
+#: was one short batch last time.
+_small: OrderedDict[tuple[str | None, str], None] = OrderedDict()
+_small_lock = threading.Lock()
 #: ``Connection.info`` key: (the transaction, weakly; exhausted cursors not closed yet).
 _PENDING: Final = "sparql_cursors_to_close"
 
@@ -96,6 +107,48 @@ def fetch_all(conn: Connection, sql: str, params: dict[str, Any], *,
     return rows, found
 
 
+def _was_small(key: tuple[str | None, str]) -> bool:
+    with _small_lock:
+        if key in _small:
+            _small.move_to_end(key)
+            return True
+    return False
+
+
+def _remember(key: tuple[str | None, str], small: bool) -> None:
+    with _small_lock:
+        if small:
+            _small[key] = None
+            _small.move_to_end(key)
+            while len(_small) > _KEPT:
+                _small.popitem(last=False)
+        else:
+            _small.pop(key, None)
+
+
+def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
+              ahead: Sequence[Ahead] = ()) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
+                                                    list[list[tuple[Any, ...]]]]:
+    """:func:`open_cursor`, or, for a statement whose whole result was shorter than
+    ``size`` rows last time, its rows read at once by a prepared statement limited to
+    ``size + 1`` rows (no planning, no cursor); past that limit the rows are read again
+    through a cursor and the statement is remembered as large."""
+    key = (conn.engine.url.database, sql)
+    if _was_small(key):
+        rows, found = fetch_all(conn, f"SELECT * FROM (\n{sql}\n) AS small_ LIMIT {int(size) + 1}", params,
+                                ahead=ahead)
+        if len(rows) <= size:
+            return iter([rows] if rows else []), _nothing, found
+        _remember(key, False)
+        batches, close, _ = open_cursor(conn, sql, params, size)
+        return batches, close, found
+    return open_cursor(conn, sql, params, size, ahead=ahead)
+
+
+def _nothing() -> None:
+    """What closes rows read at once."""
+
+
 def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
                 ahead: Sequence[Ahead] = ()) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
                                                       list[list[tuple[Any, ...]]]]:
@@ -143,6 +196,8 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
         while True:
             if len(batch) < size:
                 is_open = False
+                if batch is first:
+                    _remember((conn.engine.url.database, sql), True)
                 if alive() and savepoint is None:  # else it goes with its transaction or savepoint
                     _to_close(conn).append(name)
                 elif alive():
@@ -151,6 +206,8 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
                 if batch:
                     yield batch
                 return
+            if batch is first:
+                _remember((conn.engine.url.database, sql), False)
             yield batch
             if not alive():
                 is_open = False
