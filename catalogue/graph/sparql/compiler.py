@@ -47,6 +47,7 @@ from .geo import SpatialLookup
 from .join_order import JoinStatistics, order_patterns
 from .paths import PathCompiler
 from .sql import (
+    ERROR,
     Block,
     Dialect,
     GraphScope,
@@ -923,26 +924,42 @@ class Compiler:
         return self.pattern(part.p, scope)
 
     def _p_values(self, part: CompValue, scope: GraphScope) -> Block:
+        """``VALUES``: a union of one-row selects. A variable given a term the database
+        does not hold (no id) is carried as a computed value in every row (its parts, as
+        a constant's: :meth:`.values.ValueOps.const`), joined with stored terms by
+        :meth:`_same_as_stored`; the others are term ids."""
         rows = part.res
         all_vars: list[Variable] = []
         for row in rows:
             for v in row:
                 if v not in all_vars:
                     all_vars.append(v)
+        computed = {v for row in rows for v, term in row.items()
+                    if term != "UNDEF" and term is not None and self.term_id(term) is None}
+        for row in rows:
+            for v in computed:
+                term = row.get(v)
+                if isinstance(term, Literal) and term.datatype is not None \
+                        and str(term.datatype) not in self.datatype_ids:
+                    # Its datatype has no id to carry it by: the value would lose its type.
+                    raise Unsupported("VALUES with a literal of a datatype the database does not hold")
         selects = []
         nullable: set[Variable] = set()
         for row in rows:
             cols = []
             for v in all_vars:
+                col = self.names.column(v)
                 term = row.get(v, "UNDEF")
                 if term == "UNDEF" or term is None:
                     nullable.add(v)
-                    cols.append(f'{self.null_id()} AS "{self.names.column(v)}"')
-                    continue
-                tid = self.term_id(term)
-                if tid is None:
-                    raise Unsupported("VALUES with a term that is not stored")
-                cols.append(f'{tid} AS "{self.names.column(v)}"')
+                    if v in computed:
+                        cols.extend(self._value_columns(col, ERROR))
+                    else:
+                        cols.append(f'{self.null_id()} AS "{col}"')
+                elif v in computed:
+                    cols.extend(self._value_columns(col, self.ops.const(term)))
+                else:
+                    cols.append(f'{self.term_id(term)} AS "{col}"')
             selects.append("SELECT " + (", ".join(cols) if cols else "1 AS one_"))
         if not selects:
             cols = [f'{self.null_id()} AS "{self.names.column(v)}"' for v in all_vars]
@@ -951,8 +968,19 @@ class Compiler:
         out = Block()
         out.add_item("(" + "\nUNION ALL\n".join(selects) + f") AS {alias}")
         for v in all_vars:
-            out.vars[v] = VarRef(id=f'{alias}."{self.names.column(v)}"', nullable=v in nullable)
+            if v in computed:
+                out.vars[v] = VarRef(id=None, val=val_from_columns(alias, self.names.column(v), ERROR),
+                                     nullable=v in nullable)
+            else:
+                out.vars[v] = VarRef(id=f'{alias}."{self.names.column(v)}"', nullable=v in nullable)
         return out
+
+    def _value_columns(self, col: str, val: Val) -> list[str]:
+        """The columns carrying ``val`` in one row of a union, a missing part typed
+        (PostgreSQL types a union's column from its rows: all untyped NULLs are text)."""
+        typed = {"l": "TEXT", "g": "TEXT", "n": "DOUBLE PRECISION"}
+        return [f'{e if e != "NULL" or not self.dialect.is_pg else f"CAST(NULL AS {typed[c[-1]]})"} AS "{c}"'
+                for e, c in val_columns(col, val)]
 
     def _subselect(self, part: CompValue, scope: GraphScope) -> Block:
         if scope.mode == "var":

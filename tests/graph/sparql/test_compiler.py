@@ -138,6 +138,15 @@ COMPILED = [
     "SELECT ?r WHERE { :b1 :ratio ?r FILTER(datatype(?r) = xsd:decimal) }",
     "SELECT ?r WHERE { :b1 :ratio ?r FILTER(?r = 1) }",
     "SELECT ?a ?n WHERE { VALUES ?a { :a1 :a2 } ?a :n ?n }",
+    # VALUES holding terms the database does not store (fell back to rdflib): carried as
+    # values, joined with stored terms, projected, ordered, compared, left unbound
+    "SELECT ?a ?n WHERE { VALUES ?a { :a1 :nothing :a2 } ?a :n ?n }",
+    "SELECT ?a WHERE { VALUES ?a { :a1 :nothing <http://other.example/x> } } ORDER BY ?a",
+    "SELECT ?a ?u WHERE { VALUES (?a ?u) { (:a1 'K') (:a2 'no such units') (UNDEF 'K') (:nothing UNDEF) } ?a :units ?u }",
+    "SELECT ?u ?l WHERE { VALUES (?u ?l) { ('K' 'x') ('new'@en 'y') (UNDEF 'z') (42 UNDEF) } } ORDER BY ?u ?l",
+    "SELECT ?v WHERE { VALUES ?v { 'new' 'K' 7 2.5 } FILTER(?v != 'K') }",
+    "SELECT ?v (STR(?v) AS ?s) (DATATYPE(?v) AS ?d) WHERE { VALUES ?v { 'fresh' 1000 true } }",
+    "SELECT (COUNT(DISTINCT ?v) AS ?n) WHERE { VALUES ?v { :nothing :nothing :a1 } }",
     "SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?o }",
     "SELECT ?a WHERE { ?a :title ?t FILTER(strstarts(?t, 'Temp') || strends(?t, '4')) }",
     "SELECT * WHERE { ?a :n ?n { SELECT ?a WHERE { ?a :units ?u } } }",
