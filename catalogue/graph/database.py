@@ -260,7 +260,12 @@ def _configure_postgres(engine: Engine) -> None:
     compiled query's many self-joins look
     expensive to the planner (costs over ``jit_above_cost``), and compiling them cost
     30 ms of a 180 ms query at ten million triples, for index probes that JIT does not
-    speed up. Set when the connection is made and committed, so that no
+    speed up. And no parallel plans: a compiled statement whose rows came through a
+    cursor never had one (PostgreSQL does not run a cursor's plan in parallel), and the
+    same statements read at once got them, with a hash aggregate above the ``Gather``
+    that now and then spilled its input into one batch per row (the benchmark's query 9
+    at ten million triples: 0.2 s serial, 94 s in one run of three in parallel, on
+    PostgreSQL 15). Set when the connection is made and committed, so that no
     rollback of a later transaction (the web server rolls back after every request)
     undoes it.
     """
@@ -274,6 +279,7 @@ def _configure_postgres(engine: Engine) -> None:
         cursor.execute(f"SET join_collapse_limit = {JOIN_COLLAPSE}")
         cursor.execute(f"SET from_collapse_limit = {JOIN_COLLAPSE}")
         cursor.execute("SET jit = off")
+        cursor.execute("SET max_parallel_workers_per_gather = 0")
         cursor.close()
         dbapi_connection.commit()
 
