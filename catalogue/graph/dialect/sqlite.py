@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Final
+from itertools import chain
+from typing import Any, Final
 
 from sqlalchemy.engine import Connection, Engine
 
@@ -15,11 +17,8 @@ __all__ = ["SQLITE", "TAKE_WRITE_LOCK", "SQLiteDialect", "next_term_id"]
 
 # SQLite ids are allocated by the store inside the write transaction (see
 # SQLStore._next_term_id), so the insert carries them.
-_INSERT_TERMS = (
-    "INSERT INTO terms (id, hash, kind, value, datatype, lang, num) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING"
-)
-_INSERT_QUADS = "INSERT INTO quads (g, s, p, o) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+_INSERT_TERMS = ("INSERT INTO terms (id, hash, kind, value, datatype, lang, num)", "ON CONFLICT (hash) DO NOTHING")
+_INSERT_QUADS = ("INSERT INTO quads (g, s, p, o)", "ON CONFLICT DO NOTHING")
 _INSERT_GRAPHS = "INSERT INTO graphs (id) VALUES (?) ON CONFLICT DO NOTHING"
 # The next id continues after every id ever used: sqlite_sequence remembers the
 # highest id of AUTOINCREMENT tables even after that row is deleted.
@@ -44,13 +43,50 @@ def next_term_id(conn: Connection) -> int:
     return int(conn.exec_driver_sql(_NEXT_TERM_ID).scalar_one())
 
 
+@lru_cache(maxsize=32)
+def _values_sql(head: str, width: int, rows: int, tail: str) -> str:
+    row = "(" + ",".join("?" * width) + ")"
+    return f"{head} VALUES {','.join([row] * rows)} {tail}"
+
+
+def insert_values(cursor: Any, head: str, width: int, values: list[Any], tail: str = "") -> int:
+    """Insert rows of ``width`` columns, given as one flat list of ``values``, with
+    multi-row ``VALUES`` statements through the driver's ``cursor``; return the number of
+    rows inserted (an ``ON CONFLICT DO NOTHING`` skips count as none).
+
+    Binding a few thousand rows per statement is two to three times faster than
+    ``executemany`` row by row: the bulk loader's inserts, and the harvest's (49,000
+    quads and 20,000 terms for 1,000 arrays).
+    """
+    limit = cursor.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    per_statement = max(limit // width, 1) * width
+    inserted = 0
+    for start in range(0, len(values), per_statement):
+        chunk = values[start : start + per_statement]
+        cursor.execute(_values_sql(head, width, len(chunk) // width, tail), chunk)
+        inserted += max(cursor.rowcount, 0)
+    return inserted
+
+
+def _insert(conn: Connection, statement: tuple[str, str], width: int, rows: list[tuple[Any, ...]]) -> int:
+    """:func:`insert_values` of ``rows`` in the transaction SQLAlchemy began on ``conn``."""
+    head, tail = statement
+    values = list(chain.from_iterable(rows))
+    with driver_errors(conn, head, None):
+        cursor = driver_connection(conn).cursor()
+        try:
+            return insert_values(cursor, head, width, values, tail)
+        finally:
+            cursor.close()
+
+
 class SQLiteDialect:
     """The store's SQLite statements (see :class:`.base.Dialect`)."""
 
     name = "sqlite"
 
     def insert_quads(self, conn: Connection, rows: list[tuple[int, int, int, int]]) -> None:
-        conn.exec_driver_sql(_INSERT_QUADS, rows)
+        _insert(conn, _INSERT_QUADS, 4, rows)
 
     def insert_graphs(self, conn: Connection, ids: list[int]) -> None:
         conn.exec_driver_sql(_INSERT_GRAPHS, [(gid,) for gid in ids])
@@ -70,7 +106,7 @@ class SQLiteDialect:
     ) -> dict[int, int]:
         first = reserve(len(rows))
         numbered = [(first + i, *row) for i, row in enumerate(rows)]
-        inserted = conn.exec_driver_sql(_INSERT_TERMS, numbered).rowcount
+        inserted = _insert(conn, _INSERT_TERMS, 7, numbered)
         if inserted == len(rows):
             return {row[1]: row[0] for row in numbered}
         # Some hash was stored already (a blank node's label, written without a look-up

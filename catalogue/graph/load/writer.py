@@ -20,6 +20,7 @@ import numpy as np
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateIndex, DropIndex, Index
 
+from ..dialect.sqlite import insert_values
 from ..schema import quads as quads_table
 from ..schema import terms as terms_table
 from ..session import Session
@@ -141,9 +142,6 @@ class Writer:
         # concurrent writers can, unless a large load locks them out: _decide_rebuild.)
         self._lookup = not self.sqlite or self._scalar("SELECT 1 FROM terms LIMIT 1") is not None
         if self.sqlite:
-            import sqlite3
-
-            self._max_params = self.raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
             self._set_pragma("cache_size", -SQLITE_LOAD_CACHE_KIB)
 
     # -------------------------------------------------------------- helpers
@@ -177,29 +175,8 @@ class Writer:
         self._temp_tables.add(name)
 
     def _sqlite_insert(self, head: str, width: int, values: list[Any], tail: str = "") -> int:
-        """Insert rows of ``width`` columns, given as one flat list of ``values``, with
-        multi-row ``VALUES`` statements; return the number of rows inserted.
-
-        Binding a few thousand rows per statement in one call is two to three times
-        faster than ``executemany`` row by row.
-        """
-        per_statement = max(self._max_params // width, 1) * width
-        placeholder = "(" + ",".join("?" * width) + ")"
-        inserted = 0
-        full_sql = None
-        for start in range(0, len(values), per_statement):
-            chunk = values[start : start + per_statement]
-            if len(chunk) == per_statement:
-                if full_sql is None:
-                    full_sql = (
-                        f"{head} VALUES {','.join([placeholder] * (per_statement // width))} {tail}"
-                    )
-                sql = full_sql
-            else:
-                sql = f"{head} VALUES {','.join([placeholder] * (len(chunk) // width))} {tail}"
-            self.cursor.execute(sql, chunk)
-            inserted += max(self.cursor.rowcount, 0)
-        return inserted
+        """Multi-row ``VALUES`` inserts of a flat list of ``values`` (:func:`..dialect.sqlite.insert_values`)."""
+        return insert_values(self.cursor, head, width, values, tail)
 
     # --------------------------------------------------------------- batches
 

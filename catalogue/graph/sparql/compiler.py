@@ -678,9 +678,20 @@ class Compiler:
         # inside the derived table, then read through its columns.
         extra: list[tuple[str, str]] = []
         conds: list[str] = []
+        # A value computed on the left (VALUES with a term not stored, BIND) meets a
+        # stored term on the right: compared as terms, the right side's value carried out.
+        b_stored: dict[Any, Val] = {}
         for var in shared:
-            if not (a.vars[var].is_id and b.vars[var].is_id):
+            mine, theirs = a.vars[var], b.vars[var]
+            if mine.is_id and theirs.is_id:
+                continue
+            if mine.is_id or not theirs.is_id or theirs.nullable or mine.val is None:
                 raise Unsupported("OPTIONAL joining on a computed value")
+            inner = self.value_of(b, var)
+            assert inner is not None
+            base = f"x{len(extra)}_{self.names.column(var)}"
+            extra.extend(val_columns(base, inner))
+            b_stored[var] = val_from_columns(r, base, inner)
         expr = part.expr
         has_filter = expr is not None and not _is_true(expr)
         b_vals: dict[Any, Val] = {}
@@ -720,6 +731,13 @@ class Compiler:
         for var in shared:
             mine = a.vars[var]
             col = f'{r}."{self.names.column(var)}"'
+            if var in b_stored:
+                assert mine.val is not None
+                theirs = b_stored[var]
+                conds.append(f"({mine.val.kind} IS NULL OR {self.ops.same_term(theirs, mine.val)})")
+                if mine.nullable:  # unbound on the left: the right side's term
+                    out.vars[var] = VarRef(id=None, val=_either(mine.val, theirs), nullable=True)
+                continue
             if mine.nullable:
                 conds.append(f"({mine.id} IS NULL OR {col} IS NULL OR {mine.id} = {col})")
                 out.vars[var] = VarRef(id=f"COALESCE({mine.id}, {col})", nullable=True)
@@ -1183,6 +1201,16 @@ def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:
         f"({a.id} IS NULL OR {b.id} IS NULL OR {a.id} = {b.id})",
         VarRef(id=f"COALESCE({a.id}, {b.id})", nullable=True),
     )
+
+
+def _either(first: Val, then: Val) -> Val:
+    """``first`` where it is bound, else ``then`` (each part chosen by ``first``'s kind)."""
+
+    def pick(a: str, b: str) -> str:
+        return f"(CASE WHEN {first.kind} IS NULL THEN {b} ELSE {a} END)"
+
+    return Val(kind=pick(first.kind, then.kind), lex=pick(first.lex, then.lex), dt=pick(first.dt, then.dt),
+               lang=pick(first.lang, then.lang), num=pick(first.num, then.num))
 
 
 def _is_true(expr: Any) -> bool:
