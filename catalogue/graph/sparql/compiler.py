@@ -736,7 +736,7 @@ class Compiler:
                 theirs = b_stored[var]
                 conds.append(f"({mine.val.kind} IS NULL OR {self.ops.same_term(theirs, mine.val)})")
                 if mine.nullable:  # unbound on the left: the right side's term
-                    out.vars[var] = VarRef(id=None, val=_either(mine.val, theirs), nullable=True)
+                    out.vars[var] = VarRef(id=None, val=self._either(mine.val, theirs), nullable=True)
                 continue
             if mine.nullable:
                 conds.append(f"({mine.id} IS NULL OR {col} IS NULL OR {mine.id} = {col})")
@@ -762,6 +762,19 @@ class Compiler:
                 )
         out.add_item(f"(\n{inner_sql}\n) AS {r}", and_all(conds), left=True)
         return out
+
+    def _either(self, first: Val, then: Val) -> Val:
+        """``first`` where it is bound, else ``then`` (each part chosen by ``first``'s
+        kind); ``first``'s parts typed for PostgreSQL, which types a computed part that
+        is NULL in every branch (a plain literal's datatype) as text."""
+        typed = self.dialect.is_pg
+
+        def pick(a: str, b: str, sql_type: str) -> str:
+            return f"(CASE WHEN {first.kind} IS NULL THEN {b} ELSE {f'CAST({a} AS {sql_type})' if typed else a} END)"
+
+        return Val(kind=pick(first.kind, then.kind, "INTEGER"), lex=pick(first.lex, then.lex, "TEXT"),
+                   dt=pick(first.dt, then.dt, "INTEGER"), lang=pick(first.lang, then.lang, "TEXT"),
+                   num=pick(first.num, then.num, "DOUBLE PRECISION"))
 
     def _flat_left_join(self, a: Block, b: Block, shared: list[Any], expr: Any) -> Block:
         """OPTIONAL as ``LEFT JOIN (right-hand tables) ON ...`` with no derived table, so
@@ -1201,16 +1214,6 @@ def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:
         f"({a.id} IS NULL OR {b.id} IS NULL OR {a.id} = {b.id})",
         VarRef(id=f"COALESCE({a.id}, {b.id})", nullable=True),
     )
-
-
-def _either(first: Val, then: Val) -> Val:
-    """``first`` where it is bound, else ``then`` (each part chosen by ``first``'s kind)."""
-
-    def pick(a: str, b: str) -> str:
-        return f"(CASE WHEN {first.kind} IS NULL THEN {b} ELSE {a} END)"
-
-    return Val(kind=pick(first.kind, then.kind), lex=pick(first.lex, then.lex), dt=pick(first.dt, then.dt),
-               lang=pick(first.lang, then.lang), num=pick(first.num, then.num))
 
 
 def _is_true(expr: Any) -> bool:

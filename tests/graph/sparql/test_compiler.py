@@ -141,6 +141,11 @@ COMPILED = [
     # VALUES holding terms the database does not store (fell back to rdflib): carried as
     # values, joined with stored terms, projected, ordered, compared, left unbound
     "SELECT ?a ?n WHERE { VALUES ?a { :a1 :nothing :a2 } ?a :n ?n }",
+    # ... and a BIND's value, met by an OPTIONAL's stored term
+    "SELECT ?a ?u ?b WHERE { ?a :n ?n BIND(IF(?n > 2, 'K', 'none') AS ?u) OPTIONAL { ?b :units ?u } }",
+    "SELECT ?a ?t WHERE { ?a :n ?n BIND(IF(?n > 2, :Array, ?unbound) AS ?t) OPTIONAL { ?a :type ?t } }",
+    "SELECT ?a ?u ?b WHERE { ?a :n ?n BIND(IF(?n > 2, 1, 'K') AS ?u) OPTIONAL { ?b :n ?u } }",
+    "SELECT ?a ?l ?c WHERE { ?a :n ?n BIND(IF(?n > 2, STRLANG('chat', 'fr'), ?unbound) AS ?l) OPTIONAL { ?c :label ?l } }",
     "SELECT ?a WHERE { VALUES ?a { :a1 :nothing <http://other.example/x> } } ORDER BY ?a",
     "SELECT ?a ?u WHERE { VALUES (?a ?u) { (:a1 'K') (:a2 'no such units') (UNDEF 'K') (:nothing UNDEF) } ?a :units ?u }",
     "SELECT ?u ?l WHERE { VALUES (?u ?l) { ('K' 'x') ('new'@en 'y') (UNDEF 'z') (42 UNDEF) } } ORDER BY ?u ?l",
