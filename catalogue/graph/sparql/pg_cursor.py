@@ -18,9 +18,15 @@ before.
 A ``DECLARE`` is planned every time it runs (PostgreSQL prepares no cursor), and
 planning a query of a few joins costs as much as running it (q04 of the benchmark: 5
 of 11 ms). So a statement whose whole result fitted in the first batch last time is
-run next time as a prepared statement, all its rows read at once, below a ``LIMIT`` one
-row larger than a batch (:func:`read_rows`): a result that has grown past that is read
-again through a cursor, and the statement is remembered as large.
+run next time as a prepared statement, all its rows read at once, below a ``LIMIT`` of
+:data:`AT_ONCE` rows and one (:func:`read_rows`): a result that has grown past that is
+read again through a cursor, and the statement is remembered as large. The limit bounds
+the memory such a read can take, and is high enough not to bend the plan towards its
+first rows more than a cursor's does (``cursor_tuple_fraction``, a tenth, is what the
+cursor's plan is made for; a ``LIMIT`` of n rows is a fraction n / estimated rows, so
+the same for estimates up to ten times the limit). A ``LIMIT`` of one batch would have
+made a plan for the first thousand rows of a misestimated large result that is in fact
+small, the classic trap of ``LIMIT`` plans.
 
 psycopg is imported where it is used, so that a process on a SQLite catalogue never
 loads it (a quarter of a second of a CLI query's start).
@@ -48,6 +54,8 @@ _KEPT: Final = 256
 _compiled: OrderedDict[str, str] = OrderedDict()
 _compiled_lock = threading.Lock()
 _names = itertools.count()
+#: Rows a statement short last time may give when read at once (beyond: through a cursor).
+AT_ONCE: Final = 20_000
 #: Statements (the database's name, the text in SQLAlchemy's form) whose whole result
 #: was one short batch last time.
 _small: OrderedDict[tuple[str | None, str], None] = OrderedDict()
@@ -131,13 +139,13 @@ def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
                                                     list[list[tuple[Any, ...]]]]:
     """:func:`open_cursor`, or, for a statement whose whole result was shorter than
     ``size`` rows last time, its rows read at once by a prepared statement limited to
-    ``size + 1`` rows (no planning, no cursor); past that limit the rows are read again
-    through a cursor and the statement is remembered as large."""
+    :data:`AT_ONCE` rows and one (no planning, no cursor); past that limit the rows are
+    read again through a cursor and the statement is remembered as large."""
     key = (conn.engine.url.database, sql)
     if _was_small(key):
-        rows, found = fetch_all(conn, f"SELECT * FROM (\n{sql}\n) AS small_ LIMIT {int(size) + 1}", params,
+        rows, found = fetch_all(conn, f"SELECT * FROM (\n{sql}\n) AS small_ LIMIT {AT_ONCE + 1}", params,
                                 ahead=ahead)
-        if len(rows) <= size:
+        if len(rows) <= AT_ONCE:
             return iter([rows] if rows else []), _nothing, found
         _remember(key, False)
         batches, close, _ = open_cursor(conn, sql, params, size)

@@ -270,10 +270,14 @@ def _declared(store: SQLStore, query: str) -> tuple[object, int]:
     return answer, declared
 
 
-def test_a_result_short_last_time_is_read_at_once_and_one_grown_past_a_batch_through_a_cursor(store):
+def test_a_result_short_last_time_is_read_at_once_and_one_grown_past_the_limit_through_a_cursor(store, monkeypatch):
     """A DECLARE is planned each time (q04 of the benchmark: half its time): a statement
-    whose whole result was one short batch is run prepared next time, below a LIMIT one
-    row past a batch; one that has grown past it is read again through a cursor."""
+    whose whole result was one short batch is run prepared next time, below a LIMIT
+    (``AT_ONCE``, lowered here to a batch); one that has grown past it is read again
+    through a cursor."""
+    from catalogue.graph.sparql import pg_cursor
+
+    monkeypatch.setattr(pg_cursor, "AT_ONCE", 1000)
     g = Dataset(store=store).graph(G)
     g.add((URIRef("http://x/a"), P, LATE))
     store.commit()
@@ -325,3 +329,15 @@ def test_statements_run_serial_without_jit_after_a_rollback_too(store):
     store.rollback()
     assert conn.exec_driver_sql("SHOW max_parallel_workers_per_gather").scalar() == "0"
     assert conn.exec_driver_sql("SHOW jit").scalar() == "off"
+
+
+def test_a_short_result_grown_within_the_limit_is_still_read_at_once_and_whole(store):
+    g = Dataset(store=store).graph(G)
+    g.add((URIRef("http://x/a"), P, LATE))
+    store.commit()
+    assert _declared(store, SELECT) == (["http://x/a"], 1)
+    store.rollback()
+    many = [URIRef(f"http://x/m{i:04}") for i in range(1500)]
+    g.addN((s, P, LATE, g) for s in many)
+    store.commit()
+    assert _declared(store, SELECT) == (sorted(["http://x/a", *map(str, many)]), 0)
