@@ -489,14 +489,28 @@ _FUNCTIONS: dict[str, tuple[int, Any]] = {
 }
 
 
+#: ``Connection.info`` key: (the driver's connection, the names registered on it).
+_REGISTERED = "sparql_functions"
+
+
 def _register_functions(conn: Any, names: frozenset[str]) -> None:
-    """Register the Python functions a statement calls on the SQLite connection (cheap;
-    done per statement because the pool may hand out a new DBAPI connection)."""
+    """Register the Python functions a statement calls on the SQLite connection, those
+    not registered on it yet: SQLite refuses to define a function again while another
+    statement is being read ("Error creating function"), as when rdflib reads a
+    compiled part inside its loop over another's rows (fuzzer seed 800). Kept in the
+    pool's record of the connection, whose ``info`` lives as long as the DBAPI
+    connection (the pool may hand out a new one)."""
     raw = conn.connection.driver_connection
-    for name in names:
+    info = conn.connection.info
+    held = info.get(_REGISTERED)
+    if held is None or held[0] is not raw:
+        held = info[_REGISTERED] = (raw, set())
+    done = held[1]
+    for name in names - done:
         if name in SQLITE_AGGREGATES:
             nargs, cls = SQLITE_AGGREGATES[name]
             raw.create_aggregate(name, nargs, cls)
-            continue
-        nargs, fn = _FUNCTIONS[name]
-        raw.create_function(name, nargs, fn, deterministic=name not in VOLATILE_FUNCTIONS)
+        else:
+            nargs, fn = _FUNCTIONS[name]
+            raw.create_function(name, nargs, fn, deterministic=name not in VOLATILE_FUNCTIONS)
+        done.add(name)
