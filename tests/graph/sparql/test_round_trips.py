@@ -49,10 +49,8 @@ def _answer(store: SQLStore, query: str) -> object:
     return sorted(str(row[0]) for row in result)
 
 
-def _round_trips(store: SQLStore, query: str) -> tuple[object, int]:
-    """The answer to ``query`` and the round trips it took: the messages that ask the
-    server to answer (``Sync`` ends a pipeline or an extended-protocol statement,
-    ``Query`` is a simple one)."""
+def _traced(store: SQLStore, query: str) -> tuple[object, list[str]]:
+    """The answer to ``query`` and the messages the client sent for it (libpq's trace)."""
     raw = store.connection.connection.driver_connection
     with tempfile.TemporaryFile("w+") as trace:
         raw.pgconn.trace(trace.fileno())
@@ -62,8 +60,16 @@ def _round_trips(store: SQLStore, query: str) -> tuple[object, int]:
             raw.pgconn.untrace()
         os.fsync(trace.fileno())
         trace.seek(0)
-        trips = sum(1 for line in trace if "\tF\t" in line and ("\tSync" in line or "\tQuery\t" in line))
-    return answer, trips
+        sent = [line for line in trace if "\tF\t" in line]
+    return answer, sent
+
+
+def _round_trips(store: SQLStore, query: str) -> tuple[object, int]:
+    """The answer to ``query`` and the round trips it took: the messages that ask the
+    server to answer (``Sync`` ends a pipeline or an extended-protocol statement,
+    ``Query`` is a simple one)."""
+    answer, sent = _traced(store, query)
+    return answer, sum(1 for line in sent if "\tSync" in line or "\tQuery\t" in line)
 
 
 @pytest.mark.parametrize("query", [ASK, SELECT, SELECT_LIMITED])
@@ -256,18 +262,9 @@ def test_a_query_in_a_new_transaction_sends_its_lookups_with_the_guess(store, qu
 
 
 def _declared(store: SQLStore, query: str) -> tuple[object, int]:
-    """The answer to ``query`` and the cursors it declared (libpq's trace)."""
-    raw = store.connection.connection.driver_connection
-    with tempfile.TemporaryFile("w+") as trace:
-        raw.pgconn.trace(trace.fileno())
-        try:
-            answer = _answer(store, query)
-        finally:
-            raw.pgconn.untrace()
-        os.fsync(trace.fileno())
-        trace.seek(0)
-        declared = sum(1 for line in trace if "\tF\t" in line and "DECLARE sparql_cursor_" in line)
-    return answer, declared
+    """The answer to ``query`` and the cursors it declared."""
+    answer, sent = _traced(store, query)
+    return answer, sum(1 for line in sent if "DECLARE sparql_cursor_" in line)
 
 
 def test_a_result_short_last_time_is_read_at_once_and_one_grown_past_the_limit_through_a_cursor(store, monkeypatch):
