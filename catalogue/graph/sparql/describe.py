@@ -39,6 +39,8 @@ __all__ = ["default_graph", "describe"]
 _KEPT: Final = 256
 _LAST: OrderedDict[tuple[Any, ...], str] = OrderedDict()
 _LAST_LOCK = threading.Lock()
+#: Resources beyond which a description's statement is not kept as a guess.
+_KEPT_SEEDS: Final = 1_000
 
 
 def default_graph(graph: ConjunctiveGraph) -> Graph:
@@ -94,7 +96,7 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
             return out
         if log is not None:
             log.append(ExplainEntry(sql, {}))
-        if postgres:
+        if postgres and len(wanted) <= _KEPT_SEEDS:  # a large description's text is not kept
             _keep(key, sql)
             rows = guessed if guessed is not None and sql == guess else fetch_all(conn, sql, {})[0]
     except DBAPIError:

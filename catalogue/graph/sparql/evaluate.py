@@ -342,7 +342,8 @@ def _speculate(store: QuadSource, guess: Statement,
     that statement again (the usual case: ids change only when a term is collected or
     first stored, or a datatype or the planner's statistics appear), and closes them
     otherwise. A wrong guess costs one run of the old statement (whole for a bounded
-    result, its first batch through a cursor, which may be most of the work), once per
+    result or one short last time, up to 20,000 rows, else its first batch through a
+    cursor, which may be most of the work), once per
     such change. A query of a few patterns then costs one round trip instead of two
     (three in a new transaction)."""
     statements, finish = lookup

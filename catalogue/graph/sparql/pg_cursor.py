@@ -56,9 +56,10 @@ _compiled_lock = threading.Lock()
 _names = itertools.count()
 #: Rows a statement short last time may give when read at once (beyond: through a cursor).
 AT_ONCE: Final = 20_000
-#: Statements (the database's name, the text in SQLAlchemy's form) whose whole result
-#: was one short batch last time.
-_small: OrderedDict[tuple[str | None, str], None] = OrderedDict()
+#: Statements (the database, the text in SQLAlchemy's form, the parameters: a filter's
+#: strings are parameters, and one word may match little where another matches much)
+#: whose whole result was one short batch last time.
+_small: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 _small_lock = threading.Lock()
 #: ``Connection.info`` key: (the transaction, weakly; exhausted cursors not closed yet).
 _PENDING: Final = "sparql_cursors_to_close"
@@ -115,7 +116,7 @@ def fetch_all(conn: Connection, sql: str, params: dict[str, Any], *,
     return rows, found
 
 
-def _was_small(key: tuple[str | None, str]) -> bool:
+def _was_small(key: tuple[str, str, str]) -> bool:
     with _small_lock:
         if key in _small:
             _small.move_to_end(key)
@@ -123,7 +124,7 @@ def _was_small(key: tuple[str | None, str]) -> bool:
     return False
 
 
-def _remember(key: tuple[str | None, str], small: bool) -> None:
+def _remember(key: tuple[str, str, str], small: bool) -> None:
     with _small_lock:
         if small:
             _small[key] = None
@@ -141,7 +142,7 @@ def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
     ``size`` rows last time, its rows read at once by a prepared statement limited to
     :data:`AT_ONCE` rows and one (no planning, no cursor); past that limit the rows are
     read again through a cursor and the statement is remembered as large."""
-    key = (conn.engine.url.database, sql)
+    key = _key(conn, sql, params)
     if _was_small(key):
         rows, found = fetch_all(conn, f"SELECT * FROM (\n{sql}\n) AS small_ LIMIT {AT_ONCE + 1}", params,
                                 ahead=ahead)
@@ -151,6 +152,11 @@ def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
         batches, close, _ = open_cursor(conn, sql, params, size)
         return batches, close, found
     return open_cursor(conn, sql, params, size, ahead=ahead)
+
+
+def _key(conn: Connection, sql: str, params: dict[str, Any]) -> tuple[str, str, str]:
+    """What a statement's size is remembered by (the database as ``evaluate._database``)."""
+    return conn.engine.url.render_as_string(hide_password=True), sql, repr(sorted(params.items()))
 
 
 def _nothing() -> None:
@@ -205,7 +211,7 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
             if len(batch) < size:
                 is_open = False
                 if batch is first:
-                    _remember((conn.engine.url.database, sql), True)
+                    _remember(_key(conn, sql, params), True)
                 if alive() and savepoint is None:  # else it goes with its transaction or savepoint
                     _to_close(conn).append(name)
                 elif alive():
@@ -215,7 +221,7 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
                     yield batch
                 return
             if batch is first:
-                _remember((conn.engine.url.database, sql), False)
+                _remember(_key(conn, sql, params), False)
             yield batch
             if not alive():
                 is_open = False

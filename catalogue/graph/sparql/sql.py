@@ -143,6 +143,11 @@ class VarRef:
     id: str | None
     val: Val | None = None
     nullable: bool = False
+    #: For a computed value that is one of the query's constants (VALUES with a term
+    #: the database does not hold): SQL for its term id, NULL where it is not stored (no
+    #: stored term is then the same term). A join with stored terms compares ids, which
+    #: the database can look up by index, instead of the terms' parts.
+    stored_id: str | None = None
 
     @property
     def is_id(self) -> bool:
@@ -179,6 +184,11 @@ class Block:
     #: The column holding this block's per-solution seed of ``BNODE(str)``, once a BIND
     #: over it has drawn one (see ``compiler._p_Extend``).
     bnode_seed: str | None = None
+    #: Whether the solutions are known to be distinct and to bind every variable (a
+    #: VALUES of distinct rows without UNDEF): joined with a block owing a DISTINCT, the
+    #: DISTINCT can then come after the join (each of these rows stays apart in it)
+    #: instead of wrapping the other block. Not copied: a block extended is no longer known.
+    distinct_set: bool = False
 
     def copy(self) -> Block:
         """A block to extend without changing this one (its lists and maps copied)."""

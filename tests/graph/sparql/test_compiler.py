@@ -141,11 +141,6 @@ COMPILED = [
     # VALUES holding terms the database does not store (fell back to rdflib): carried as
     # values, joined with stored terms, projected, ordered, compared, left unbound
     "SELECT ?a ?n WHERE { VALUES ?a { :a1 :nothing :a2 } ?a :n ?n }",
-    # ... and a BIND's value, met by an OPTIONAL's stored term
-    "SELECT ?a ?u ?b WHERE { ?a :n ?n BIND(IF(?n > 2, 'K', 'none') AS ?u) OPTIONAL { ?b :units ?u } }",
-    "SELECT ?a ?t WHERE { ?a :n ?n BIND(IF(?n > 2, :Array, ?unbound) AS ?t) OPTIONAL { ?a :type ?t } }",
-    "SELECT ?a ?u ?b WHERE { ?a :n ?n BIND(IF(?n > 2, 1, 'K') AS ?u) OPTIONAL { ?b :n ?u } }",
-    "SELECT ?a ?l ?c WHERE { ?a :n ?n BIND(IF(?n > 2, STRLANG('chat', 'fr'), ?unbound) AS ?l) OPTIONAL { ?c :label ?l } }",
     "SELECT ?a WHERE { VALUES ?a { :a1 :nothing <http://other.example/x> } } ORDER BY ?a",
     "SELECT ?a ?u WHERE { VALUES (?a ?u) { (:a1 'K') (:a2 'no such units') (UNDEF 'K') (:nothing UNDEF) } ?a :units ?u }",
     "SELECT ?u ?l WHERE { VALUES (?u ?l) { ('K' 'x') ('new'@en 'y') (UNDEF 'z') (42 UNDEF) } } ORDER BY ?u ?l",
@@ -744,3 +739,48 @@ def test_a_constant_not_stored_keeps_the_written_order(catalogue_ds: Dataset) ->
         assert "+ 0 * pp" not in sql
         stored = query.replace("'no such title'", "?t")
         assert "+ 0 * pp" in next(e.sql for e in _run(catalogue_ds, stored)[1] if e.sql)
+
+
+@pytest.mark.parametrize(("query", "computed"), [
+    # A BIND's value met by an OPTIONAL's stored term stays with rdflib: compared by its
+    # parts, no index or hash join serves it (a nested loop of every pair of rows).
+    ("SELECT ?a ?u ?b WHERE { ?a :n ?n BIND(IF(?n > 2, 'K', 'none') AS ?u) OPTIONAL { ?b :units ?u } }", True),
+    # ... unless its values are all stored terms: then it is their ids
+    ("SELECT ?a ?u ?b WHERE { ?a :n ?n BIND(IF(?n > 2, 1, 'K') AS ?u) OPTIONAL { ?b :n ?u } }", False),
+])
+def test_an_optional_on_a_bind_value(catalogue_ds: Dataset, memory: Dataset, query: str, computed: bool) -> None:
+    got, log = _run(catalogue_ds, query)
+    assert _bag(got) == _bag(_rows(memory.query(P + query)))
+    assert any("OPTIONAL joining on a computed value" in (e.note or "") for e in log) == computed
+
+
+@pytest.mark.parametrize("aggregate", ["AVG", "SUM"])
+def test_an_optional_on_an_aggregate_left_unbound_by_an_error(catalogue_ds: Dataset, aggregate: str) -> None:
+    """The average of titles is an error, which leaves ?m unbound: every right solution
+    is compatible (as Oxigraph answers; rdflib raises; the review found ?m left unbound
+    in each row when the OPTIONAL compared computed values)."""
+    query = f"SELECT ?m ?y WHERE {{ {{ SELECT ({aggregate}(?t) AS ?m) WHERE {{ :a1 :title ?t }} }} OPTIONAL {{ ?y :n ?m }} }}"
+    got, _ = _run(catalogue_ds, query)
+    assert _bag(got) == _bag([{"m": Literal(i), "y": EX[f"a{i}"]} for i in range(8)])
+
+
+def test_values_with_a_term_not_stored_join_stored_patterns_by_id(catalogue_ds: Dataset) -> None:
+    """An index probe per VALUES row, not the terms' parts compared for every quad (the
+    review measured 2.5 s against 2.5 ms at ten million triples)."""
+    query = "SELECT ?a ?n WHERE { VALUES ?a { :a1 :nothing } ?a :n ?n }"
+    got, log = _run(catalogue_ds, query)
+    assert _bag(got) == _bag([{"a": EX.a1, "n": Literal(1)}])
+    sql = next(e.sql for e in log if e.sql)
+    # the patterns probed from the VALUES rows, compared by id, the DISTINCT after the join
+    assert re.search(r'q\d+\.s = vals\d+\."v\d+_i"', sql) and "JOIN (\nSELECT DISTINCT" not in sql, sql
+    query = "SELECT ?a ?n WHERE { VALUES ?a { :a1 :nothing } OPTIONAL { ?a :n ?n } }"
+    got, log = _run(catalogue_ds, query)
+    sql = next(e.sql for e in log if e.sql)
+    assert re.search(r'r\d+\."v\d+" = vals\d+\."v\d+_i"', sql), sql
+
+
+def test_values_with_a_nul_character(catalogue_ds: Dataset, memory: Dataset) -> None:
+    """PostgreSQL text cannot hold NUL: such a VALUES is rdflib's there (it failed)."""
+    query = 'SELECT ?v WHERE { VALUES ?v { "x\\u0000y" :a1 } }'
+    got, _ = _run(catalogue_ds, query)
+    assert _bag(got) == _bag(_rows(memory.query(P + query)))
