@@ -984,8 +984,9 @@ class Compiler:
     def _p_values(self, part: CompValue, scope: GraphScope) -> Block:
         """``VALUES``: a union of one-row selects. A variable given a term the database
         does not hold (no id) is carried as a computed value in every row (its parts, as
-        a constant's: :meth:`.values.ValueOps.const`), joined with stored terms by
-        :meth:`_same_as_stored`; the others are term ids."""
+        a constant's: :meth:`.values.ValueOps.const`) with the id beside it (NULL where
+        not stored), joined with stored terms by id (:meth:`_same_as_stored`); the others
+        are term ids. Rows that disagree with values bound from outside are left out."""
         all_vars: list[Variable] = []
         for row in part.res:
             for v in row:
@@ -1030,7 +1031,7 @@ class Compiler:
                     else:
                         cols.append(f'{self.null_id()} AS "{col}"')
                 elif v in computed:
-                    if self.dialect.is_pg and any("\x00" in (part or "") for part in (str(term), getattr(term, "language", None))):
+                    if self.dialect.is_pg and any("\x00" in (text or "") for text in (str(term), getattr(term, "language", None))):
                         raise Unsupported("VALUES with a NUL character, which PostgreSQL text cannot hold")
                     cols.extend(self._value_columns(col, self.ops.const(term)))
                     tid = self.term_id(term)
