@@ -362,6 +362,8 @@ class Compiler:
             else:
                 assert ref.val is not None
                 cols += [f'{e} AS "{c}"' for e, c in val_columns(col, ref.val)]
+                if ref.stored_id is not None:
+                    cols.append(f'{ref.stored_id} AS "{col}_i"')
             outs.append((var, ref))
         order_cols = []
         for i, (key, _desc) in enumerate(order_exprs):
@@ -1071,7 +1073,14 @@ class Compiler:
             sql, outs, _ = self._select(part, top=False)
         finally:
             self.scope = saved
-        return self.derived(sql, outs, "sq")[0]
+        out = self.derived(sql, outs, "sq")[0]
+        # SELECT DISTINCT (sliced or ordered) binding every variable in every row: a set,
+        # which patterns owing the union graph's DISTINCT can be probed from (Block.distinct_set)
+        top = part
+        while top.name in ("Slice", "OrderBy"):
+            top = top.p
+        out.distinct_set = top.name == "Distinct" and not any(ref.nullable for ref in out.vars.values())
+        return out
 
     def _subselect_per_graph(self, part: CompValue, scope: GraphScope) -> Block:
         """``GRAPH ?g { SELECT ... }``: the sub-select evaluated in each named graph, and
@@ -1132,7 +1141,8 @@ class Compiler:
             else:
                 assert ref.val is not None
                 out.vars[var] = VarRef(
-                    id=None, val=val_from_columns(alias, col, ref.val), nullable=ref.nullable
+                    id=None, val=val_from_columns(alias, col, ref.val), nullable=ref.nullable,
+                    stored_id=None if ref.stored_id is None else f'{alias}."{col}_i"',
                 )
         return out, alias
 
@@ -1219,6 +1229,8 @@ class Compiler:
             else:
                 assert ref.val is not None
                 cols += [f'{e} AS "{c}"' for e, c in val_columns(col, ref.val)]
+                if ref.stored_id is not None:  # carried, for joins by id outside
+                    cols.append(f'{ref.stored_id} AS "{col}_i"')
         cols += [f'{e} AS "{c}"' for e, c in extra]
         if not cols:
             cols.append("1 AS one_")
