@@ -619,22 +619,18 @@ class Compiler:
         return self.join(self.pattern(part.p1, scope), self.pattern(part.p2, scope))
 
     def join(self, a: Block, b: Block) -> Block:
-        pending = a.distinct_pending or b.distinct_pending
-        if a.distinct_pending != b.distinct_pending:
-            plain = b if a.distinct_pending else a
-            if plain.distinct_set:
-                # DISTINCT after the join: the same solutions, and the other block's
-                # patterns probed from these rows (wrapped in a DISTINCT, SQLite read all
-                # of their matches: 160 ms instead of 1 ms at a million triples).
-                pass
-            elif a.distinct_pending:
+        # A block owing a DISTINCT joined with one that does not is wrapped in it first,
+        # unless the other is a set (Block.distinct_set): then the DISTINCT comes after the
+        # join, the same solutions, with the owing block's patterns probed from the set's
+        # rows (wrapped, SQLite read all of their matches: 160 ms instead of 1 ms at a
+        # million triples).
+        if a.distinct_pending != b.distinct_pending and not (b if a.distinct_pending else a).distinct_set:
+            if a.distinct_pending:
                 a = self.wrap(a, distinct=True)
-                pending = False
             else:
                 b = self.wrap(b, distinct=True)
-                pending = False
         out = a.copy()
-        out.distinct_pending = pending
+        out.distinct_pending = a.distinct_pending or b.distinct_pending
         for i, (join, source, on) in enumerate(b.items):
             if i == 0:
                 out.add_item(source)

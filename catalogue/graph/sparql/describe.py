@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
+from cachetools import LRUCache
 from rdflib.graph import ConjunctiveGraph, Dataset, Graph
 from rdflib.namespace import RDF
 from rdflib.plugins.sparql.parserutils import CompValue
@@ -37,7 +37,7 @@ __all__ = ["default_graph", "describe"]
 
 #: Descriptions' statements kept as guesses (by database, resources and graph).
 _KEPT: Final = 256
-_LAST: OrderedDict[tuple[Any, ...], str] = OrderedDict()
+_LAST: LRUCache[tuple[Any, ...], str] = LRUCache(maxsize=_KEPT)
 _LAST_LOCK = threading.Lock()
 #: Resources beyond which a description's statement is not kept as a guess.
 _KEPT_SEEDS: Final = 1_000
@@ -185,9 +185,6 @@ def _guess(key: tuple[Any, ...]) -> str | None:
 def _keep(key: tuple[Any, ...], sql: str) -> None:
     with _LAST_LOCK:
         _LAST[key] = sql
-        _LAST.move_to_end(key)
-        while len(_LAST) > _KEPT:
-            _LAST.popitem(last=False)
 
 
 @contextlib.contextmanager

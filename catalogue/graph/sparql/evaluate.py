@@ -47,7 +47,7 @@ from .geo import resolve as resolve_lookups
 from .geof import relate_text
 from .join_order import JoinStatistics, join_statistics
 from .numbers import with_synthetic
-from .pg_cursor import fetch_all, read_rows
+from .pg_cursor import read_rows
 from .query import TOP_ASK, TOP_SELECT
 from .regex import compile_pattern
 from .source import QuadSource, source_of
@@ -317,19 +317,12 @@ def _execute(store: QuadSource, stmt: Statement, ahead: Sequence[tuple[str, Any]
     back, as :func:`_rows` does."""
     conn = store.connection
     try:
-        if _bounded(stmt):
-            rows, found = fetch_all(conn, stmt.sql, stmt.params, ahead=ahead)
-            return (iter([rows] if rows else []), _nothing), found
-        batches, close, found = read_rows(conn, stmt.sql, stmt.params, _FETCH, ahead=ahead)
+        batches, close, found = read_rows(conn, stmt.sql, stmt.params, _FETCH, ahead=ahead, bounded=_bounded(stmt))
         return (batches, close), found
     except DBAPIError:
         with contextlib.suppress(Exception):
             store.rollback()
         raise
-
-
-def _nothing() -> None:
-    """What closes rows read at once."""
 
 
 def _speculate(store: QuadSource, guess: Statement,

@@ -42,6 +42,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
+from cachetools import LRUCache
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
@@ -59,7 +60,7 @@ AT_ONCE: Final = 20_000
 #: Statements (the database, the text in SQLAlchemy's form, the parameters: a filter's
 #: strings are parameters, and one word may match little where another matches much)
 #: whose whole result was one short batch last time.
-_small: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+_small: LRUCache[tuple[str, str, str], bool] = LRUCache(maxsize=_KEPT)
 _small_lock = threading.Lock()
 #: ``Connection.info`` key: (the transaction, weakly; exhausted cursors not closed yet).
 _PENDING: Final = "sparql_cursors_to_close"
@@ -118,30 +119,30 @@ def fetch_all(conn: Connection, sql: str, params: dict[str, Any], *,
 
 def _was_small(key: tuple[str, str, str]) -> bool:
     with _small_lock:
-        if key in _small:
-            _small.move_to_end(key)
-            return True
-    return False
+        return _small.get(key, False)
 
 
 def _remember(key: tuple[str, str, str], small: bool) -> None:
     with _small_lock:
         if small:
-            _small[key] = None
-            _small.move_to_end(key)
-            while len(_small) > _KEPT:
-                _small.popitem(last=False)
+            _small[key] = True
         else:
             _small.pop(key, None)
 
 
-def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
-              ahead: Sequence[Ahead] = ()) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
-                                                    list[list[tuple[Any, ...]]]]:
-    """:func:`open_cursor`, or, for a statement whose whole result was shorter than
-    ``size`` rows last time, its rows read at once by a prepared statement limited to
-    :data:`AT_ONCE` rows and one (no planning, no cursor); past that limit the rows are
-    read again through a cursor and the statement is remembered as large."""
+def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *, ahead: Sequence[Ahead] = (),
+              bounded: bool = False) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
+                                              list[list[tuple[Any, ...]]]]:
+    """Batches of ``sql``'s rows, a function that closes them unread, and the rows of
+    the statements ``ahead`` (sent in the same round trip): all read at once for a
+    ``bounded`` statement (a LIMIT of at most a batch); for a statement whose whole
+    result was shorter than ``size`` rows last time, read at once by a prepared
+    statement limited to :data:`AT_ONCE` rows and one (no planning, no cursor), past
+    which the rows are read again through a cursor and the statement is remembered as
+    large; otherwise through a cursor (:func:`open_cursor`)."""
+    if bounded:
+        rows, found = fetch_all(conn, sql, params, ahead=ahead)
+        return iter([rows] if rows else []), _nothing, found
     key = _key(conn, sql, params)
     if _was_small(key):
         rows, found = fetch_all(conn, f"SELECT * FROM (\n{sql}\n) AS small_ LIMIT {AT_ONCE + 1}", params,
