@@ -96,8 +96,9 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
             return out
         if log is not None:
             log.append(ExplainEntry(sql, {}))
-        if postgres and len(wanted) <= _KEPT_SEEDS:  # a large description's text is not kept
-            _keep(key, sql)
+        if postgres:
+            if len(wanted) <= _KEPT_SEEDS:  # a large description's text is not kept
+                _keep(key, sql)
             rows = guessed if guessed is not None and sql == guess else fetch_all(conn, sql, {})[0]
     except DBAPIError:
         if postgres:

@@ -314,6 +314,20 @@ def test_a_describe_asked_again_costs_one_round_trip_and_sees_new_ids(store):
     assert _described(store, "DESCRIBE <http://x/s1> <http://x/new>") == {("http://x/s1", "1"), ("http://x/new", "7")}
 
 
+def test_a_description_of_more_resources_than_are_kept_as_guesses_is_answered(store):
+    """Beyond 1,000 resources the statement is not kept as a guess; it was not run
+    either (an unbound result: 'query failed' for ``DESCRIBE ?x WHERE { ?x a zarr:Array }``)."""
+    many = [URIRef(f"http://x/d{i:04}") for i in range(1100)]
+    g = Dataset(store=store).graph(G)
+    g.addN((s, Q, Literal(i), g) for i, s in enumerate(many))
+    store.commit()
+    query = f"DESCRIBE ?s WHERE {{ ?s <{Q}> ?o FILTER(STRSTARTS(STR(?s), 'http://x/d')) }}"
+    for _ in range(2):  # not answered from a guess the second time either
+        described = _described(store, query)
+        assert len(described) == 1100 and ("http://x/d1099", "1099") in described
+        store.rollback()
+
+
 def _described(store: SQLStore, query: str = DESCRIBE) -> set[tuple[str, str]]:
     return {(str(s), str(o)) for s, _, o in Dataset(store=store, default_union=True).query(query)}
 
