@@ -142,6 +142,10 @@ def _predicate_set(path: Any) -> list[URIRef] | None:
     return None
 
 
+#: A sub-select sliced to at most this many rows is numbered to count as a set (``_subselect``).
+_NUMBERED_ROWS = 10_000
+
+
 class Compiler:
     """Compiles one algebra part for one store; create a new one per statement."""
 
@@ -1069,12 +1073,25 @@ class Compiler:
             sql, outs, _ = self._select(part, top=False)
         finally:
             self.scope = saved
-        out = self.derived(sql, outs, "sq")[0]
-        # SELECT DISTINCT (sliced or ordered) binding every variable in every row: a set,
-        # which patterns owing the union graph's DISTINCT can be probed from (Block.distinct_set)
         top = part
         while top.name in ("Slice", "OrderBy"):
             top = top.p
+        if top.name != "Distinct" and part.name == "Slice" and part.length is not None and part.length <= _NUMBERED_ROWS:
+            # A few rows, not known to be distinct: each numbered, in a hidden variable
+            # (a blank node's place), they are a set, and a pattern owing the union
+            # graph's DISTINCT is probed from them with the DISTINCT after the join (the
+            # number keeps a row's duplicates apart), instead of being read whole and
+            # deduplicated first ('the first datasets, and what is said of them': 283 ms
+            # on SQLite at a million triples).
+            number = BNode(f"row number of {self.names.alias('sq')}")
+            outs = [*outs, (number, VarRef(id="0"))]
+            sql = (f'SELECT n_.*, ROW_NUMBER() OVER () AS "{self.names.column(number)}" FROM (\n{sql}\n) AS n_')
+            out = self.derived(sql, outs, "sq")[0]
+            out.distinct_set = True
+            return out
+        out = self.derived(sql, outs, "sq")[0]
+        # SELECT DISTINCT (sliced or ordered) binding every variable in every row: a set,
+        # which patterns owing the union graph's DISTINCT can be probed from (Block.distinct_set)
         out.distinct_set = top.name == "Distinct" and not any(ref.nullable for ref in out.vars.values())
         return out
 

@@ -184,10 +184,12 @@ class Block:
     #: The column holding this block's per-solution seed of ``BNODE(str)``, once a BIND
     #: over it has drawn one (see ``compiler._p_Extend``).
     bnode_seed: str | None = None
-    #: Whether the solutions are known to be distinct and to bind every variable (a
-    #: VALUES of distinct rows without UNDEF): joined with a block owing a DISTINCT, the
-    #: DISTINCT can then come after the join (each of these rows stays apart in it)
-    #: instead of wrapping the other block. Not copied: a block extended is no longer known.
+    #: Whether each solution stays apart from every other in a DISTINCT over the
+    #: variables after a join: distinct rows binding every variable (a VALUES without
+    #: UNDEF, a SELECT DISTINCT sub-select), or rows numbered in a hidden variable (a
+    #: sliced sub-select). Joined with a block owing a DISTINCT, the DISTINCT can then
+    #: come after the join instead of wrapping the other block. Not copied: a block
+    #: extended is no longer known.
     distinct_set: bool = False
 
     def copy(self) -> Block:

@@ -155,8 +155,14 @@ class QueryMaker:
                 parts.append(f"BIND({self.r.choice([f'{v} * 3', f'{v} / 2', f'-{v} + 0.5', f'{v} - 1e0'])} AS ?e)")
             elif roll < 0.92 and depth < 1:
                 inner = self.triple()
-                if self.r.random() < 0.3:  # a sub-select, evaluated per graph under GRAPH ?g
+                form = self.r.random()
+                if form < 0.25:  # a sub-select, evaluated per graph under GRAPH ?g
                     inner = f"{{ SELECT {self.r.choice(['*', 'DISTINCT *'])} WHERE {{ {inner} }} }}"
+                elif form < 0.5:
+                    # a sliced sub-select whose projection repeats rows (numbered when
+                    # compiled); a LIMIT above every answer keeps it deterministic
+                    parts.append(f"{{ SELECT {self.r.choice(VARS)} WHERE {{ {inner} {self.triple()} }} LIMIT 1000 }}")
+                    continue
                 parts.append(f"GRAPH {self.r.choice(['ex:g1', '?g'])} {{ {inner} }}")
             else:
                 parts.insert(0, f"OPTIONAL {{ {self.triple()} }}")  # a group that starts with OPTIONAL
