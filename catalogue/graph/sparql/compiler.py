@@ -1046,8 +1046,15 @@ class Compiler:
             selects.append("SELECT " + (", ".join(cols) or "1 AS one_") + " WHERE FALSE")
         alias = self.names.alias("vals")
         out = Block()
-        out.add_item("(" + "\nUNION ALL\n".join(selects) + f") AS {alias}")
         out.distinct_set = not nullable and len({tuple(row.get(v) for v in all_vars) for row in rows}) == len(rows)
+        if not out.distinct_set and len(selects) > 1:
+            # Rows that repeat, or leave a variable unbound: numbered in a hidden variable,
+            # they are a set all the same (see _subselect).
+            number = BNode(f"row number of {alias}")
+            selects = [f'{select}, {i} AS "{self.names.column(number)}"' for i, select in enumerate(selects)]
+            out.vars[number] = VarRef(id=f'{alias}."{self.names.column(number)}"')
+            out.distinct_set = True
+        out.add_item("(" + "\nUNION ALL\n".join(selects) + f") AS {alias}")
         for v in all_vars:
             if v in computed:
                 col = self.names.column(v)
