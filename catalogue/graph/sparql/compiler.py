@@ -418,6 +418,9 @@ class Compiler:
                     simple.append((t[0], hidden, t[2]))
                 else:
                     (complex_ if isinstance(t[1], Path) else simple).append(t)
+        # Triple patterns alone, matched in one graph (or in each, its name bound): their
+        # solutions are distinct, as the graph's triples are (Block.distinct_set).
+        a_set = bool(part.triples) and not complex_ and scope.mode in ("const", "var")
         lazy = (self.paths.lazy(complex_, simple, scope)
                 if id(part) == self._existential and not predicate_sets else None)
         if lazy is not None:
@@ -483,6 +486,7 @@ class Compiler:
             b.where.append(f"{ref.id} {'NOT IN' if negated else 'IN'} ({ids})")
         if part.triples and scope.mode == "union":
             b.distinct_pending = True
+        b.distinct_set = a_set and not any(ref.nullable or not ref.is_id for ref in b.vars.values())
         return b
 
     def _pattern_term_id(self, term: Any) -> int | None:

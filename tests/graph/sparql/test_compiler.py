@@ -853,6 +853,23 @@ def test_values_that_repeat_or_leave_unbound_are_numbered(catalogue_ds: Dataset,
     assert "JOIN (\nSELECT DISTINCT q" not in sql, sql
 
 
+@pytest.mark.parametrize("query", [
+    "SELECT ?g ?a ?p ?o WHERE { GRAPH ?g { ?a :type :Array } ?a ?p ?o }",  # each a in both graphs
+    "SELECT ?a ?p ?o WHERE { GRAPH :g1 { ?a :type :Array } ?a ?p ?o }",
+    "SELECT ?g ?a ?u WHERE { GRAPH ?g { ?a :type :Array } OPTIONAL { ?a :units ?u } }",
+    "SELECT ?g ?x ?p WHERE { GRAPH ?g { ?x :blank [] } ?x ?p ?o }",
+    "SELECT (COUNT(*) AS ?c) WHERE { GRAPH ?g { ?a :type :Array } ?a :n ?n }",
+])
+def test_patterns_in_one_graph_are_a_set(catalogue_ds: Dataset, memory: Dataset, query: str) -> None:
+    """Triple patterns matched in a named graph give distinct solutions, as its triples
+    are: patterns of the union graph joined with them are probed from them (wrapped in a
+    DISTINCT of all their matches, SQLite read every quad: 3.6 s -> 10 ms at a million)."""
+    got, log = _run(catalogue_ds, query)
+    assert _bag(got) == _bag(_rows(memory.query(P + query)))
+    sql = next(e.sql for e in log if e.sql)
+    assert "JOIN (\nSELECT DISTINCT q" not in sql, sql
+
+
 def test_values_with_a_nul_character(catalogue_ds: Dataset, memory: Dataset) -> None:
     """PostgreSQL text cannot hold NUL: such a VALUES is rdflib's there (it failed)."""
     query = 'SELECT ?v WHERE { VALUES ?v { "x\\u0000y" :a1 } }'
