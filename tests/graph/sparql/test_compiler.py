@@ -870,6 +870,25 @@ def test_patterns_in_one_graph_are_a_set(catalogue_ds: Dataset, memory: Dataset,
     assert "JOIN (\nSELECT DISTINCT q" not in sql, sql
 
 
+@pytest.mark.parametrize(("query", "limit"), [
+    ("SELECT ?a ?t WHERE { ?a :type ?t }", 5),  # each triple in two graphs
+    ("SELECT * WHERE { ?s ?p ?o }", 7),
+    ("SELECT ?a WHERE { ?a :type :Array ; :n ?n . ?b :type :Array ; :n ?m FILTER(?n < ?m) }", 12),
+    ("SELECT ?a WHERE { ?a :type :Array }", 100),  # fewer than the limit
+])
+def test_a_limit_without_order_gives_distinct_solutions_of_the_union_graph(
+    catalogue_ds: Dataset, memory: Dataset, query: str, limit: int
+) -> None:
+    """PostgreSQL reads the first solutions only for a LIMIT without ORDER BY (its
+    DISTINCT otherwise reads all of them first): any ``limit`` of the solutions, as many
+    as there are up to it."""
+    every = _bag(_rows(memory.query(P + query)))
+    for offset in (0, 3):
+        got, _ = _run(catalogue_ds, f"{query} LIMIT {limit} OFFSET {offset}")
+        assert len(got) == min(limit, max(sum(every.values()) - offset, 0))
+        assert not _bag(got) - every
+
+
 def test_values_with_a_nul_character(catalogue_ds: Dataset, memory: Dataset) -> None:
     """PostgreSQL text cannot hold NUL: such a VALUES is rdflib's there (it failed)."""
     query = 'SELECT ?v WHERE { VALUES ?v { "x\\u0000y" :a1 } }'

@@ -352,3 +352,24 @@ def test_a_short_result_grown_within_the_limit_is_still_read_at_once_and_whole(s
     g.addN((s, P, LATE, g) for s in many)
     store.commit()
     assert _declared(store, SELECT) == (sorted(["http://x/a", *map(str, many)]), 0)
+
+
+def test_a_limit_over_copies_of_one_triple_still_finds_enough_distinct_solutions(store):
+    """``LIMIT 2`` reads the first 104 solutions only (``Compiler._first_distinct``); here
+    they are the same triple in 300 graphs, one distinct solution: the whole DISTINCT
+    is read instead, and the second solution found."""
+    ds = Dataset(store=store)
+    same = (URIRef("http://x/same"), P, Literal("copy"))
+    for i in range(300):
+        ds.graph(URIRef(f"http://x/copy{i}")).add(same)
+    ds.graph(URIRef("http://x/last")).add((URIRef("http://x/other"), P, Literal("other")))
+    store.commit()
+    query = f"SELECT ?s ?o WHERE {{ ?s <{P}> ?o }} LIMIT 2"
+    union = Dataset(store=store, default_union=True)
+    store.sql_log = log = []
+    try:
+        got = sorted((str(s), str(o)) for s, o in union.query(query))
+    finally:
+        store.sql_log = None
+    assert got == [("http://x/other", "other"), ("http://x/same", "copy")]
+    assert "MATERIALIZED" in next(e.sql for e in log if e.sql)
