@@ -426,8 +426,9 @@ class Compiler:
                 else:
                     (complex_ if isinstance(t[1], Path) else simple).append(t)
         # Triple patterns alone, matched in one graph (or in each, its name bound): their
-        # solutions are distinct, as the graph's triples are (Block.distinct_set).
-        a_set = bool(part.triples) and not complex_ and scope.mode in ("const", "var")
+        # solutions are distinct, as the graph's triples are (Block.distinct_set); so is
+        # the empty pattern's one solution (a group's start, as in FILTER NOT EXISTS { ... }).
+        a_set = not part.triples or (not complex_ and scope.mode in ("const", "var"))
         lazy = (self.paths.lazy(complex_, simple, scope)
                 if id(part) == self._existential and not predicate_sets else None)
         if lazy is not None:
@@ -1192,7 +1193,7 @@ class Compiler:
             alias = self.names.alias("t")
             b.term_joins[ref.id] = alias
             b.add_item(f"terms {alias}", f"{alias}.id = {ref.id}", left=ref.nullable)
-        return _joined_term(alias, ref.id)
+        return _joined_term(alias, ref.id, bound=not ref.nullable)
 
     def expression_value(self, b: Block, expr: Any) -> Val:
         """The value of ``expr`` over ``b``'s solutions (an aggregate's argument)."""
@@ -1243,7 +1244,8 @@ class Compiler:
                 continue
             if not ref.is_id:
                 raise Unsupported("EXISTS binding a computed value")
-            conds.append(f"({outer.id} IS NULL OR {ref.id} = {outer.id})")
+            same = f"{ref.id} = {outer.id}"
+            conds.append(same if outer.bound and not ref.nullable else f"({outer.id} IS NULL OR {same})")
         where = f"\nWHERE {' AND '.join(conds)}" if conds else ""
         sql = f"EXISTS (SELECT 1 FROM {inner.from_sql()}{where})"
         return f"(NOT {sql})" if negate else sql
@@ -1310,10 +1312,11 @@ def _carry_joined_terms(block: Block, project: list[Variable] | None) -> None:
             block.vars[var] = VarRef(id=None, nullable=ref.nullable, val=_joined_term(alias, ref.id))
 
 
-def _joined_term(alias: str, term_id: str) -> Val:
-    """The value of the term whose ``terms`` row is joined as ``alias`` (its id ``term_id``)."""
+def _joined_term(alias: str, term_id: str, *, bound: bool = False) -> Val:
+    """The value of the term whose ``terms`` row is joined as ``alias`` (its id ``term_id``;
+    ``bound``: never NULL, see :attr:`Val.bound`)."""
     return Val(kind=f"{alias}.kind", lex=f"{alias}.value", dt=f"{alias}.datatype", lang=f"{alias}.lang",
-               num=f"{alias}.num", id=term_id)
+               num=f"{alias}.num", id=term_id, bound=bound)
 
 
 def _compatible(a: VarRef, b: VarRef) -> tuple[str, VarRef]:

@@ -134,6 +134,10 @@ class Val:
     #: exact value) and the promotion ranks it can have.
     packed: str | None = None
     ranks: frozenset[int] = frozenset()
+    #: A stored term that every solution binds (``id`` is never NULL): an EXISTS
+    #: correlated on it compares ids plainly, which an index serves (``x IS NULL OR``
+    #: kept SQLite from it: FILTER NOT EXISTS over 212 datasets, 4.3 -> 0.06 ms).
+    bound: bool = False
 
 
 @dataclass

@@ -889,6 +889,24 @@ def test_a_limit_without_order_gives_distinct_solutions_of_the_union_graph(
         assert not _bag(got) - every
 
 
+@pytest.mark.parametrize(("query", "plain"), [
+    ("SELECT ?a WHERE { ?a :type :Array FILTER NOT EXISTS { ?a :units ?u } }", True),
+    ("SELECT ?a WHERE { ?a :type :Array FILTER EXISTS { ?a :units 'K' } }", True),
+    # ?u unbound in some rows: any ?u then matches
+    ("SELECT ?a ?u WHERE { ?a :type :Array OPTIONAL { ?a :units ?u } FILTER NOT EXISTS { ?b :units ?u } }", False),
+])
+def test_an_exists_on_a_variable_every_solution_binds_compares_ids_plainly(
+    catalogue_ds: Dataset, memory: Dataset, query: str, plain: bool
+) -> None:
+    """``q.s IS NULL OR q1.s = q.s`` kept SQLite from the index on the subject (FILTER NOT
+    EXISTS over 212 datasets at a million triples: 11.7 -> 0.6 ms); the ``IS NULL``
+    stays for a variable an OPTIONAL may leave unbound."""
+    got, log = _run(catalogue_ds, query)
+    assert _bag(got) == _bag(_rows(memory.query(P + query)))
+    sql = next(e.sql for e in log if e.sql)
+    assert ("IS NULL OR" not in sql) is plain, sql
+
+
 def test_values_with_a_nul_character(catalogue_ds: Dataset, memory: Dataset) -> None:
     """PostgreSQL text cannot hold NUL: such a VALUES is rdflib's there (it failed)."""
     query = 'SELECT ?v WHERE { VALUES ?v { "x\\u0000y" :a1 } }'
