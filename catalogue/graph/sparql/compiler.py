@@ -826,17 +826,31 @@ class Compiler:
         # (a VALUES value not stored is compared by its id: NULL, no stored term)
         conds += [f"{a.vars[v].id or a.vars[v].stored_id} = {b.vars[v].id}" for v in shared]
         if expr is not None and not _is_true(expr):
+            # The right side's terms that the filter reads are looked up in a scalar
+            # subquery of the ON condition, not joined into the right-hand group: a group
+            # of two tables SQLite materialised whole (every quad of the predicate with its
+            # term) before the LEFT JOIN; 'LIMIT 20' of arrays with their units if "K":
+            # 4.5 ms, Oxigraph's 0.14 ms.
+            looked_up: dict[str, str] = {}  # term id expression -> alias
 
             def resolve(var: Variable) -> Val | None:
                 if var in b.vars and var not in a.vars:
-                    return self.value_of(b, var)
+                    ref = b.vars[var]
+                    assert ref.id is not None
+                    alias = looked_up.setdefault(ref.id, self.names.alias("t"))
+                    return _joined_term(alias, ref.id, bound=True)
                 if var in a.vars:
                     return self.value_of(out, var)
                 if var in self.bindings:
                     return self.ops.const(self.bindings[var])
                 return self._resolve_outer(var)
 
-            conds.append(ExprCompiler(self, resolve).filter_condition(expr))
+            cond = ExprCompiler(self, resolve).filter_condition(expr)
+            if looked_up:
+                tables = ", ".join(f"terms {alias}" for alias in looked_up.values())
+                ids = " AND ".join(f"{alias}.id = {tid}" for tid, alias in looked_up.items())
+                cond = f"(SELECT {cond} FROM {tables} WHERE {ids})"
+            conds.append(cond)
         group = b.items[0][1] if len(b.items) == 1 else f"({b.from_sql()})"
         out.add_item(group, and_all(conds), left=True)
         for var, ref in b.vars.items():

@@ -139,7 +139,10 @@ class QueryMaker:
         for _ in range(self.r.randint(0, 2)):
             roll = self.r.random()
             if roll < 0.25:
-                parts.append(f"OPTIONAL {{ {self.triple()} }}")
+                inner = self.triple()
+                if self.r.random() < 0.3:  # a filter over both sides, in the LEFT JOIN's condition
+                    inner += f" FILTER({self.expression()})"
+                parts.append(f"OPTIONAL {{ {inner} }}")
             elif roll < 0.45:
                 parts.append(f"FILTER({self.expression()})")
             elif roll < 0.55 and depth < 1:

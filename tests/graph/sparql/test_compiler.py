@@ -907,6 +907,25 @@ def test_an_exists_on_a_variable_every_solution_binds_compares_ids_plainly(
     assert ("IS NULL OR" not in sql) is plain, sql
 
 
+@pytest.mark.parametrize("query", [
+    "SELECT ?a ?u WHERE { ?a :type :Array OPTIONAL { ?a :units ?u FILTER(?u = 'K') } }",
+    "SELECT ?a ?n ?t WHERE { ?a :n ?n OPTIONAL { ?a :title ?t FILTER(CONTAINS(?t, STR(?n)) && ?n > 2) } }",
+    "SELECT ?a ?b ?w WHERE { ?a :member ?b OPTIONAL { ?b :when ?w . ?b :member ?c FILTER(?w > '2024-06-01T00:00:00Z'^^xsd:dateTime && isIRI(?c)) } }",
+    "SELECT ?a ?u WHERE { ?a :type :Array OPTIONAL { ?a :units ?u FILTER NOT EXISTS { ?a :dtype 'int16' } } }",
+    "SELECT ?a ?u WHERE { ?a :n ?n OPTIONAL { ?a :units ?u FILTER(?u = 'none') } }",  # the filter never holds
+])
+def test_an_optional_filter_reads_the_right_sides_terms_in_its_condition(
+    catalogue_ds: Dataset, memory: Dataset, query: str
+) -> None:
+    """The filter of an OPTIONAL reads the right side's terms in a scalar subquery of the
+    ON condition: joined into the right-hand group, SQLite materialised the group whole
+    (every quad of the predicate, with its term) before the LEFT JOIN (4.5 -> 0.6 ms)."""
+    got, log = _run(catalogue_ds, query)
+    assert _bag(got) == _bag(_rows(memory.query(P + query)))
+    sql = next(e.sql for e in log if e.sql)
+    assert not re.search(r"LEFT JOIN \([^()]*JOIN terms", sql), sql
+
+
 def test_values_with_a_nul_character(catalogue_ds: Dataset, memory: Dataset) -> None:
     """PostgreSQL text cannot hold NUL: such a VALUES is rdflib's there (it failed)."""
     query = 'SELECT ?v WHERE { VALUES ?v { "x\\u0000y" :a1 } }'
