@@ -416,6 +416,20 @@ def test_a_closure_seeded_from_its_object_comes_first_and_the_patterns_probe_it(
     assert len(constants) == 4 and all(constants), where
 
 
+@pytest.mark.parametrize("query", [
+    "SELECT ?x (COUNT(?a) AS ?n) WHERE { ?x :member ?y . ?x :member+ ?a . ?a :type :Array } GROUP BY ?x",
+    "SELECT ?x ?a WHERE { ?x :member ?y . ?x :member+ ?a . ?a :label ?l }",
+])
+def test_a_closure_seeded_from_its_subject_comes_first_too(catalogue_ds: Dataset, memory: Dataset, query: str) -> None:
+    """Left to SQLite, both ends' patterns were joined first and the closure probed for
+    every pair of their nodes (arrays per dataset at scale 1: 1.15 s -> 82 ms)."""
+    got, log = _run(catalogue_ds, query)
+    assert got and _bag(got) == _bag(_rows(memory.query(P + query)))
+    sql = next(e.sql for e in log if e.sql)
+    if catalogue_ds.store.engine.dialect.name == "sqlite":
+        assert re.search(r"SELECT DISTINCT [^\n]*\nFROM \(\n(SELECT o AS s, s AS o FROM \(\n)?WITH RECURSIVE", sql), sql
+
+
 def test_an_ask_walks_its_closure_from_each_subject_until_one_answers(catalogue_ds: Dataset) -> None:
     """ASK needs one solution: its closure is walked from one matching subject at a time
     in a correlated EXISTS with the patterns hanging off its end, which the database
