@@ -698,7 +698,7 @@ class Compiler:
             and not any(b.vars[v].nullable for v in shared)
         )
         if flat and a.distinct_set and b.distinct_pending:
-            # VALUES of distinct rows: the right side's DISTINCT after the LEFT JOIN (each
+            # A set on the left (Block.distinct_set): the right side's DISTINCT after the LEFT JOIN (each
             # left row stays apart), its patterns probed from the rows (wrapped in a
             # DISTINCT they were read whole: seconds at ten million triples).
             out = self._flat_left_join(a, b, shared, part.expr)
@@ -823,7 +823,8 @@ class Compiler:
         """OPTIONAL as ``LEFT JOIN (right-hand tables) ON ...`` with no derived table, so
         the database can probe indexes per left row.  Used when the join only compares
         term ids bound on both sides and both sides owe the same DISTINCT (a pending
-        DISTINCT then covers the result: the merged rows determine both halves)."""
+        DISTINCT then covers the result: the merged rows determine both halves), or the
+        left side is a set (Block.distinct_set) and the right side owes it."""
         out = a.copy()
         conds = list(b.where)
         # (a VALUES value not stored is compared by its id: NULL, no stored term)
@@ -834,13 +835,19 @@ class Compiler:
             # of two tables SQLite materialised whole (every quad of the predicate with its
             # term) before the LEFT JOIN; 'LIMIT 20' of arrays with their units if "K":
             # 4.5 ms, Oxigraph's 0.14 ms.
+            # A variable the right side may leave unbound (its own OPTIONAL) is joined as
+            # before: looked up, it would make the whole condition NULL.
             looked_up: dict[str, str] = {}  # term id expression -> alias
 
             def resolve(var: Variable) -> Val | None:
                 if var in b.vars and var not in a.vars:
                     ref = b.vars[var]
+                    if ref.nullable:
+                        return self.value_of(b, var)
                     assert ref.id is not None
-                    alias = looked_up.setdefault(ref.id, self.names.alias("t"))
+                    alias = looked_up.get(ref.id)
+                    if alias is None:
+                        alias = looked_up[ref.id] = self.names.alias("t")
                     return _joined_term(alias, ref.id, bound=True)
                 if var in a.vars:
                     return self.value_of(out, var)
@@ -852,7 +859,10 @@ class Compiler:
             if looked_up:
                 tables = ", ".join(f"terms {alias}" for alias in looked_up.values())
                 ids = " AND ".join(f"{alias}.id = {tid}" for tid, alias in looked_up.items())
-                cond = f"(SELECT {cond} FROM {tables} WHERE {ids})"
+                # Typed: PostgreSQL takes a bare NULL (a condition that is always an
+                # error) selected in a subquery for text.
+                cond = f"(SELECT CAST({cond} AS BOOLEAN) FROM {tables} WHERE {ids})" if self.dialect.is_pg \
+                    else f"(SELECT {cond} FROM {tables} WHERE {ids})"
             conds.append(cond)
         group = b.items[0][1] if len(b.items) == 1 else f"({b.from_sql()})"
         out.add_item(group, and_all(conds), left=True)
@@ -1120,7 +1130,8 @@ class Compiler:
             # deduplicated first ('the first datasets, and what is said of them': 283 ms
             # on SQLite at a million triples).
             number = BNode(f"row number of {self.names.alias('sq')}")
-            outs = [*outs, (number, VarRef(id="0"))]
+            # (carried as a term id column: only its name and being bound count here)
+            outs = [*outs, (number, VarRef(id="ROW_NUMBER() OVER ()"))]
             sql = (f'SELECT n_.*, ROW_NUMBER() OVER () AS "{self.names.column(number)}" FROM (\n{sql}\n) AS n_')
             out = self.derived(sql, outs, "sq")[0]
             out.distinct_set = True

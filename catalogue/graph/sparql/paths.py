@@ -418,6 +418,7 @@ class PathCompiler:
         else:
             step_from = f"(\n{self._path_sql(step, scope, None, None)}\n) AS {st}"
             step_on = "TRUE"
+        zero = "" if seeds is None else f"SELECT n AS s, n AS o{g} FROM (\n{seeds}\n) AS sz_"
         if seeds is not None and self.c.dialect.is_pg and isinstance(step, URIRef) and not var:
             # The first step probes the index once per seed (an array of them): planned
             # as a join, PostgreSQL merged the seeds with every quad of the predicate
@@ -430,7 +431,6 @@ class PathCompiler:
                 f"SELECT {st}.{a} AS s, {st}.{b} AS o FROM quads {st} WHERE {step_on} AND {st}.{a} = ANY(ARRAY("
                 f"SELECT n FROM (\n{seeds}\n) AS sn_))"
             )
-            zero = f"SELECT n AS s, n AS o FROM (\n{seeds}\n) AS sz_"
         elif seeds is not None:
             # Inside GRAPH ?g the seeds carry their graph, and the first step stays in it.
             seeded = f"({st}.{a}, {st}.g) IN (SELECT n, g" if var else f"{st}.{a} IN (SELECT n"
@@ -438,10 +438,8 @@ class PathCompiler:
                 f"SELECT {st}.{a} AS s, {st}.{b} AS o{self._g(st, scope)} FROM {step_from} "
                 f"WHERE {step_on} AND {seeded} FROM (\n{seeds}\n) AS sn_)"
             )
-            zero = f"SELECT n AS s, n AS o{g} FROM (\n{seeds}\n) AS sz_"
         else:
             first = f"SELECT {st}.{a} AS s, {st}.{b} AS o{self._g(st, scope)} FROM {step_from} WHERE {step_on}"
-            zero = ""
         if mod == "?":
             return f"{first}\nUNION\n{zero}"
         # SQLite plans the recursive step's equality join with a Bloom filter that it

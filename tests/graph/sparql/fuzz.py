@@ -140,7 +140,10 @@ class QueryMaker:
             roll = self.r.random()
             if roll < 0.25:
                 inner = self.triple()
-                if self.r.random() < 0.3:  # a filter over both sides, in the LEFT JOIN's condition
+                draw = self.r.random()
+                if draw < 0.3:  # a filter over both sides, in the LEFT JOIN's condition
+                    if draw < 0.1:  # over a variable the right side may leave unbound
+                        inner += f" OPTIONAL {{ {self.triple()} }}"
                     inner += f" FILTER({self.expression()})"
                 parts.append(f"OPTIONAL {{ {inner} }}")
             elif roll < 0.45:
