@@ -1306,12 +1306,12 @@ class Compiler:
         a hash it fills first), so ``LIMIT 10`` over a large join read all of it: arrays
         sharing a standard name, 9 s where SQLite's streaming DISTINCT took 0.2 ms at a
         million triples. So the DISTINCT reads the first solutions only (twice those wanted,
-        and a hundred: only copies of one triple in several graphs repeat a solution), which
+        and twenty: only copies of one triple in several graphs repeat a solution), which
         suffices when they hold enough distinct ones or are all there are; otherwise, by a
         condition computed once (a one-time filter), the whole DISTINCT.
         """
         rows = self.render(b, distinct=False)
-        read = 2 * wanted + 100
+        read = 2 * wanted + 20
         j, d = self.names.alias("sj"), self.names.alias("sd")
         enough = f"((SELECT count(*) FROM {j}) < {read} OR (SELECT count(*) FROM {d}) >= {wanted})"
         sql = (f"WITH {j} AS MATERIALIZED (SELECT * FROM (\n{rows}\n) AS {j}_ LIMIT {read}),\n"

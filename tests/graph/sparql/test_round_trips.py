@@ -355,7 +355,7 @@ def test_a_short_result_grown_within_the_limit_is_still_read_at_once_and_whole(s
 
 
 def test_a_limit_over_copies_of_one_triple_still_finds_enough_distinct_solutions(store):
-    """``LIMIT 2`` reads the first 104 solutions only (``Compiler._first_distinct``); here
+    """``LIMIT 2`` reads the first 24 solutions only (``Compiler._first_distinct``); here
     they are the same triple in 300 graphs, one distinct solution: the whole DISTINCT
     is read instead, and the second solution found."""
     ds = Dataset(store=store)
