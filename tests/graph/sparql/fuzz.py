@@ -155,7 +155,13 @@ class QueryMaker:
             elif roll < 0.75:
                 parts.append(f"FILTER {self.r.choice(['EXISTS', 'NOT EXISTS'])} {{ {self.triple()} }}")
             elif roll < 0.85:
-                parts.append(f"VALUES {self.r.choice(VARS)} {{ {self.r.choice(IRIS)} {self.r.choice(LITERALS)} }}")
+                v, w = self.r.sample(VARS, 2)
+                x, y = self.r.choice(IRIS), self.r.choice(LITERALS)
+                parts.append(self.r.choice([
+                    f"VALUES {v} {{ {x} {y} }}",
+                    f"VALUES {v} {{ {x} {x} {y} }}",  # a row that repeats (numbered when compiled)
+                    f"VALUES ({v} {w}) {{ ({x} UNDEF) ({x} {y}) (UNDEF {y}) }}",
+                ]))
             elif roll < 0.88 and "?e" not in " ".join(parts):
                 v = self.r.choice(VARS)
                 parts.append(f"BIND({self.r.choice([f'{v} * 3', f'{v} / 2', f'-{v} + 0.5', f'{v} - 1e0'])} AS ?e)")
