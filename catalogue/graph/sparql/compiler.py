@@ -368,13 +368,7 @@ class Compiler:
                 ref = self._const_ref(self.bindings[var])
             if ref is None:
                 ref = VarRef(id=self.null_id(), nullable=True)
-            if ref.is_id:
-                cols.append(f'{ref.id} AS "{col}"')
-            else:
-                assert ref.val is not None
-                cols += [f'{e} AS "{c}"' for e, c in val_columns(col, ref.val)]
-                if ref.stored_id is not None:
-                    cols.append(f'{ref.stored_id} AS "{col}_i"')
+            cols += _ref_columns(col, ref)
             outs.append((var, ref))
         order_cols = []
         for i, (key, _desc) in enumerate(order_exprs):
@@ -1282,16 +1276,7 @@ class Compiler:
 
     def render(self, b: Block, *, extra: Iterable[tuple[str, str]] = (), distinct: bool) -> str:
         """The SELECT of a block, each variable in its columns (plus ``extra`` ones)."""
-        cols = []
-        for var, ref in b.vars.items():
-            col = self.names.column(var)
-            if ref.is_id:
-                cols.append(f'{ref.id} AS "{col}"')
-            else:
-                assert ref.val is not None
-                cols += [f'{e} AS "{c}"' for e, c in val_columns(col, ref.val)]
-                if ref.stored_id is not None:  # carried, for joins by id outside
-                    cols.append(f'{ref.stored_id} AS "{col}_i"')
+        cols = [c for var, ref in b.vars.items() for c in _ref_columns(self.names.column(var), ref)]
         cols += [f'{e} AS "{c}"' for e, c in extra]
         if not cols:
             cols.append("1 AS one_")
@@ -1324,6 +1309,19 @@ class Compiler:
         """Turn a block into a derived table (applying a pending DISTINCT)."""
         sql = self.render(b, distinct=distinct or b.distinct_pending)
         return self.derived(sql, b.vars.items(), "w")[0]
+
+
+def _ref_columns(col: str, ref: VarRef) -> list[str]:
+    """The columns carrying a variable (as ``ref`` has it) out of a SELECT, named from
+    ``col`` as :meth:`Compiler.derived` reads them back: a term id, or a computed value's
+    parts with its stored id beside them where it has one (for joins by id outside)."""
+    if ref.is_id:
+        return [f'{ref.id} AS "{col}"']
+    assert ref.val is not None
+    cols = [f'{e} AS "{c}"' for e, c in val_columns(col, ref.val)]
+    if ref.stored_id is not None:
+        cols.append(f'{ref.stored_id} AS "{col}_i"')
+    return cols
 
 
 def _carry_joined_terms(block: Block, project: list[Variable] | None) -> None:

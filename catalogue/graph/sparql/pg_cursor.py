@@ -38,7 +38,6 @@ import contextlib
 import itertools
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -52,7 +51,7 @@ __all__ = ["Ahead", "fetch_all", "open_cursor", "read_rows"]
 
 #: Compiled statement texts kept (SQLAlchemy's ``:name`` -> psycopg's ``%(name)s``).
 _KEPT: Final = 256
-_compiled: OrderedDict[str, str] = OrderedDict()
+_compiled: LRUCache[str, str] = LRUCache(maxsize=_KEPT)
 _compiled_lock = threading.Lock()
 _names = itertools.count()
 #: Rows a statement short last time may give when read at once (beyond: through a cursor).
@@ -70,14 +69,10 @@ def _driver_sql(conn: Connection, sql: str) -> str:
     """``sql`` with psycopg's placeholders (and ``%`` escaped), as SQLAlchemy compiles it."""
     with _compiled_lock:
         found = _compiled.get(sql)
-        if found is not None:
-            _compiled.move_to_end(sql)
-            return found
-    found = str(text(sql).compile(dialect=conn.dialect))
-    with _compiled_lock:
-        _compiled[sql] = found
-        while len(_compiled) > _KEPT:
-            _compiled.popitem(last=False)
+    if found is None:
+        found = str(text(sql).compile(dialect=conn.dialect))
+        with _compiled_lock:
+            _compiled[sql] = found
     return found
 
 
