@@ -198,6 +198,8 @@ class Compiler:
         self.current_scope = scope
         # The BGP of which one solution is enough (an ASK's whole pattern), by id.
         self._existential: int | None = None
+        # Sets the statement reads in several places (:meth:`shared`): reference -> (name, SQL).
+        self._shared: dict[str, tuple[str, str]] = {}
         #: Whether ``BNODE(str)`` may be compiled: the part is the query's whole pattern and
         #: every such call is in one chain of BINDs over its solutions (:func:`bnode_strings_chained`).
         self.bnode_strings = bnode_strings
@@ -288,11 +290,35 @@ class Compiler:
             sql += "\n" + "\n".join(joins)
         if order_cols:
             sql += "\nORDER BY " + ", ".join(f"r_.{c}" for c in order_cols)
+        sql = self._with_shared(sql)
         max_rows = 1 if first_only else part.length if part.name == "Slice" else None
         return Statement(
             sql, self.names.params, columns, frozenset(self.functions), tuple(self.lookups), max_rows,
             self.volatile,
         )
+
+    def shared(self, prefix: str, sql: str) -> str:
+        """A reference (a ``SELECT``) to the self-contained set ``sql`` (one that reads
+        nothing of the query around it), which the statement may read in several
+        places: read once, it is written out where it is read, as it would have been;
+        read more often, it becomes one common table expression of the statement
+        (materialised: PostgreSQL is told so; SQLite materialises a CTE read more than
+        once by itself)."""
+        name = self.names.alias(prefix)
+        reference = f"SELECT * FROM {name} AS {name}_"
+        self._shared[reference] = (name, sql)
+        return reference
+
+    def _with_shared(self, sql: str) -> str:
+        """``sql`` with the :meth:`shared` sets it reads written in."""
+        ctes: list[str] = []
+        for reference, (name, body) in self._shared.items():
+            uses = sql.count(reference)
+            if uses == 1:
+                sql = sql.replace(reference, body)
+            elif uses > 1:
+                ctes.append(f"{name} AS {'MATERIALIZED ' if self.dialect.is_pg else ''}(\n{body}\n)")
+        return "WITH " + ",\n".join(ctes) + "\n" + sql if ctes else sql
 
     # --------------------------------------------------------- solution modifiers
 

@@ -44,12 +44,16 @@ class PatternHost(Protocol):
 
     def pattern(self, part: Any, scope: GraphScope) -> Block: ...
 
+    def shared(self, prefix: str, sql: str) -> str: ...
+
 
 class PathCompiler:
     """Compiles the property paths of one statement (created by its compiler)."""
 
     def __init__(self, compiler: PatternHost) -> None:
         self.c = compiler
+        #: The shared sets of :meth:`seeds`, by variable, component and graph scope.
+        self._seeds: dict[tuple[Any, ...], str] = {}
 
     def expand(self, s: Any, p: Any, o: Any) -> list[tuple[Any, Any, Any]]:
         """Rewrite sequence and inverse paths into plain triple patterns joined through
@@ -250,15 +254,27 @@ class PathCompiler:
 
     def seeds(self, var: Any, simple: list[tuple[Any, Any, Any]], scope: GraphScope) -> str | None:
         """SQL for the values ``var`` takes in the triple patterns connected to it, or
-        None when no plain pattern binds it."""
+        None when no plain pattern binds it.
+
+        The SQL is a reference to a set the statement shares (:meth:`.Compiler.shared`):
+        a closure ``*`` reads its seeds twice (its first step and its zero-length
+        pairs) and a hinged BGP (:meth:`.Compiler._hinge`) a third time to keep the
+        closure rows whose subject they give. Written out at each place, the seeds'
+        join ran three times (benchmark query 1 at a million triples: 100 ms each on
+        PostgreSQL, of 380)."""
         if not isinstance(var, Variable | BNode) or var in self.c.bindings:
             return None
         component = self.component(var, simple)
         if not component:
             return None
-        sub = self.c.pattern(CompValue("BGP", triples=component), scope)
-        ref = sub.vars[var]
-        return f"SELECT DISTINCT {ref.id} AS n\nFROM {sub.from_sql()}{sub.where_sql()}"
+        key = (var, tuple(component), scope.mode, scope.gid)
+        found = self._seeds.get(key)
+        if found is None:
+            sub = self.c.pattern(CompValue("BGP", triples=component), scope)
+            ref = sub.vars[var]
+            found = self._seeds[key] = self.c.shared(
+                "sd", f"SELECT DISTINCT {ref.id} AS n\nFROM {sub.from_sql()}{sub.where_sql()}")
+        return found
 
     def end(self, term: Any) -> int | None:
         """The term id of a constant path end (None for a variable end; a variable bound
