@@ -42,6 +42,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
 
 from .aggregates import AggregateCompiler
+from .cardinality import Cardinality
 from .expressions import ExprCompiler, Resolver
 from .geo import SpatialLookup
 from .join_order import JoinStatistics, order_patterns
@@ -162,6 +163,7 @@ class Compiler:
         default_graph_id: int | None,
         bindings: Mapping[Variable, Node] | None = None,
         join_statistics: JoinStatistics | None = None,
+        cardinality: Cardinality | None = None,
         now: datetime | None = None,
         base: str | None = None,
         digest: bool = False,
@@ -180,6 +182,9 @@ class Compiler:
         self.base = base
         #: PostgreSQL's statistics of ``quads``, which order a BGP's joins (:mod:`.join_order`).
         self.join_statistics = join_statistics
+        #: Rows and fan-outs of the database, which pick the end a closure is seeded from
+        #: (:mod:`.cardinality`; None: the constants around each end decide).
+        self.cardinality = cardinality
         self.names = Names()
         self._term_ids = term_ids
         self.datatype_ids = datatype_ids

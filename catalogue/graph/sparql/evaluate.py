@@ -38,6 +38,7 @@ from ..deadline import check_deadline
 from ..dialect.driver import driver_connection, driver_errors
 from .aggregates import SQLITE_AGGREGATES
 from .arithmetic import datatype_of, sparql_arith, sparql_boolean, sparql_lex, sparql_num
+from .cardinality import Cardinality
 from .casts import SQLITE_FUNCTIONS as CAST_FUNCTIONS
 from .compiler import ALGEBRA, Compiler, Statement, bnode_strings_chained, iter_parts
 from .describe import default_graph, describe
@@ -169,6 +170,7 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
         default_graph_id=default_id,
         bindings=bindings,
         join_statistics=inputs.statistics,
+        cardinality=Cardinality(store.connection, inputs.context[1], inputs.statistics),
         now=ctx.now,
         base=getattr(ctx.prologue, "base", None),
         digest=store.dialect_name == "postgresql" and has_digest(store.connection),
