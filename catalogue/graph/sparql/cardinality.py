@@ -20,10 +20,10 @@ third of all ``rdf:rest`` quads). Both are read with index seeks and kept for
 
 from __future__ import annotations
 
-import statistics
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import median
 from typing import Any, Final
 
 from cachetools import TTLCache
@@ -108,8 +108,7 @@ class Cardinality:
             degrees = self._conn.exec_driver_sql(sql).fetchall()
             if not degrees:
                 return Fanout(1.0, 1.0)
-            return Fanout(float(statistics.median(row[1] for row in degrees)),
-                          float(statistics.median(row[0] for row in degrees)))
+            return Fanout(float(median(row[1] for row in degrees)), float(median(row[0] for row in degrees)))
         return self._kept(("fanout", p), read)
 
     def _kept(self, key: tuple[Any, ...], read: Callable[[], Any]) -> Any:
