@@ -1,5 +1,5 @@
-"""How many rows each end of a closure gives it: the compiler's measure of the end to
-seed a closure from (:meth:`.paths.PathCompiler.seeded_from`).
+"""How many rows each end of a closure gives it: the compiler's measure, on SQLite, of
+the end to seed a closure from (:meth:`.paths.PathCompiler.seeded_from`).
 
 A closure between two variables, each bound by plain patterns, is walked from one end's
 values. Counting the constants around each end picks the wrong one where the less
@@ -10,6 +10,10 @@ other way: from 212 datasets ``zarr:member+`` fans out to every node below them,
 from 436 arrays of a standard name it climbs one parent a step (query 13). So an end
 costs the rows of its most selective pattern (:meth:`Cardinality.rows`) times the
 predicate's typical fan-out in the direction walked from it (:meth:`Cardinality.fanout`).
+
+PostgreSQL keeps the constants' measure: seeded from query 1's list cells, its planner
+estimated the arrays' four joined patterns at one row (the columns taken as independent)
+and looped over the closure for each of their 11,374 (472 ms against 273 ms).
 
 The fan-out is a median over a few objects spread over the predicate's ids, with the
 out-degree of a subject of each: a mean, or a sample of the first quads of the
@@ -29,11 +33,9 @@ from typing import Any, Final
 from cachetools import TTLCache
 from sqlalchemy.engine import Connection
 
-from .join_order import JoinStatistics
-
 __all__ = ["CAP", "KEPT_FOR", "SAMPLES", "Cardinality", "Fanout"]
 
-#: Quads counted at most for a pattern (SQLite, or PostgreSQL before its first ANALYZE).
+#: Quads counted at most for a pattern.
 CAP: Final = 100_000
 #: Objects of a predicate whose degrees are sampled.
 SAMPLES: Final = 15
@@ -58,19 +60,15 @@ class Cardinality:
     """Estimates over one database's ``quads`` (``database`` names it in the cache),
     read through ``conn`` in the transaction of the query being compiled."""
 
-    def __init__(self, conn: Connection, database: str, statistics: JoinStatistics | None = None) -> None:
+    def __init__(self, conn: Connection, database: str) -> None:
         self._conn = conn
         self._database = database
-        self._statistics = statistics
 
     def rows(self, s: int | None, p: int | None, o: int | None, *, below: float = CAP) -> float:
-        """Quads matching constants ``s``, ``p``, ``o`` (None: a variable): PostgreSQL's
-        estimate where it has statistics, else counted, but only up to ``below`` (at most
-        :data:`CAP`): a count that reaches it returns it, meaning "not fewer" (the caller
-        looks for the smallest of several patterns, and a predicate alone may have
-        millions of quads)."""
-        if self._statistics is not None:
-            return self._statistics.rows_of(False if s is None else s, p, False if o is None else o)
+        """Quads matching constants ``s``, ``p``, ``o`` (None: a variable), counted through
+        an index, but only up to ``below`` (at most :data:`CAP`): a count that reaches it
+        returns it, meaning "not fewer" (the caller looks for the smallest of several
+        patterns, and a predicate alone may have millions of quads)."""
         limit = int(min(max(below, 1), CAP))
         conds = [f"{col} = {int(v)}" for col, v in (("s", s), ("p", p), ("o", o)) if v is not None]
         if not conds:

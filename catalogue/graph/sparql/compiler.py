@@ -183,7 +183,7 @@ class Compiler:
         #: PostgreSQL's statistics of ``quads``, which order a BGP's joins (:mod:`.join_order`).
         self.join_statistics = join_statistics
         #: Rows and fan-outs of the database, which pick the end a closure is seeded from
-        #: (:mod:`.cardinality`; None: the constants around each end decide).
+        #: (:mod:`.cardinality`, SQLite; None: the constants around each end decide).
         self.cardinality = cardinality
         self.names = Names()
         self._term_ids = term_ids

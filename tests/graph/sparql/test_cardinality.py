@@ -8,7 +8,6 @@ from rdflib import Dataset, Literal, URIRef
 from rdflib.namespace import RDF
 
 from catalogue.graph.sparql.cardinality import CAP, Cardinality, Fanout
-from catalogue.graph.sparql.join_order import join_statistics
 from catalogue.graph.store import SQLStore
 
 EX = "http://x/"
@@ -49,7 +48,7 @@ def test_a_predicate_fans_out_as_its_typical_node_does(db_url: str) -> None:
         store.close()
 
 
-def test_rows_are_counted_up_to_a_cap_or_estimated_from_statistics(db_url: str) -> None:
+def test_rows_are_counted_up_to_a_cap(db_url: str) -> None:
     store = _store(db_url)
     try:
         ids = store.lookup_term_ids({RDF.first, Literal("depth"), URIRef(EX + "root")})
@@ -61,13 +60,5 @@ def test_rows_are_counted_up_to_a_cap_or_estimated_from_statistics(db_url: str) 
         assert estimates.rows(None, ids[RDF.first], None, below=50) == 50
         assert estimates.rows(ids[URIRef(EX + "root")], None, None) == 20
         assert estimates.rows(None, None, None) == CAP
-        if store.engine.dialect.name == "postgresql":
-            store.connection.exec_driver_sql("ANALYZE quads")
-            store.commit()
-            stats = join_statistics(store.connection)
-            assert stats is not None
-            estimated = Cardinality(store.connection, f"test-{uuid.uuid4()}", stats)
-            # the planner's own estimate, with the (p, o) statistics: near the 10 there are
-            assert 5 <= estimated.rows(None, ids[RDF.first], ids[Literal("depth")]) <= 20
     finally:
         store.close()

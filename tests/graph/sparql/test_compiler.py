@@ -1032,8 +1032,9 @@ def test_a_closure_is_seeded_from_the_end_that_walks_fewer_rows(db_url: str, que
     """The end a closure is walked from costs the rows of its most selective pattern times
     the step's typical fan-out that way (:mod:`catalogue.graph.sparql.cardinality`):
     counting constants seeded query 1 from 11,740 arrays' lists rather than 2,558 list
-    cells (SQLite 181 -> 101 ms at a million triples, PostgreSQL 273 -> 135 ms), and rows
-    alone would seed query 13 from the datasets, below which everything lies."""
+    cells (SQLite 181 -> 101 ms at a million triples), and rows alone would seed query 13
+    from the datasets, below which everything lies. SQLite only: PostgreSQL's planner
+    misjudged the other end's joined patterns (472 ms against 273 ms for query 1)."""
     store, ds, memory, _oxi = _in_three_engines(db_url, quads)
     try:
         text, mine, theirs = _bags(ds, memory, query)
@@ -1044,6 +1045,7 @@ def test_a_closure_is_seeded_from_the_end_that_walks_fewer_rows(db_url: str, que
         finally:
             store.sql_log = None
         sql = next(e.sql for e in log if e.sql)
-        assert ") AS ci_" in sql, sql  # walked backwards, from the object's end
+        # walked backwards, from the object's end (PostgreSQL: as the constants decide)
+        assert (") AS ci_" in sql) is (store.engine.dialect.name == "sqlite"), sql
     finally:
         store.close()
