@@ -173,8 +173,11 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
         # SQLite only: PostgreSQL planned benchmark query 1 seeded from its list cells with
         # the arrays' four joined patterns estimated at one row (the columns taken as
         # independent), and looped over the closure for each of their 11,374: 472 ms,
-        # against 273 ms seeded from the arrays as the constants around them decide.
-        cardinality=Cardinality(store.connection, inputs.context[1]) if store.dialect_name == "sqlite" else None,
+        # against about 420 ms seeded from the arrays as the constants around them decide.
+        # Nor under bindings (rdflib evaluating a part once per outer row): each row's
+        # values would be counted afresh.
+        cardinality=(Cardinality(store.connection, inputs.context[1])
+                     if store.dialect_name == "sqlite" and not bindings else None),
         now=ctx.now,
         base=getattr(ctx.prologue, "base", None),
         digest=store.dialect_name == "postgresql" and has_digest(store.connection),
