@@ -781,6 +781,7 @@ class Compiler:
         if has_filter:
             # Compiled before the shared variables are rebound, so that left-side values
             # come from terms joins placed before the LEFT JOIN that uses them.
+            outers = tuple(self._outer)
 
             def resolve(var: Variable) -> Val | None:
                 if var in b_vals:
@@ -791,7 +792,7 @@ class Compiler:
                     return self.value_of(out, var)
                 if var in self.bindings:
                     return self.ops.const(self.bindings[var])
-                return self._resolve_outer(var)
+                return self._resolve_outer(var, outers)
 
             conds.append(ExprCompiler(self, resolve).filter_condition(expr))
         for var in shared:
@@ -864,6 +865,8 @@ class Compiler:
             # before: looked up, it would make the whole condition NULL.
             looked_up: dict[str, str] = {}  # term id expression -> alias
 
+            outers = tuple(self._outer)
+
             def resolve(var: Variable) -> Val | None:
                 if var in b.vars and var not in a.vars:
                     ref = b.vars[var]
@@ -878,7 +881,7 @@ class Compiler:
                     return self.value_of(out, var)
                 if var in self.bindings:
                     return self.ops.const(self.bindings[var])
-                return self._resolve_outer(var)
+                return self._resolve_outer(var, outers)
 
             cond = ExprCompiler(self, resolve).filter_condition(expr)
             if looked_up:
@@ -1259,18 +1262,25 @@ class Compiler:
         has it: ``{ BIND(?o + 1 AS ?z) }`` in a UNION branch does not see the ``?o`` bound
         outside the branch."""
         visible = getattr(part, "_vars", None) if part is not None else None
+        outers = tuple(self._outer)
 
         def resolve(var: Variable) -> Val | None:
             if var in b.vars:
                 return self.value_of(b, var)
             if var in self.bindings and (visible is None or var in visible):
                 return self.ops.const(self.bindings[var])
-            return self._resolve_outer(var)
+            return self._resolve_outer(var, outers)
 
         return resolve
 
-    def _resolve_outer(self, var: Variable) -> Val | None:
-        for outer in reversed(self._outer):
+    @staticmethod
+    def _resolve_outer(var: Variable, outers: tuple[Resolver, ...]) -> Val | None:
+        """``var`` from the scopes enclosing a resolver, innermost first: those open when
+        it was made (``outers``). Consulting every scope open when it is called, an
+        EXISTS inside an EXISTS asked its own resolver again, which asked the scopes
+        again (``FILTER EXISTS { ... FILTER NOT EXISTS { ... } }``: RecursionError,
+        found by the review of 2026-11-30)."""
+        for outer in reversed(outers):
             v = outer(var)
             if v is not None:
                 return v
