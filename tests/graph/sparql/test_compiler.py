@@ -10,6 +10,7 @@ being compiled.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -659,6 +660,24 @@ def _bags(ds: Dataset, memory: Dataset, query: str) -> tuple[str, Counter, Count
             Counter(tuple(term_key(b.get(v)) for v in result.vars) for b in result.bindings))
 
 
+@contextlib.contextmanager
+def _answered(db_url: str, quads: list[tuple[str, str, str, str]], query: str) -> Iterator[tuple[SQLStore, str]]:
+    """The catalogue over ``quads`` (see :func:`_in_three_engines`) with its answer to
+    ``query`` checked against rdflib's Memory store (not empty), and the SQL it ran."""
+    store, ds, memory, _oxi = _in_three_engines(db_url, quads)
+    try:
+        text, mine, theirs = _bags(ds, memory, query)
+        assert mine == theirs and mine, query
+        store.sql_log = log = []
+        try:
+            list(ds.query(text))
+        finally:
+            store.sql_log = None
+        yield store, next(e.sql for e in log if e.sql)
+    finally:
+        store.close()
+
+
 GRAPH_PATHS = [
     "SELECT ?g ?x ?y WHERE { GRAPH ?g { ?x :p+ ?y } }",
     "SELECT ?g ?y WHERE { GRAPH ?g { :a :p* ?y } }",  # :a itself in every named graph
@@ -994,16 +1013,7 @@ def test_a_closure_reads_its_seeds_from_one_shared_set(db_url: str, query: str) 
             quads.append((f"l{i}_{k}", "first", name, "g1"))
             quads.append((f"l{i}_{k}", "rest", f"l{i}_{k + 1}" if k < i % 3 else "nil", "g1"))
     quads.append(("a1", "dt", "f32", "g2"))  # a copy in another graph: the union holds it once
-    store, ds, memory, _oxi = _in_three_engines(db_url, quads)
-    try:
-        text, mine, theirs = _bags(ds, memory, query)
-        assert mine == theirs and mine, query
-        store.sql_log = log = []
-        try:
-            list(ds.query(text))
-        finally:
-            store.sql_log = None
-        sql = next(e.sql for e in log if e.sql)
+    with _answered(db_url, quads, query) as (store, sql):
         seed_joins = re.findall(r"SELECT DISTINCT q\d+\.[so] AS n\nFROM quads", sql)
         assert len(seed_joins) == 1, sql  # the seeds' join, written once
         shared = re.match(r"WITH (seeds\d+) AS (MATERIALIZED )?\(\nSELECT DISTINCT", sql)
@@ -1014,8 +1024,6 @@ def test_a_closure_reads_its_seeds_from_one_shared_set(db_url: str, query: str) 
             assert shared is not None, sql
             assert (shared.group(2) is not None) is postgres
             assert sql.count(f"FROM {shared.group(1)} AS ") >= 2
-    finally:
-        store.close()
 
 
 @pytest.mark.parametrize(("query", "quads"), [
@@ -1057,19 +1065,8 @@ def test_a_closure_is_seeded_from_the_end_that_walks_fewer_rows(db_url: str, que
     cells (SQLite 181 -> 101 ms at a million triples), and rows alone would seed query 13
     from the datasets, below which everything lies. SQLite only: PostgreSQL's planner
     misjudged the other end's joined patterns (472 ms against about 420 ms for query 1)."""
-    store, ds, memory, _oxi = _in_three_engines(db_url, quads)
-    try:
-        text, mine, theirs = _bags(ds, memory, query)
-        assert mine == theirs and mine, query
-        store.sql_log = log = []
-        try:
-            list(ds.query(text))
-        finally:
-            store.sql_log = None
-        sql = next(e.sql for e in log if e.sql)
+    with _answered(db_url, quads, query) as (store, sql):
         # walked backwards, from the object's end (PostgreSQL: as the constants decide)
         assert (") AS ci_" in sql) is (store.engine.dialect.name == "sqlite"), sql
         # each recursive round reads quads, not a derived table of every quad of the step
         assert re.search(r"FROM \(\nSELECT DISTINCT q\d+\.s AS s, q\d+\.o AS o FROM quads", sql) is None, sql
-    finally:
-        store.close()
