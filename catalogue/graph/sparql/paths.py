@@ -58,6 +58,8 @@ class PathCompiler:
         self.c = compiler
         #: The shared sets of :meth:`seeds`, by variable, component and graph scope.
         self._seeds: dict[tuple[Any, ...], str] = {}
+        #: :meth:`seeded_from`'s answers, by closure and the plain patterns around it.
+        self._seeded: dict[tuple[Any, ...], str | None] = {}
 
     def expand(self, s: Any, p: Any, o: Any) -> list[tuple[Any, Any, Any]]:
         """Rewrite sequence and inverse paths into plain triple patterns joined through
@@ -95,7 +97,7 @@ class PathCompiler:
             if end is not None:
                 sql = f"SELECT s, o FROM (\n{sql}\n) AS ce_ WHERE o = {end}"
         elif seeded == "o":
-            inner = self._closure_sql(_inverse(path.path), path.mod, scope, self.seeds(o, simple, scope))
+            inner = self._closure_sql(InvPath(path.path), path.mod, scope, self.seeds(o, simple, scope))
             sql = f"SELECT o AS s, s AS o FROM (\n{inner}\n) AS ci_"
         elif numbered:
             sql = self._numbered_arms(path, scope, start, end)
@@ -132,12 +134,18 @@ class PathCompiler:
         name up to their datasets, not down from every dataset); None when neither."""
         if not isinstance(path, MulPath) or self.end(s) is not None:
             return None
-        end = self.end(o)
-        if self.component(s, simple) and (end is not None or self._cheaper_end(s, path, o, simple) == "s"):
-            return "s"
-        if end is None and self.component(o, simple):
-            return "o"
-        return None
+        # Asked twice of a closure (by SQLite's hinge, then where it is written): decided
+        # once, the estimates and the patterns around each end read once.
+        key = (s, path, o, tuple(simple))
+        if key not in self._seeded:
+            end = self.end(o)
+            found = None
+            if self.component(s, simple) and (end is not None or self._cheaper_end(s, path, o, simple) == "s"):
+                found = "s"
+            elif end is None and self.component(o, simple):
+                found = "o"
+            self._seeded[key] = found
+        return self._seeded[key]
 
     def lazy(
         self, complex_: list[tuple[Any, Any, Any]], simple: list[tuple[Any, Any, Any]], scope: GraphScope
@@ -484,7 +492,13 @@ class PathCompiler:
         gives arbitrary-length paths set semantics), starting from the nodes ``seeds``
         selects (column ``n``), or from everywhere for ``+`` without seeds.  A
         recursive CTE walks the steps; ``UNION`` (not ``UNION ALL``) stops it on cycles.
+        An inverse's inverse is its step: walked backwards (seeded from its object's end,
+        or from a constant object), ``(^p)+`` is ``p+``, which reads ``quads`` directly;
+        as ``^^p`` it was a derived table of every ``p`` quad, joined again in each round
+        (104 s against 0.5 s at a million triples).
         """
+        while isinstance(step, InvPath) and isinstance(step.arg, InvPath):
+            step = step.arg.arg
         var = scope.mode == "var"
         g = ", g" if var else ""
         if seeds is None and mod != "+":
@@ -576,13 +590,6 @@ def _reach(fanout: float) -> float:
     """Nodes a walk reaches from one, in :data:`WALK_DEPTH` steps of ``fanout`` each."""
     f = max(fanout, 1.0)
     return sum(f**k for k in range(1, WALK_DEPTH + 1))
-
-
-def _inverse(step: Any) -> Any:
-    """``^step``, an inverse's inverse being its step: ``(^p)+`` walked backwards is ``p+``,
-    which reads ``quads`` directly (as ``^^p`` it was a derived table of every ``p`` quad,
-    joined again in each recursive round: 104 s against 0.5 s at a million triples)."""
-    return step.arg if isinstance(step, InvPath) else InvPath(step)
 
 
 def _one_step(step: Any) -> bool:

@@ -1070,3 +1070,19 @@ def test_a_closure_is_seeded_from_the_end_that_walks_fewer_rows(db_url: str, que
         assert (") AS ci_" in sql) is (store.engine.dialect.name == "sqlite"), sql
         # each recursive round reads quads, not a derived table of every quad of the step
         assert re.search(r"FROM \(\nSELECT DISTINCT q\d+\.s AS s, q\d+\.o AS o FROM quads", sql) is None, sql
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT ?x WHERE { ?x (^:member)+ :root }",  # walked back from a constant object
+    "SELECT ?x WHERE { ?x (^:member)* :root }",
+    "SELECT ?x WHERE { :a0 (^:member)+ ?x }",  # ... and from a constant subject
+])
+def test_an_inverse_step_walked_backwards_reads_quads(db_url: str, query: str) -> None:
+    """Walked backwards, ``(^p)+`` is ``p+``: its rounds read ``quads`` by index. As
+    ``^^p`` each round joined a derived table of every ``p`` quad (found by a review,
+    seeded from a closure's object; the same held from a constant object)."""
+    quads = [("root", "member", f"g{i}", "g1") for i in range(3)]
+    quads += [(f"g{i}", "member", f"a{i}", "g1") for i in range(3)] + [("g0", "member", "a0", "g2")]
+    with _answered(db_url, quads, query) as (_store, sql):
+        assert re.search(r"FROM \(\nSELECT DISTINCT q\d+\.s AS s, q\d+\.o AS o FROM quads", sql) is None, sql
+        assert re.search(r"FROM quads st\d+ WHERE st\d+\.p = \d+", sql), sql
