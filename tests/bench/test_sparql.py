@@ -101,3 +101,22 @@ def test_query_answers_match_oxigraph(engines: Any, query: Path) -> None:
         own = oxigraph.answer(oxigraph.execute(construct))
         assert own.triples
         assert {t for t in own.triples if " _:" not in t} <= set(got.triples), node
+
+
+def test_a_run_past_its_deadline_is_cancelled_inside_the_database() -> None:
+    """The benchmark's timeout stops a statement that signals cannot reach (SQLite
+    counting without end), and the next run gets its whole budget again."""
+    import sqlite3
+    import time
+
+    db = sqlite3.connect(":memory:")
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+    start = time.monotonic()
+    with pytest.raises(run.QueryTimeout), run.deadline(0.2, db.interrupt):
+        db.execute(endless).fetchone()
+    assert time.monotonic() - start < 5
+    interrupted: list[bool] = []
+    with run.deadline(5, lambda: interrupted.append(True)):
+        time.sleep(0.8)  # the watch looks again in this time: nothing left armed
+    assert not interrupted
+    assert db.execute("SELECT 1").fetchone() == (1,)

@@ -1,0 +1,68 @@
+"""The store of a DESCRIBE result answers every triple pattern as rdflib's memory store
+does, and its graph serialises to the same triples (it is built unindexed and indexed
+on the first lookup by pattern)."""
+
+from __future__ import annotations
+
+import itertools
+
+from rdflib import BNode, Graph, Literal, Namespace, URIRef
+from rdflib.compare import isomorphic
+from rdflib.plugins.stores.memory import SimpleMemory
+
+from catalogue.graph.sparql.described import DescriptionStore
+
+EX = Namespace("https://example.org/")
+
+
+def _triples() -> list[tuple]:
+    b = BNode()
+    return [
+        (EX.a, EX.p, Literal("x")),
+        (EX.a, EX.p, Literal("x", lang="en")),
+        (EX.a, EX.q, b),
+        (b, EX.p, Literal(1)),
+        (b, EX.r, EX.a),
+        (EX.c, EX.p, EX.a),
+    ]
+
+
+def test_every_pattern_matches_what_the_memory_store_matches() -> None:
+    mine, reference = Graph(store=DescriptionStore()), Graph(store=SimpleMemory())
+    triples = _triples()
+    mine.store.fill(triples[:3])  # type: ignore[attr-defined]
+    for t in triples[3:]:
+        mine.add(t)
+    for t in triples:
+        reference.add(t)
+    assert len(mine) == len(reference) == 6
+    terms = {term for t in triples for term in t} | {EX.nothing}
+    for s, p, o in itertools.product([None, *terms], repeat=3):
+        assert set(mine.triples((s, p, o))) == set(reference.triples((s, p, o))), (s, p, o)
+    mine.add((EX.d, EX.p, EX.a))  # added after the index was built
+    assert set(mine.subjects(EX.p, EX.a)) == {EX.c, EX.d}
+    mine.remove((None, EX.p, EX.a))
+    assert set(mine.subjects(EX.p, EX.a)) == set() and len(mine) == 5
+
+
+def test_its_graph_serialises_the_same_triples_with_its_prefixes() -> None:
+    mine = Graph(store=DescriptionStore(), bind_namespaces="core")
+    mine.bind("ex", EX)
+    mine.store.fill(_triples())  # type: ignore[attr-defined]
+    text = mine.serialize(format="turtle")
+    assert "@prefix ex: <https://example.org/>" in text
+    reference = Graph()
+    for t in _triples():
+        reference.add(t)
+    assert isomorphic(Graph().parse(data=text, format="turtle"), reference)
+
+
+def test_binding_a_prefix_again_follows_the_memory_store() -> None:
+    for override in (True, False):
+        mine, reference = DescriptionStore(), SimpleMemory()
+        for store in (mine, reference):
+            store.bind("a", URIRef("https://one/"))
+            store.bind("b", URIRef("https://two/"))
+            store.bind("a", URIRef("https://two/"), override=override)
+        assert sorted(mine.namespaces()) == sorted(reference.namespaces()), override
+        assert mine.prefix(URIRef("https://two/")) == reference.prefix(URIRef("https://two/"))
