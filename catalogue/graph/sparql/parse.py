@@ -90,3 +90,12 @@ def _walk(root: Any) -> Iterator[CompValue]:
 def uses(algebra: CompValue, name: str) -> bool:
     """Whether the algebra has a node called ``name`` anywhere (``ServiceGraphPattern``, ``Graph``)."""
     return any(part.name == name for part in _walk(algebra))
+
+
+#: Functions giving another value on each call: a solution repeated gets other values.
+DRAWN: Final = frozenset({"Builtin_RAND", "Builtin_BNODE", "Builtin_UUID", "Builtin_STRUUID"})
+
+
+def draws(algebra: CompValue) -> bool:
+    """Whether the algebra calls a function of :data:`DRAWN` anywhere."""
+    return any(part.name in DRAWN for part in _walk(algebra))

@@ -1086,3 +1086,20 @@ def test_an_inverse_step_walked_backwards_reads_quads(db_url: str, query: str) -
     with _answered(db_url, quads, query) as (_store, sql):
         assert re.search(r"FROM \(\nSELECT DISTINCT q\d+\.s AS s, q\d+\.o AS o FROM quads", sql) is None, sql
         assert re.search(r"FROM quads st\d+ WHERE st\d+\.p = \d+", sql), sql
+
+
+def test_a_distinct_query_reads_the_union_graph_once_over_its_projection(db_url: str) -> None:
+    """SELECT DISTINCT over the union of graphs: the copies of a triple in two graphs and
+    the solutions differing only in a variable left out are merged by one DISTINCT over
+    the projected variables, below the ORDER BY's reading of terms; a function drawing a
+    value per solution keeps the union graph's own DISTINCT first."""
+    quads = [("d1", "member", "a1", "g1"), ("d1", "member", "a1", "g2"), ("d1", "member", "a2", "g1"),
+             ("a1", "name", "t", "g1"), ("a2", "name", "t", "g1"), ("d2", "member", "a3", "g2"),
+             ("a3", "name", "t", "g2")]
+    query = "SELECT DISTINCT ?d WHERE { ?d :member+ ?a . ?a :name :t } ORDER BY DESC(?d)"
+    with _answered(db_url, quads, query) as (_store, sql):
+        inner = [c for c in re.findall(r"SELECT DISTINCT ([^\n]*)\nFROM quads", sql) if ' AS "v' in c]
+        assert len(inner) == 1 and inner[0].count(" AS ") == 1, sql  # ?d alone, not ?a
+    drawn = "SELECT DISTINCT ?d (RAND() < 2 AS ?r) WHERE { ?d :member ?a }"
+    with _answered(db_url, quads, drawn) as (_store, sql):
+        assert re.search(r'SELECT DISTINCT [^\n]*"v0"[^\n]*"v1"[^\n]*\nFROM quads', sql), sql
