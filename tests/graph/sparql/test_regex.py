@@ -78,4 +78,13 @@ def test_a_case_blind_word_calls_the_function_for_non_ascii_text_only(tmp_path, 
     assert calls == ["Ice thickness – Arctic"]  # LIKE found the others' ASCII "temp"
     rows = ds.query('SELECT ?t WHERE { ?d <http://x/title> ?t FILTER (!regex(?t, "temp", "i")) }')
     assert sorted(str(r[0]) for r in rows) == ["Ice thickness – Arctic", "Wind speed"]
+    # Told apart by their bytes: a KELVIN SIGN (three bytes in UTF-8) goes to the function,
+    # which folds it to k; a tab is ASCII, left to LIKE.
+    g.add((URIRef("http://x/k"), URIRef("http://x/title"), Literal("\u212aelvin scale")))
+    g.add((URIRef("http://x/t"), URIRef("http://x/title"), Literal("degrees\tKelvin")))
+    store.commit()
+    calls.clear()
+    rows = ds.query('SELECT ?t WHERE { ?d <http://x/title> ?t FILTER regex(?t, "kelvin", "i") }')
+    assert sorted(str(r[0]) for r in rows) == ["degrees\tKelvin", "\u212aelvin scale"]
+    assert sorted(calls) == ["Ice thickness – Arctic", "Température de l'air", "\u212aelvin scale"]
     store.close()
