@@ -142,6 +142,60 @@ def _big_stores(root: pathlib.Path) -> list[pathlib.Path]:
     return [v2, stores.big_v3_hierarchy(root / "v3", 40, 4)]
 
 
+def _ome_images(root: pathlib.Path) -> list[pathlib.Path]:
+    from tests.validate.test_ome import _image
+
+    return [_image(root / f"image{v}.ome.zarr", v) for v in ("0.4", "0.5")]
+
+
+def _reference_sets(root: pathlib.Path) -> list[str]:
+    """kerchunk JSON over a NetCDF file written by xarray, as version 1 and version 0."""
+    import json
+
+    from tests.harvest.test_references import _netcdf, _references
+
+    _netcdf(root / "air.nc", 0)
+    refs = _references(root / "air.nc")
+    (root / "air.json").write_text(json.dumps(refs))
+    (root / "air_v0.json").write_text(json.dumps(refs["refs"]))
+    return [str(root / "air.json"), str(root / "air_v0.json")]
+
+
+def _lenient_and_implicit(root: pathlib.Path) -> list[pathlib.Path]:
+    """NCZarr's extra keys with the format as a string, and an implicit root (v3)."""
+    import json
+
+    import zarr
+
+    nczarr = root / "nczarr.zarr"
+    (nczarr / "var").mkdir(parents=True)
+    (nczarr / ".zgroup").write_text(json.dumps({"zarr_format": "2", "_nczarr_group": {"dims": {"x": 4}}}))
+    (nczarr / ".zattrs").write_text(json.dumps({"title": "NCZarr written"}))
+    (nczarr / "var" / ".zarray").write_text(json.dumps({
+        "zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<f4", "compressor": None, "fill_value": None,
+        "filters": None, "order": "C", "_nczarr_array": {"dimrefs": ["/x"]}}))
+    implicit = root / "implicit.zarr"
+    for child in ("left", "right"):
+        group = zarr.open_group(implicit / child, mode="w", zarr_format=3)
+        group.attrs["title"] = f"Implicit child {child}"
+        group.create_array("values", shape=(3,), dtype="i2")
+    return [nczarr, implicit]
+
+
+def _icechunk_versions(root: pathlib.Path) -> list[str]:
+    """Two versions (a branch and a tag) of an Icechunk repository."""
+    import icechunk as ic
+    import zarr
+
+    path = root / "climate.icechunk"
+    repo = ic.Repository.create(ic.local_filesystem_storage(str(path)))
+    session = repo.writable_session("main")
+    group = zarr.group(store=session.store, attributes={"title": "Climate"})
+    group.create_array("temperature", shape=(8, 8), chunks=(4, 4), dtype="f4", fill_value=float("nan"))
+    repo.create_tag("v1", session.commit("create"))
+    return [f"{path}@main", f"{path}@v1"]
+
+
 SOURCES = {
     "bad": lambda root: [build(root) for build in stores.BAD_STORES.values()],
     "client_variety": lambda root: list(stores.build_client_variety(root).values()),
@@ -151,6 +205,10 @@ SOURCES = {
     "big": _big_stores,
     "examples": lambda root: sorted(EXAMPLES.glob("*.zarr")),
     "seed_examples": lambda root: sorted(p for p in SEED_EXAMPLES.iterdir() if p.is_dir()),
+    "ome": _ome_images,
+    "references": _reference_sets,
+    "lenient_implicit": _lenient_and_implicit,
+    "icechunk": _icechunk_versions,
 }
 
 
