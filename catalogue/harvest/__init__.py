@@ -40,6 +40,29 @@ from catalogue.storage.references import ReferenceAccess
 log = logging.getLogger(__name__)
 
 
+#: The options of :class:`SourceReader` that choose what is read (and so enter its state).
+CHOICE_OPTIONS = ("include", "exclude", "max_depth", "nodes", "coordinate_bytes", "implicit_root")
+
+
+def node_choice(*, include: Iterable[str] = (), exclude: Iterable[str] = (), max_depth: int | None = None,
+                nodes: Iterable[str] = (), max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+                coordinate_bytes: int = DEFAULT_VALUE_BYTES, implicit_root: bool | None = None) -> dict[str, Any]:
+    """What a harvest reads of a source, as its state records it: the same source read
+    with another choice is read again."""
+    choice: dict[str, Any] = {"include": list(include), "exclude": list(exclude), "max_depth": max_depth,
+                              "nodes": list(nodes), "max_document_bytes": max_document_bytes,
+                              "coordinate_bytes": coordinate_bytes}
+    if implicit_root:  # only then, so the states recorded before this option stay equal
+        choice["implicit_root"] = True
+    return choice
+
+
+def chosen_state(token: str, choice: dict[str, Any]) -> str:
+    """A source's state: its change token (:mod:`catalogue.harvest.change`) and its choice."""
+    digest = hashlib.blake2b(json.dumps(choice, sort_keys=True).encode(), digest_size=8).hexdigest()
+    return f"{token}|{digest}"
+
+
 class SourceReader:
     """One source opened for harvesting: its state (the cheap change check), then its hierarchy.
 
@@ -77,12 +100,10 @@ class SourceReader:
             retries=retries,
             concurrency=concurrency,
         )
-        self.choice = {"include": list(include), "exclude": list(exclude), "max_depth": max_depth,
-                       "nodes": list(nodes), "max_document_bytes": max_document_bytes,
-                       "coordinate_bytes": coordinate_bytes}
+        self.choice = node_choice(include=include, exclude=exclude, max_depth=max_depth, nodes=nodes,
+                                  max_document_bytes=max_document_bytes, coordinate_bytes=coordinate_bytes,
+                                  implicit_root=implicit_root)
         self.implicit_root = implicit_root
-        if implicit_root:  # only then, so the states recorded before this option stay equal
-            self.choice["implicit_root"] = True
         #: Coordinate values read per hierarchy for its extents (see catalogue.extents).
         self.coordinate_bytes = coordinate_bytes
         self._prefetched: dict[str, bytes | None] = {}
@@ -100,10 +121,7 @@ class SourceReader:
         unchanged v3 source cost a single request.
         """
         token, self._prefetched = source_state(self.store, previous)
-        if token is None:
-            return None
-        choice = hashlib.blake2b(json.dumps(self.choice, sort_keys=True).encode(), digest_size=8).hexdigest()
-        return f"{token}|{choice}"
+        return None if token is None else chosen_state(token, self.choice)
 
     def load(self, progress: Progress | None = None) -> Hierarchy:
         """Read the hierarchy and expand its dependent arrays.
@@ -164,4 +182,4 @@ def load_hierarchy(source: str, *, progress: Progress | None = None, **options: 
     return SourceReader(source, **options).load(progress)
 
 
-__all__ = ["SourceReader", "load_hierarchy"]
+__all__ = ["CHOICE_OPTIONS", "SourceReader", "chosen_state", "load_hierarchy", "node_choice"]

@@ -49,6 +49,12 @@ def _is_consolidated_v3(data: bytes) -> bool:
     return isinstance(inline, dict) and isinstance(inline.get("metadata"), dict)
 
 
+def listing_state(listing: dict[str, str]) -> str:
+    """The state digest of a listing of metadata keys and their version tokens."""
+    lines = "\n".join(f"{key}\t{token}" for key, token in sorted(listing.items()))
+    return _digest("listing", lines.encode())
+
+
 def source_state(store: StoreAccess, previous: str | None = None) -> tuple[str | None, dict[str, bytes | None]]:
     """The source's state digest (None when it has none) and the root documents read for it.
 
@@ -67,8 +73,7 @@ def source_state(store: StoreAccess, previous: str | None = None) -> tuple[str |
     except SourceUnavailable:
         listing = None
     if listing:
-        lines = "\n".join(f"{key}\t{token}" for key, token in sorted(listing.items()))
-        return _digest("listing", lines.encode()), {}
+        return listing_state(listing), {}
     if previous is not None and previous.startswith(f"{V3_DOCUMENT}:"):
         try:
             v3 = store.read(V3_DOCUMENT, consolidated=True)

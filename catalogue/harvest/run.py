@@ -23,7 +23,8 @@ from sqlalchemy.exc import DBAPIError
 from catalogue.errors import Busy, CatalogueError, DocumentError
 from catalogue.graph.database import is_deadlock
 from catalogue.graph.lock import HarvestLocked, HarvestLockLost, harvest_lock
-from catalogue.harvest import SourceReader
+from catalogue.harvest import CHOICE_OPTIONS, SourceReader, chosen_state, node_choice
+from catalogue.harvest.change import listing_state
 from catalogue.harvest.fingerprints import canonical_fingerprint
 from catalogue.harvest.heap import relaxed_collector
 from catalogue.harvest.records import RunRecords
@@ -189,7 +190,18 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
     database connection means another harvest of the source may be writing too.
     """
     store = records.store
+    seen = load_options.pop("seen_state", None)
     try:
+        if seen is not None and not full:
+            # The expansion listed this version with its snapshot: unchanged, it costs
+            # nothing more (the version is not opened: config, refs, ancestry, session).
+            url = source_url(source)
+            choice = node_choice(max_document_bytes=max_document_bytes,
+                                 **{k: load_options[k] for k in CHOICE_OPTIONS if k in load_options})
+            state = (f"{chosen_state(listing_state({'': seen}), choice)}|{profile if validate else 'unvalidated'}"
+                     f"|{software_release()}")
+            if state == records.current_state(URIRef(url)):
+                return _unchanged(records, source, url, run, state)
         reader = SourceReader(source, max_document_bytes=max_document_bytes, **load_options)
         previous = None if full else records.current_state(URIRef(reader.url))
         store.rollback()  # no snapshot held while the source is read (WAL checkpoints wait for it)

@@ -64,6 +64,10 @@ class Source:
     #: An Icechunk repository: also this many snapshots of each branch's ancestry (0: the
     #: heads of its branches and tags only; see :mod:`catalogue.storage.icechunk`).
     history: int = 0
+    #: The change token the expansion saw (an Icechunk version's ``snapshot:ID``, set by
+    #: discovery, never by a sources file): a run finding the graph's recorded state made
+    #: of it stops there, without opening the version (:func:`.run.harvest_source`).
+    seen_state: str | None = None
 
     @property
     def label(self) -> str:
@@ -85,6 +89,8 @@ class Source:
             options["implicit_root"] = True
         elif self.discover is False:  # refused as it is: no implicit root by the folder's name either
             options["implicit_root"] = False
+        if self.seen_state is not None:
+            options["seen_state"] = self.seen_state
         return options
 
 

@@ -40,7 +40,7 @@ from catalogue.errors import SourceNotFound, SourceUnavailable, UsageError
 from catalogue.model.paths import quote_path
 from catalogue.storage.access import StoreAccess
 
-__all__ = ["IcechunkAccess", "IcechunkFileSystem", "Version", "open_icechunk", "split_icechunk"]
+__all__ = ["IcechunkAccess", "IcechunkFileSystem", "Version", "open_icechunk", "snapshot_token", "split_icechunk"]
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ class IcechunkAccess(StoreAccess):
 
     def metadata_listing(self, names: Any) -> dict[str, str] | None:
         """The version's snapshot id: a snapshot never changes, so equal ids mean equal content."""
-        return {"": f"snapshot:{self.current.snapshot}"} if self.current else None
+        return {"": snapshot_token(self.current.snapshot)} if self.current else None
 
     def real_location(self, key: str) -> str | None:
         return None
@@ -193,6 +193,12 @@ class IcechunkAccess(StoreAccess):
         """The head of every branch and tag; with ``history``, also up to that many snapshots
         of each branch's ancestry (newest first, the head included), each named by its id."""
         return repository_versions(self.repository, history, self.repository_url)
+
+
+def snapshot_token(snapshot: str) -> str:
+    """A version's change token (:meth:`IcechunkAccess.metadata_listing`), also known to the
+    expansion that listed the repository's versions."""
+    return f"snapshot:{snapshot}"
 
 
 def repository_versions(repository: Any, history: int = 0, url: str = "") -> list[Version]:

@@ -16,6 +16,7 @@ import pathlib
 import subprocess
 import sys
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -119,8 +120,15 @@ def test_unchanged_versions_cost_one_look_and_a_new_commit_is_seen(repository, t
     cat = catalogue.open(str(tmp_path / "c.db"))
     try:
         cat.harvest_sources([str(copy)])
-        again = cat.harvest_sources([str(copy)])
+        from catalogue.storage import opening as module
+
+        opened = []
+        real = module.open_icechunk
+        with mock.patch.object(module, "open_icechunk", side_effect=lambda *a, **k: opened.append(a[0]) or real(*a, **k)):
+            again = cat.harvest_sources([str(copy)])
         assert [r["outcome"] for r in again.as_json()["sources"]] == ["unchanged"] * 3, again.as_json()
+        # one look at the repository (its refs and their snapshots), no version opened
+        assert opened == [str(copy)], opened
         _commit(_repo(copy), "main", "retitle again", _retitle("Climate, third"))
         outcomes = {r["graph"]: r["outcome"] for r in cat.harvest_sources([str(copy)]).as_json()["sources"]}
         assert outcomes == {f"{copy.as_uri()}@main": "succeeded", f"{copy.as_uri()}@dev": "unchanged",
