@@ -651,7 +651,8 @@ def measure(engine: Engine, query: str, runs: int, timeout: float) -> Measuremen
         # first SPARQL query, 3 ms), and the run then starts with the processor's caches
         # full of the collector's work: 0.44 -> 1.0-1.5 ms for query 14 on PostgreSQL
         # at a million triples, an engine in Python paying for its heap on every run.
-        # (Frozen objects are still freed when their last reference goes.)
+        # (Frozen objects are still freed when their last reference goes; frozen cycles
+        # only when the run ends and everything is unfrozen.)
         gc.collect()
         gc.freeze()
         if m.warmup > timeout / 2:

@@ -132,7 +132,7 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
     # were a fifth of a small description's time.
     if postgres:
         fill(rows)
-    else:  # read as it is stepped, not held whole beside the graph being built
+    else:  # stepped through the driver's cursor (its rows become the graph's triples)
         with _sqlite_cursor_of(conn, sql) as cursor:
             fill(cursor)
     return out

@@ -53,18 +53,18 @@ class DescriptionStore(Store):
         self._index = None
 
     def remove(self, triple: Any, context: Any = None) -> None:  # type: ignore[override]
-        for found, _ in list(self.triples(triple)):
+        for found, _ in list(self.triples(tuple(triple))):
             self._triples.discard(found)
         self._index = None
 
     # ------------------------------------------------------------------ reading
     def triples(self, triple_pattern: Any, context: Any = None) -> Iterator[tuple[_Triple, Iterator[Any]]]:  # type: ignore[override]
-        s, p, o = triple_pattern
-        bound = [(i, term) for i, term in enumerate((s, p, o)) if term is not None]
+        pattern = tuple(triple_pattern)  # a list too, as rdflib's stores take it
+        bound = [(i, term) for i, term in enumerate(pattern) if term is not None]
         if not bound:
             candidates: Iterable[_Triple] = tuple(self._triples)
         elif len(bound) == 3:
-            candidates = (triple_pattern,) if triple_pattern in self._triples else ()
+            candidates = (pattern,) if pattern in self._triples else ()
         else:
             index = self._index or self._build_index()
             # The bound position with the fewest triples, the others checked on each.

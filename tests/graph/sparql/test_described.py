@@ -43,6 +43,8 @@ def test_every_pattern_matches_what_the_memory_store_matches() -> None:
     assert set(mine.subjects(EX.p, EX.a)) == {EX.c, EX.d}
     mine.remove((None, EX.p, EX.a))
     assert set(mine.subjects(EX.p, EX.a)) == set() and len(mine) == 5
+    mine.remove([EX.a, EX.p, Literal("x")])  # a list, as rdflib's memory stores take it
+    assert len(mine) == 4 and not list(mine.store.triples([EX.a, EX.p, Literal("x")]))
 
 
 def test_its_graph_serialises_the_same_triples_with_its_prefixes() -> None:
