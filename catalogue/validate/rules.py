@@ -92,6 +92,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("v2.dimension_separator", ERR, 'dimension_separator must be "." or "/".'),
     ("v2.fill_value", ERR, "fill_value must be null or representable in the dtype."),
     ("v2.group", ERR, '.zgroup must hold only {"zarr_format": 2}.'),
+    ("v2.nczarr", WARN, "A key of NCZarr (NetCDF's Zarr dialect, _nczarr_*) in .zgroup or .zarray; other readers ignore it."),
     ("codec.unsafe", WARN, "A codec that runs arbitrary code when decoding (pickle)."),
     # --- the verbatim building-block schema (profile "upstream")
     ("geozarr-upstream.type", ERR, "The building block's schema: a value has the wrong JSON type."),

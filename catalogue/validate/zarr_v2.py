@@ -16,9 +16,16 @@ from catalogue.validate.schemas import geozarr_validator, schema_errors
 _UPSTREAM = {"type": "type", "required": "required", "minItems": "minItems", "enum": "enum"}
 
 
+#: What NCZarr (the NetCDF library's Zarr dialect) adds to .zgroup and .zarray: its own
+#: structure (dimensions, variable types), which a Zarr reader ignores without loss.
+NCZARR_PREFIX = "_nczarr"
+
+
 def check_group(c: NodeChecker, meta: dict[str, Any]) -> None:
     for key in meta:
-        if key != "zarr_format":
+        if key.startswith(NCZARR_PREFIX):
+            c.add("v2.nczarr", META, (key,), f"NCZarr's key {key!r}, not Zarr v2's (kept, ignored by other readers)")
+        elif key != "zarr_format":
             c.add("v2.group", META, (key,), f"unexpected key {key!r} (.zgroup holds only zarr_format)")
 
 
@@ -63,6 +70,11 @@ def _profile(c: NodeChecker, meta: dict[str, Any], profile: str) -> None:
         elif keyword == "required":
             rule = "v2.required"
         elif keyword == "additionalProperties":
+            if tokens and str(tokens[-1]).startswith(NCZARR_PREFIX):
+                # NCZarr writes its own keys in every .zarray: not ambiguous, a warning
+                c.add("v2.nczarr", META, tokens, f"NCZarr's key {str(tokens[-1])!r}, not Zarr v2's "
+                      "(kept, ignored by other readers)")
+                continue
             rule = "v2.unknown-key"
         else:
             rule = f"v2.{tokens[0]}" if tokens and f"v2.{tokens[0]}" in RULES else "v2.unknown-key"
