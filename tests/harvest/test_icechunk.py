@@ -207,6 +207,30 @@ def test_reads_go_through_icechunk(repository, tmp_path):
         cat.close()
 
 
+def test_read_resolve_and_tensorstore_spec_from_the_command_line(repository, tmp_path):
+    """The CLI verbs over an Icechunk-backed array: read through Icechunk's store into a
+    .npy file, resolve by key, and a TensorStore spec refused in one line naming why."""
+    import json
+
+    db, url = str(tmp_path / "c.db"), repository.as_uri()
+    array = f"{url}@v1.0/temperature"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CATALOGUE, *args, "--db", db], capture_output=True, text=True, timeout=300)
+
+    assert cli("harvest", f"{url}@v1.0").returncode == 0
+    out = tmp_path / "t.npy"
+    done = cli("read", array, "--selection", "2:6, 1", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_array_equal(np.load(out), DATA[2:6, 1])
+    done = cli("resolve", array, "--selection", "0:5, 0")
+    assert done.returncode == 0, done.stderr
+    assert [c["key"] for c in json.loads(done.stdout)["chunks"]] == ["c/0/0", "c/1/0"]
+    done = cli("tensorstore-spec", array)
+    assert done.returncode != 0 and "Icechunk" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
 def test_virtual_chunks_are_read_through_their_container(tmp_path):
     xr = pytest.importorskip("xarray")
     h5py = pytest.importorskip("h5py")
