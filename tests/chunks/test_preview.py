@@ -209,3 +209,34 @@ def test_a_map_is_drawn_north_up_whichever_way_its_latitudes_run(tmp_path):
 
     assert top_is_north(pictures["south_first"]) and top_is_north(pictures["north_first"])
     assert not top_is_north(pictures["no_coordinate"])
+
+
+def test_a_read_past_the_query_timeout_is_a_placeholder_and_not_kept(tmp_path):
+    """The web route reads chunks within the server's query timeout: a store answering too
+    slowly gets the placeholder picture at once (200, never an error page), which is not
+    cached, so the same request draws the array once the store answers in time."""
+    from starlette.testclient import TestClient
+
+    from catalogue.web.app import create_app
+    from catalogue.web.settings import Settings
+    from tests.support.servers import http_server
+
+    served = tmp_path / "served"
+    group = zarr.open_group(served / "slow.zarr", mode="w", zarr_format=3)
+    group.create_array("field", shape=(64, 64), chunks=(32, 32), dtype="f4")[:] = (
+        np.arange(64 * 64, dtype="f4").reshape(64, 64))
+    zarr.consolidate_metadata(str(served / "slow.zarr"))  # a static HTTP server cannot be listed
+    db = tmp_path / "c.db"
+    with http_server(served) as server:
+        url = f"{server.url}/slow.zarr"
+        with catalogue.open(str(db)) as cat:
+            assert cat.harvest(url).ok
+        with TestClient(create_app(Settings(db=str(db), query_timeout=0.5))) as client:
+            server.delay = 1.5  # each chunk request answered after 1.5 s
+            slow = client.get("/node/preview.png", params={"iri": f"{url}/field"})
+            assert slow.status_code == 200 and _picture(slow.content).height == 60  # the placeholder
+            assert not client.app.state.previews._items
+            server.delay = 0.0
+            drawn = client.get("/node/preview.png", params={"iri": f"{url}/field"})
+            assert drawn.status_code == 200 and _picture(drawn.content).height > 60
+            assert len(client.app.state.previews._items) == 1
