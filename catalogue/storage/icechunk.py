@@ -40,7 +40,8 @@ from catalogue.errors import SourceNotFound, SourceUnavailable, UsageError
 from catalogue.model.paths import quote_path
 from catalogue.storage.access import StoreAccess
 
-__all__ = ["IcechunkAccess", "IcechunkFileSystem", "Version", "open_icechunk", "snapshot_token", "split_icechunk"]
+__all__ = ["Container", "IcechunkAccess", "IcechunkFileSystem", "Version", "container_of", "open_icechunk",
+           "snapshot_token", "split_icechunk"]
 
 log = logging.getLogger(__name__)
 
@@ -183,16 +184,48 @@ class IcechunkAccess(StoreAccess):
     def real_location(self, key: str) -> str | None:
         return None
 
-    def virtual_chunk_containers(self) -> list[str]:
-        """The URL prefixes of the repository's virtual chunk containers (the storage that
-        virtual chunks are read from), sorted."""
+    def virtual_chunk_containers(self) -> list[Container]:
+        """The repository's virtual chunk containers (the storage that virtual chunks are
+        read from, and what reading it takes), by URL prefix."""
         containers = getattr(self.repository.config, "virtual_chunk_containers", None) or {}
-        return sorted({getattr(c, "url_prefix", None) or str(name) for name, c in containers.items()})
+        found = {container_of(getattr(c, "url_prefix", None) or str(name), getattr(c, "store", None))
+                 for name, c in containers.items()}
+        return sorted(found, key=lambda c: c.prefix)
 
     def versions(self, history: int = 0) -> list[Version]:
         """The head of every branch and tag; with ``history``, also up to that many snapshots
         of each branch's ancestry (newest first, the head included), each named by its id."""
         return repository_versions(self.repository, history, self.repository_url)
+
+
+@dataclass(frozen=True)
+class Container:
+    """A virtual chunk container of a repository: where its virtual chunks are, and what
+    reading them takes. Icechunk keeps no credentials in a repository: ``anonymous`` says
+    whether the storage is read without them (None where the configuration does not say),
+    ``requester_pays`` whether the reader is billed."""
+
+    prefix: str
+    #: Icechunk's kind of object store: "s3", "s3compatible", "gcs", "azure", "http",
+    #: "localfilesystem", "tigris", "inmemory" (lower case), or "" when unknown.
+    storage: str = ""
+    region: str | None = None
+    endpoint: str | None = None
+    anonymous: bool | None = None
+    requester_pays: bool | None = None
+
+
+def container_of(prefix: str, store: Any) -> Container:
+    """The :class:`Container` of a URL prefix and Icechunk's store configuration (its Python
+    classes are named ``PyObjectStoreConfig_<Kind>``, S3's options under ``_0``)."""
+    kind = type(store).__name__.rpartition("_")[2].lower() if store is not None else ""
+    options = getattr(store, "_0", None)
+    region, endpoint = getattr(options, "region", None), getattr(options, "endpoint_url", None)
+    anonymous, pays = getattr(options, "anonymous", None), getattr(options, "requester_pays", None)
+    return Container(prefix=prefix, storage=kind, region=region if isinstance(region, str) else None,
+                     endpoint=endpoint if isinstance(endpoint, str) else None,
+                     anonymous=anonymous if isinstance(anonymous, bool) else None,
+                     requester_pays=pays if isinstance(pays, bool) else None)
 
 
 def snapshot_token(snapshot: str) -> str:

@@ -20,7 +20,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from rdflib import DCTERMS, PROV, Literal, Namespace, URIRef
+from rdflib import DCTERMS, PROV, XSD, Literal, Namespace, URIRef
 
 import catalogue
 from catalogue.chunks.layout import UnsupportedArray
@@ -265,7 +265,57 @@ def test_virtual_chunks_are_read_through_their_container(tmp_path):
         version = f"{path.as_uri()}@main"
         graph = cat.node_graph(version)
         assert set(graph.objects(URIRef(version), DCTERMS.source)) == {URIRef(prefix)}
+        # what reading the container takes: a local folder, no credentials said
+        assert {(p, o) for _s, p, o in graph.triples((URIRef(prefix), None, None))} == {
+            (ZARR.storageKind, Literal("localfilesystem"))}
         np.testing.assert_array_equal(cat.read(f"{version}/air"), values)
+    finally:
+        cat.close()
+
+
+def test_a_container_says_its_storage_region_and_credentials(tmp_path):
+    """An S3 container is described by its kind, region, endpoint and whether it is read
+    anonymously or billed to the reader; a re-harvest after the configuration changed says
+    it anew (nothing of the old description is left)."""
+    from catalogue.harvest import SourceReader
+
+    path = tmp_path / "c.icechunk"
+    config = ic.RepositoryConfig.default()
+    config.set_virtual_chunk_container(ic.VirtualChunkContainer(
+        "s3://era5-public/", ic.s3_store(region="eu-west-1", anonymous=True)))
+    config.set_virtual_chunk_container(ic.VirtualChunkContainer(
+        "s3://paid-archive/", ic.s3_store(region="us-east-1", endpoint_url="https://s3.example.org",
+                                          requester_pays=True)))
+    repo = ic.Repository.create(ic.local_filesystem_storage(str(path)), config)
+    session = repo.writable_session("main")
+    zarr.group(store=session.store, attributes={"title": "Containers"})
+    session.commit("create")
+    cat = catalogue.open(str(tmp_path / "c.db"))
+    try:
+        assert cat.harvest_sources([str(path)]).exit_code == 0
+        version = URIRef(f"{path.as_uri()}@main")
+        graph = cat.node_graph(str(version))
+        public, paid = URIRef("s3://era5-public/"), URIRef("s3://paid-archive/")
+        assert set(graph.objects(version, DCTERMS.source)) == {public, paid}
+        described = {(s, p, o) for s in (public, paid) for _s, p, o in graph.triples((s, None, None))}
+        assert described == {
+            (public, ZARR.storageKind, Literal("s3")), (public, ZARR.region, Literal("eu-west-1")),
+            (public, ZARR.anonymousAccess, Literal(True)),
+            (paid, ZARR.storageKind, Literal("s3")), (paid, ZARR.region, Literal("us-east-1")),
+            (paid, ZARR.endpoint, Literal("https://s3.example.org", datatype=XSD.anyURI)),
+            (paid, ZARR.anonymousAccess, Literal(False)), (paid, ZARR.requesterPays, Literal(True)),
+        }
+        # the paid container dropped from the configuration: a re-harvest says so
+        fewer = ic.RepositoryConfig.default()
+        fewer.set_virtual_chunk_container(ic.VirtualChunkContainer(
+            "s3://era5-public/", ic.s3_store(region="eu-west-1", anonymous=True)))
+        ic.Repository.open(ic.local_filesystem_storage(str(path)), fewer).save_config()
+        assert cat.harvest_sources([str(path)], full=True).exit_code == 0
+        graph = cat.node_graph(str(version))
+        assert set(graph.objects(version, DCTERMS.source)) == {public}
+        assert {(s, p, o) for s in (public, paid) for _s, p, o in graph.triples((s, None, None))} == {
+            t for t in described if t[0] == public}
+        assert SourceReader(f"{path.as_uri()}@main").store.virtual_chunk_containers()[0].prefix == str(public)
     finally:
         cat.close()
 
