@@ -11,6 +11,7 @@ the package that owns the work, so that a user finds every operation on one obje
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -170,6 +171,7 @@ class Catalogue:
         """
         from catalogue.harvest.run import harvest_source
 
+        _no_internal(load_options)
         return harvest_source(self._records, _text(source), max_document_bytes=max_document_bytes, validate=validate,
                               profile=profile, name=name, full=full, wait=wait, progress=progress, **load_options)
 
@@ -204,7 +206,11 @@ class Catalogue:
         """
         from catalogue.harvest.batch import harvest_sources, plan_sources
 
-        return harvest_sources(self._records, plan_sources([_text(s) if isinstance(s, str | os.PathLike) else s for s in sources],
+        _no_internal(options)
+        # A version's token is the expansion's to give (Source.seen_state): never taken from a caller.
+        given = [_text(s) if isinstance(s, str | os.PathLike) else dataclasses.replace(s, seen_state=None)
+                 for s in sources]
+        return harvest_sources(self._records, plan_sources(given,
                                                            None if config is None else _text(config)), strict=strict, progress=progress,
                                on_result=on_result, jobs=jobs, overall=overall,
                                open_records=functools.partial(_worker_records, self.url), **options)
@@ -666,6 +672,13 @@ class Catalogue:
         for g in ids:
             for s, p, o in self.store.graph_triples(g):
                 yield s, p, o, g
+
+
+def _no_internal(options: dict[str, Any]) -> None:
+    """Refuse the harvest's internal keyword (the expansion's change token): passed by a
+    caller, it would skip the check of whether the source changed."""
+    if "seen_state" in options:
+        raise TypeError("unexpected keyword argument 'seen_state' (set by the expansion of a source, not by callers)")
 
 
 def _text(location: str | os.PathLike[str]) -> str:

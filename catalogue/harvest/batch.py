@@ -234,7 +234,7 @@ def _in_turn(records: RunRecords, entries: list[Source], strict: bool,
             try:
                 report = harvest_source(records, source.url, name=source.name,
                                         progress=bar.update if bar is not None else None,
-                                        **{**options, **source.load_options()})
+                                        seen_state=source.seen_state, **{**options, **source.load_options()})
             finally:
                 if bar is not None:
                     bar.close()

@@ -39,7 +39,7 @@ from catalogue.harvest.sources import Source
 from catalogue.model.nodes import V2_ARRAY, V2_CONSOLIDATED, V2_GROUP, V3_DOCUMENT
 from catalogue.model.paths import quote_path
 from catalogue.storage.access import DEFAULT_MAX_DOCUMENT_BYTES, StoreAccess
-from catalogue.storage.icechunk import IcechunkAccess, snapshot_token, split_icechunk
+from catalogue.storage.icechunk import IcechunkAccess, split_icechunk, version_token
 from catalogue.storage.listing import Listing, list_folders
 from catalogue.storage.opening import open_store
 
@@ -282,11 +282,12 @@ def _versions(source: Source, repository: IcechunkAccess, out: Expanded) -> list
     """An Icechunk repository's versions as sources (:mod:`catalogue.storage.icechunk`);
     for a pruning source, what a prune compares with goes to ``out.versioned``."""
     entries = []
+    containers = repository.virtual_chunk_containers()
     for version in repository.versions(source.history):
         url = f"{repository.repository_url}@{quote_path(version.ref)}"
         entries.append(replace(source, url=url, name=f"{source.name}@{version.ref}" if source.name else "",
                                discover=False, prune=False, history=0,
-                               seen_state=snapshot_token(version.snapshot)))
+                               seen_state=version_token(version.snapshot, containers)))
     if source.prune:
         out.versioned.append((source, repository.repository_url, {e.url for e in entries}))
     return entries

@@ -71,7 +71,8 @@ def _harvest_one(source: Source, options: dict[str, Any]) -> HarvestReport | Cat
     not raised, so that it crosses with its attributes)."""
     assert _RECORDS is not None
     try:
-        report = harvest_source(_RECORDS, source.url, name=source.name, **{**options, **source.load_options()})
+        report = harvest_source(_RECORDS, source.url, name=source.name, seen_state=source.seen_state,
+                                **{**options, **source.load_options()})
     except CatalogueError as exc:
         return exc
     report.extents = None  # read by nothing after the write: not worth sending back

@@ -152,10 +152,13 @@ def harvest_source(
     full: bool = False,
     wait: bool = False,
     progress: Callable[[int], None] | None = None,
+    seen_state: str | None = None,
     **load_options: Any,
 ) -> HarvestReport:
     """Harvest the hierarchy at ``source`` into its own named graph of ``records.store``
-    (see :meth:`catalogue.api.Catalogue.harvest`)."""
+    (see :meth:`catalogue.api.Catalogue.harvest`). ``seen_state`` is the change token the
+    batch's expansion saw (:attr:`.sources.Source.seen_state`), for the batch alone to pass:
+    the public API does not take it."""
     url = source_url(source)
     try:
         with relaxed_collector(), harvest_lock(records.store.engine, url, wait=wait) as holder:
@@ -165,7 +168,7 @@ def harvest_source(
                 report = _harvest(records, run, source, max_document_bytes=max_document_bytes,
                                   validate=validate, profile=profile, full=full,
                                   progress=progress, load_options=load_options,
-                                  still_held=holder.still_held)
+                                  still_held=holder.still_held, seen=seen_state)
                 run.recorded = True  # every way out of _harvest that returns has recorded the end
                 return report
             except BaseException as exc:
@@ -183,14 +186,13 @@ def harvest_source(
 
 def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: int, validate: bool, profile: str,
              full: bool, progress: Callable[[int], None] | None, load_options: dict[str, Any],
-             still_held: Callable[[], bool]) -> HarvestReport:
+             still_held: Callable[[], bool], seen: str | None = None) -> HarvestReport:
     """The harvest proper, under the source's lock, with the run's start recorded.
 
     ``still_held`` is asked before the graph is committed: a lock that went with its
     database connection means another harvest of the source may be writing too.
     """
     store = records.store
-    seen = load_options.pop("seen_state", None)
     try:
         if seen is not None and not full:
             # The expansion listed this version with its snapshot: unchanged, it costs

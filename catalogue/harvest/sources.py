@@ -89,8 +89,6 @@ class Source:
             options["implicit_root"] = True
         elif self.discover is False:  # refused as it is: no implicit root by the folder's name either
             options["implicit_root"] = False
-        if self.seen_state is not None:
-            options["seen_state"] = self.seen_state
         return options
 
 

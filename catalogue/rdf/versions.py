@@ -9,8 +9,8 @@ branch, tag or snapshot id), the snapshot it was read from (``zarr:snapshot``), 
 written (``prov:generatedAtTime``) and its commit message (``adms:versionNotes``), and the
 storage its virtual chunks are read from (``dct:source``, the containers' URL prefixes),
 each container described by what reading it takes: the kind of storage
-(``zarr:storageKind``), its region and endpoint, whether it is read without credentials
-(``zarr:anonymousAccess``) and whether the reader pays (``zarr:requesterPays``).
+(``zarr:storageKind``), its region and endpoint, that it is configured to be read without
+credentials (``zarr:anonymousAccess``) and that the reader pays (``zarr:requesterPays``).
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def version_triples(version: str, repository: str, *, name: str, kind: str, snap
             out.append((prefix, ZARR.region, Literal(container.region)))
         if container.endpoint:
             out.append((prefix, ZARR.endpoint, Literal(container.endpoint, datatype=XSD.anyURI)))
-        if container.anonymous is not None:
-            out.append((prefix, ZARR.anonymousAccess, Literal(container.anonymous)))
+        if container.anonymous:  # false is Icechunk's default, said of public buckets too
+            out.append((prefix, ZARR.anonymousAccess, Literal(True)))
         if container.requester_pays:
             out.append((prefix, ZARR.requesterPays, Literal(True)))
     return out

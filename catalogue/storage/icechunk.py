@@ -24,9 +24,11 @@ version's virtual chunks need.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
@@ -41,7 +43,7 @@ from catalogue.model.paths import quote_path
 from catalogue.storage.access import StoreAccess
 
 __all__ = ["Container", "IcechunkAccess", "IcechunkFileSystem", "Version", "container_of", "open_icechunk",
-           "snapshot_token", "split_icechunk"]
+           "split_icechunk", "version_token"]
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +181,7 @@ class IcechunkAccess(StoreAccess):
 
     def metadata_listing(self, names: Any) -> dict[str, str] | None:
         """The version's snapshot id: a snapshot never changes, so equal ids mean equal content."""
-        return {"": snapshot_token(self.current.snapshot)} if self.current else None
+        return {"": version_token(self.current.snapshot, self.virtual_chunk_containers())} if self.current else None
 
     def real_location(self, key: str) -> str | None:
         return None
@@ -228,10 +230,16 @@ def container_of(prefix: str, store: Any) -> Container:
                      requester_pays=pays if isinstance(pays, bool) else None)
 
 
-def snapshot_token(snapshot: str) -> str:
-    """A version's change token (:meth:`IcechunkAccess.metadata_listing`), also known to the
-    expansion that listed the repository's versions."""
-    return f"snapshot:{snapshot}"
+def version_token(snapshot: str, containers: Sequence[Container] = ()) -> str:
+    """A version's change token (:meth:`IcechunkAccess.metadata_listing`), also made by the
+    expansion that listed the repository's versions: its snapshot, and its virtual chunk
+    containers, which live in the repository's configuration, outside every snapshot (a
+    changed container is a changed description of the version)."""
+    token = f"snapshot:{snapshot}"
+    if containers:
+        described = repr(sorted(containers, key=lambda c: c.prefix)).encode()
+        token += f" containers:{hashlib.blake2b(described, digest_size=8).hexdigest()}"
+    return token
 
 
 def repository_versions(repository: Any, history: int = 0, url: str = "") -> list[Version]:

@@ -18,18 +18,26 @@ _UPSTREAM = {"type": "type", "required": "required", "minItems": "minItems", "en
 
 #: What NCZarr (the NetCDF library's Zarr dialect) adds to .zgroup and .zarray: its own
 #: structure (dimensions, variable types), which a Zarr reader ignores without loss.
-NCZARR_PREFIX = "_nczarr"
+NCZARR_PREFIX = "_nczarr_"
 
 
-def check_group(c: NodeChecker, meta: dict[str, Any]) -> None:
+def _nczarr(c: NodeChecker, meta: dict[str, Any]) -> None:
+    """One warning per NCZarr key, whatever the profile: the schemas' findings about those
+    keys (and the ZOM's, at the same pointer) are left out."""
     for key in meta:
         if key.startswith(NCZARR_PREFIX):
             c.add("v2.nczarr", META, (key,), f"NCZarr's key {key!r}, not Zarr v2's (kept, ignored by other readers)")
-        elif key != "zarr_format":
+
+
+def check_group(c: NodeChecker, meta: dict[str, Any]) -> None:
+    _nczarr(c, meta)
+    for key in meta:
+        if key != "zarr_format" and not key.startswith(NCZARR_PREFIX):
             c.add("v2.group", META, (key,), f"unexpected key {key!r} (.zgroup holds only zarr_format)")
 
 
 def check_array(c: NodeChecker, meta: dict[str, Any], profile: str) -> None:
+    _nczarr(c, meta)
     _profile(c, meta, profile)
     rank = None
     shape = meta.get("shape")
@@ -65,16 +73,13 @@ def _profile(c: NodeChecker, meta: dict[str, Any], profile: str) -> None:
     for tokens, keyword, message in schema_errors(geozarr_validator(profile), meta):
         if list(tokens) == ["zarr_format"] and meta.get("zarr_format") == "2":
             continue  # the digit as a string: format.string says so, as a warning
+        if tokens and str(tokens[0]).startswith(NCZARR_PREFIX):
+            continue  # NCZarr's own key: v2.nczarr says so, as a warning
         if profile == "upstream":
             rule = f"geozarr-upstream.{_UPSTREAM.get(keyword, 'other')}"
         elif keyword == "required":
             rule = "v2.required"
         elif keyword == "additionalProperties":
-            if tokens and str(tokens[-1]).startswith(NCZARR_PREFIX):
-                # NCZarr writes its own keys in every .zarray: not ambiguous, a warning
-                c.add("v2.nczarr", META, tokens, f"NCZarr's key {str(tokens[-1])!r}, not Zarr v2's "
-                      "(kept, ignored by other readers)")
-                continue
             rule = "v2.unknown-key"
         else:
             rule = f"v2.{tokens[0]}" if tokens and f"v2.{tokens[0]}" in RULES else "v2.unknown-key"

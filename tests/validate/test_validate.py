@@ -159,6 +159,8 @@ CASES = [
          [("v2.nczarr", ".zgroup", "/_nczarr_group")]),
     Case("v2-nczarr-array", {".zarray": v2(_nczarr_array={"dimrefs": ["/x"]})},
          [("v2.nczarr", ".zarray", "/_nczarr_array")]),
+    Case("v2-nczarr-and-unknown", {".zarray": v2(_nczarr_array={"dimrefs": ["/x"]}, _nczarrx=1)},
+         [("v2.nczarr", ".zarray", "/_nczarr_array"), ("v2.unknown-key", ".zarray", "/_nczarrx")]),
     Case("json-lone-surrogate", {"zarr.json": b'{"zarr_format": 3, "node_type": "group", "attributes": {"t": "a\\udc80"}}'},
          [("json.surrogate", "zarr.json", "/attributes/t")]),
     Case("v2-format-as-string", {".zgroup": {"zarr_format": "2"}}, [("format.string", ".zgroup", "/zarr_format")]),
@@ -172,6 +174,8 @@ CASES = [
          [("zom.v2", ".zarray", "/dimension_separator"), *UPSTREAM_ALWAYS], profile="upstream"),
     Case("v2-missing-compressor-upstream", {".zarray": v2(compressor=DELETE)},
          [("geozarr-upstream.required", ".zarray", "/compressor"), *UPSTREAM_ALWAYS], profile="upstream"),
+    Case("v2-nczarr-upstream", {".zarray": v2(_nczarr_array={"dimrefs": ["/x"]})},
+         [("v2.nczarr", ".zarray", "/_nczarr_array"), *UPSTREAM_ALWAYS], profile="upstream"),
     # ---------------------------------------------------------- attributes
     Case("array-dimensions-length", {".zarray": v2(), ".zattrs": {"_ARRAY_DIMENSIONS": ["y", "x"]}},
          [("cf.array-dimensions", ".zattrs", "/_ARRAY_DIMENSIONS")]),
