@@ -184,6 +184,12 @@ def harvest_source(
         raise HarvestLocked(url, records.running_description(url)) from exc
 
 
+def _recorded(state: str, profile: str, validate: bool) -> str:
+    """The state a run records: the source's, and what the harvest made of it (the
+    validation profile, the software), so that either changing harvests the source again."""
+    return f"{state}|{profile if validate else 'unvalidated'}|{software_release()}"
+
+
 def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: int, validate: bool, profile: str,
              full: bool, progress: Callable[[int], None] | None, load_options: dict[str, Any],
              still_held: Callable[[], bool], seen: str | None = None) -> HarvestReport:
@@ -200,8 +206,7 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
             url = source_url(source)
             choice = node_choice(max_document_bytes=max_document_bytes,
                                  **{k: load_options[k] for k in CHOICE_OPTIONS if k in load_options})
-            state = (f"{chosen_state(listing_state({'': seen}), choice)}|{profile if validate else 'unvalidated'}"
-                     f"|{software_release()}")
+            state = _recorded(chosen_state(listing_state({"": seen}), choice), profile, validate)
             if state == records.current_state(URIRef(url)):
                 return _unchanged(records, source, url, run, state)
         reader = SourceReader(source, max_document_bytes=max_document_bytes, **load_options)
@@ -209,7 +214,7 @@ def _harvest(records: RunRecords, run: Run, source: str, *, max_document_bytes: 
         store.rollback()  # no snapshot held while the source is read (WAL checkpoints wait for it)
         state = None if full else reader.state(previous)
         if state is not None:
-            state = f"{state}|{profile if validate else 'unvalidated'}|{software_release()}"
+            state = _recorded(state, profile, validate)
             if state == previous:
                 return _unchanged(records, source, reader.url, run, state)
         hierarchy = reader.load(progress)

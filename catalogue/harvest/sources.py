@@ -64,9 +64,10 @@ class Source:
     #: An Icechunk repository: also this many snapshots of each branch's ancestry (0: the
     #: heads of its branches and tags only; see :mod:`catalogue.storage.icechunk`).
     history: int = 0
-    #: The change token the expansion saw (an Icechunk version's ``snapshot:ID``, set by
-    #: discovery, never by a sources file): a run finding the graph's recorded state made
-    #: of it stops there, without opening the version (:func:`.run.harvest_source`).
+    #: The change token the expansion saw (an Icechunk version's, :func:`~catalogue.storage.
+    #: icechunk.version_token`; set by discovery, never by a sources file or a caller): a run
+    #: finding the graph's recorded state made of it stops there, without opening the
+    #: version (:func:`.run.harvest_source`).
     seen_state: str | None = None
 
     @property
