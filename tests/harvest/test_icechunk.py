@@ -256,6 +256,24 @@ def test_read_resolve_and_tensorstore_spec_from_the_command_line(repository, tmp
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
+def test_a_command_that_read_through_icechunk_exits_cleanly_on_a_busy_machine(repository, tmp_path):
+    """Icechunk's threads hand each read back to Python; one still doing so as the process
+    exits aborted it (SIGABRT after the answer was printed: 17 of 200 runs of ``resolve``
+    with both cores busy). Each run here must exit 0, with the cores kept busy."""
+    db, array = str(tmp_path / "c.db"), f"{repository.as_uri()}@v1.0/temperature"
+    assert subprocess.run([CATALOGUE, "harvest", f"{repository.as_uri()}@v1.0", "--db", db],
+                          capture_output=True, timeout=300).returncode == 0
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        codes = [subprocess.run([CATALOGUE, "resolve", array, "--db", db], capture_output=True,
+                                timeout=120).returncode for _ in range(25)]
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert codes == [0] * 25, codes
+
+
 def test_virtual_chunks_are_read_through_their_container(tmp_path):
     xr = pytest.importorskip("xarray")
     h5py = pytest.importorskip("h5py")
