@@ -450,7 +450,8 @@ class Catalogue:
         hierarchy = rebuild_hierarchy(graph, str(graph.identifier))
         full = validate_hierarchy(hierarchy, profile=profile, source=iri)
         # The extents' findings from the metadata (conventions, ACDD, STAC items); those
-        # about coordinate values need the store: the harvest's stored report has them.
+        # about coordinate values need the store: the harvest's stored report has them, as it
+        # has the editors' copies found beside documents (document.backup).
         from catalogue.extents.extract import guarded_extents
 
         full.findings = sorted([*full.findings, *guarded_extents(hierarchy, None).findings],

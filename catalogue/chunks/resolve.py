@@ -23,6 +23,7 @@ from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.selection import Dim, normalise, parse, result_shape
 from catalogue.model.paths import quote_path
 from catalogue.storage.access import StoreAccess
+from catalogue.storage.icechunk import IcechunkAccess
 from catalogue.storage.references import ReferenceAccess
 
 
@@ -116,13 +117,18 @@ def _plain_entries(resolution: Resolution, store: StoreAccess) -> Iterator[dict[
     keys = resolution.keys()
     present = store.list_keys()
     url = _url_maker(resolution, store)
+    # An Icechunk version says how each chunk is kept (native, virtual, inline), not where
+    kept = store.chunk_storage if isinstance(store, IcechunkAccess) else None
     for index, key in zip(resolution.indices().tolist(), keys.tolist(), strict=True):
-        yield {
+        entry = {
             "index": index,
             "key": key,
             "url": url(key),
             "fill": None if present is None else key not in present,
         }
+        if kept is not None:
+            entry["storage"] = kept(index) if not entry["fill"] else None
+        yield entry
 
 
 def _url_maker(resolution: Resolution, store: StoreAccess) -> Callable[[str], str]:
@@ -169,6 +175,8 @@ def _sharded_entries(resolution: Resolution, store: StoreAccess) -> Iterator[dic
     shard_keys = resolution.keys().tolist()
     indexes = shard_indexes(resolution, store, shard_keys)
     url = _url_maker(resolution, store)
+    # An Icechunk version keeps each shard as a chunk (native, virtual, inline)
+    kept = store.chunk_storage if isinstance(store, IcechunkAccess) else None
     for inner, key in zip(indices, shard_keys, strict=True):
         shard = inner // per_shard if len(per_shard) else inner
         local = tuple((inner - shard * per_shard).tolist())
@@ -178,6 +186,8 @@ def _sharded_entries(resolution: Resolution, store: StoreAccess) -> Iterator[dic
             "shard": {"index": shard.tolist(), "key": key, "url": url(key)},
             "position": list(local),
         }
+        if kept is not None:
+            entry["shard"]["storage"] = kept(shard.tolist()) if index is not None else None
         if index is None:
             entry.update(byte_range=None, fill=True)
         else:

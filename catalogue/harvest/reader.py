@@ -51,6 +51,7 @@ from catalogue.harvest.discover import zarr_suffixed
 from catalogue.harvest.documents import parse_object, require_object
 from catalogue.harvest.fingerprints import canonical_fingerprint, fingerprint_documents
 from catalogue.harvest.selection import Selection, ancestors, depth, document_key, explicit_nodes
+from catalogue.model.chunk_keys import KeyEncoding, UnsupportedEncoding
 from catalogue.model.nodes import (
     V2_ARRAY,
     V2_ATTRS,
@@ -61,6 +62,7 @@ from catalogue.model.nodes import (
     Location,
     Node,
 )
+from catalogue.model.strays import backup_of, probed_names
 from catalogue.model.structure import check_format, check_v3
 from catalogue.storage.access import StoreAccess
 
@@ -264,6 +266,8 @@ class _Walker:
         self.hinted_children: dict[str, set[str]] = {}
         #: The root, when it is an implicit group (:func:`_implicit_walker`).
         self.implicit: Node | None = None
+        #: Names of the copies of metadata documents found beside each node (:mod:`catalogue.model.strays`).
+        self.strays: dict[str, list[str]] = {}
 
     # -- reading ------------------------------------------------------------
     def read_level(self, paths: list[str]) -> dict[str, Node | DocumentError | None]:  # pragma: no cover
@@ -326,10 +330,16 @@ class _Walker:
                         f"{display_location(self.store.key_url(path))}: symlink loop (this folder is one of its own ancestors)"
                     )
                 descend.append((path, (*above, real) if real is not None else above))
-            listed = self.store.child_folders_many([path for path, _ in descend]) if self.store.listable else None
+            listed = self.store.list_many([path for path, _ in descend]) if self.store.listable else None
+            self._probe_strays([path for path, _ in level if isinstance(results[path], Node)
+                                and results[path].kind == "array"])  # type: ignore[union-attr]
             level = []
             for i, (path, chain) in enumerate(descend):
-                names = set(listed[i]) if listed is not None and self.store.listable else set()
+                if listed is not None and self.store.listable:
+                    names = set(listed[i].folders)
+                    self._note_strays(path, listed[i].files)
+                else:
+                    names = set()
                 names |= self.explicit_children.get(path, set()) | self.hinted_children.get(path, set())
                 undiscovered = path in self.h.nodes and not self.explicit and path not in self.hinted_children
                 if not self.store.listable and undiscovered:
@@ -349,6 +359,32 @@ class _Walker:
                 if parent in self.h.nodes:
                     self.h.nodes[parent].members.append(path)
 
+    def _note_strays(self, path: str, files: Iterable[str]) -> None:
+        """Remember the copies of metadata documents among a folder's files (:mod:`catalogue.model.strays`)."""
+        for name in files:
+            if backup_of(name) is not None:
+                self.strays.setdefault(path, []).append(name)
+
+    def _probe_strays(self, arrays: list[str]) -> None:
+        """Look for copies beside each array's documents, on local folders only (remotely a
+        request per array is no price for a warning): a v3 array keeping its chunks below
+        ``c/`` is listed (a few entries); other array folders hold their chunks, maybe a
+        million, so the usual names are asked for one by one (:func:`probed_names`)."""
+        if not arrays or self.store.remote:
+            return
+        documents = (V3_DOCUMENT,) if self.zarr_format == 3 else (V2_ARRAY, V2_ATTRS)
+        probed: list[str] = []
+        for path in arrays:
+            if _chunks_in_subfolder(self.h.nodes[path]):
+                # Its folder holds zarr.json and c/: one listing costs less than the stats
+                self._note_strays(path, self.store.local_files(path))
+            else:
+                probed.append(path)
+        keys = {document_key(path, name): (path, name) for path in probed for name in probed_names(documents)}
+        for key in self.store.present(list(keys)):
+            path, name = keys[key]
+            self.strays.setdefault(path, []).append(name)
+
     def finish(self) -> Hierarchy:
         """Apply ``include``, drop dangling members, fingerprint, report missing explicit nodes."""
         if self.h.consolidated and self.progress is not None:
@@ -358,6 +394,10 @@ class _Walker:
         for node in self.h.nodes.values():
             node.members = [m for m in node.members if m in present]
         for path, node in self.h.nodes.items():
+            # Not part of the fingerprint: a copy says nothing of the metadata (the validation
+            # report, which names it, is the run's own and written every run).
+            node.strays = tuple(self.store.key_url(document_key(path, name))
+                                for name in sorted(set(self.strays.get(path, ()))))
             raw = self.raw.get(path)
             if raw is None:
                 node.fingerprint = canonical_fingerprint(node)
@@ -374,6 +414,19 @@ class _Walker:
                     "(no metadata there, or a parent is missing or is an array)"
                 )
         return self.h
+
+
+def _chunks_in_subfolder(node: Node) -> bool:
+    """Whether a v3 array keeps its chunks below ``c/`` (the default chunk key encoding with
+    its default separator ``/``; with ``.`` its keys are ``c.0.0`` beside zarr.json), so that
+    its own folder lists in a few entries, however many chunks it has."""
+    if node.zarr_format != 3:
+        return False
+    try:
+        encoding = KeyEncoding.from_v3(node.metadata.get("chunk_key_encoding"))
+    except UnsupportedEncoding:
+        return False
+    return encoding.base == "default" and encoding.separator == "/" and not encoding.prefix
 
 
 class _V3Reader(_Walker):

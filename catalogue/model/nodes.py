@@ -59,6 +59,9 @@ class Node:
     #: (as some v3 writers leave it). Its ``documents`` are the least a group says
     #: (format and node type), so every layer above treats it as a group.
     implicit: bool = False
+    #: URLs of files beside the node's documents that look like copies of them (editor
+    #: backups: ``.zattrs~``, ``zarr.json.bak``). Never read; validation names each.
+    strays: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

@@ -11,6 +11,10 @@ root's (the graph name). A page of the catalogue is a graph holding:
   ``dct:modified`` (from the harvest runs' PROV records: the first run that
   generated the graph, and the last one that added, changed or removed a
   node), ``dcat:landingPage`` (the portal page) and two distributions;
+* a version of a dataset (an Icechunk repository's branch, tag or snapshot, each its
+  own graph) says so in DCAT 3's terms: ``dcat:isVersionOf`` the repository (and the
+  repository ``dcat:hasVersion`` it), ``dcat:version`` its name, ``adms:versionNotes``
+  the commit message, ``dcat:previousVersion`` the snapshot it was written over;
 * the distributions: the Zarr store itself (``dcat:accessURL`` = the store
   URL) and the Turtle export of its graph (``dcat:downloadURL``);
 * a ``dcat:DataService`` for the SPARQL endpoint serving the page's datasets;
@@ -42,12 +46,15 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, unquote, urlsplit
 
 from rdflib import DCAT, DCTERMS, FOAF, RDF, RDFS, XSD, BNode, Graph, Literal, Namespace, URIRef
+from rdflib.namespace import PROV
 from rdflib.term import Node as RDFNode
 
 from catalogue.errors import NotFound
 from catalogue.rdf.formats import JSONLD, RDFXML, RDFFormat
 from catalogue.rdf.provenance import HARVESTS_GRAPH
 from catalogue.rdf.sources import QueryFunction
+from catalogue.rdf.versions import ADMS
+from catalogue.rdf.versions import DCAT as DCAT3
 from catalogue.rdf.vocabulary import ZARR
 
 HYDRA = Namespace("http://www.w3.org/ns/hydra/core#")
@@ -60,7 +67,7 @@ ZARR_SPECS = {
 SPARQL_PROTOCOL = URIRef("https://www.w3.org/TR/sparql11-protocol/")
 #: Prefixes bound in DCAT output (and the JSON-LD context built from them).
 DCAT_PREFIXES = {
-    "dcat": DCAT, "dct": DCTERMS, "foaf": FOAF, "hydra": HYDRA, "rdf": RDF, "rdfs": RDFS, "xsd": XSD,
+    "dcat": DCAT, "dct": DCTERMS, "foaf": FOAF, "hydra": HYDRA, "rdf": RDF, "rdfs": RDFS, "xsd": XSD, "adms": ADMS,
 }
 
 DEFAULT_PAGE_SIZE = 100
@@ -87,6 +94,12 @@ class DatasetRecord:
     kind: str = "group"
     issued: Literal | None = None
     modified: Literal | None = None
+    #: A version of a dataset (an Icechunk branch, tag or snapshot): what it is a version of,
+    #: its name, its notes (the commit message) and the version it was written over.
+    version_of: str | None = None
+    version: str | None = None
+    version_notes: str | None = None
+    previous_version: str | None = None
 
 
 def count_datasets(query: QueryFunction) -> int:
@@ -111,7 +124,8 @@ def dataset_records(query: QueryFunction, offset: int, limit: int) -> list[Datas
     props = f"""
     SELECT ?d ?p ?o WHERE {{ {page}
         GRAPH ?d {{ ?d ?p ?o }}
-        VALUES ?p {{ rdf:type dct:title dct:description dcat:keyword dct:publisher zarr:zarrFormat }} }}"""
+        VALUES ?p {{ rdf:type dct:title dct:description dcat:keyword dct:publisher zarr:zarrFormat
+                     dcat:isVersionOf dcat:version prov:wasRevisionOf <{ADMS.versionNotes}> }} }}"""
     for d, p, o in query(props):
         rec = records.setdefault(str(d), DatasetRecord(str(d)))
         text = str(o)
@@ -127,6 +141,14 @@ def dataset_records(query: QueryFunction, offset: int, limit: int) -> list[Datas
             rec.zarr_format = int(o.toPython())
         elif p == RDF.type and o == ZARR.Array:
             rec.kind = "array"
+        elif p == DCAT3.isVersionOf and isinstance(o, URIRef):
+            rec.version_of = text
+        elif p == DCAT3.version:
+            rec.version = text
+        elif p == ADMS.versionNotes:
+            rec.version_notes = text
+        elif p == PROV.wasRevisionOf and isinstance(o, URIRef):
+            rec.previous_version = text
     issued = f"""
     SELECT ?d (MIN(?end) AS ?t) WHERE {{ {page}
         GRAPH <{HARVESTS_GRAPH}> {{ ?run prov:generated ?d ; prov:endedAtTime ?end }} }} GROUP BY ?d"""
@@ -225,6 +247,17 @@ def add_dataset(graph: Graph, rec: DatasetRecord, links: CatalogLinks) -> URIRef
     if rec.modified is not None:
         graph.add((ds, DCTERMS.modified, rec.modified))
     graph.add((ds, DCAT.landingPage, links.landing(rec.iri)))
+    if rec.version_of:
+        # DCAT 3's versioning: both directions, so a harvester that reads either finds the other
+        graph.add((ds, DCAT3.isVersionOf, URIRef(rec.version_of)))
+        graph.add((URIRef(rec.version_of), DCAT3.hasVersion, ds))
+        said: list[tuple[URIRef, RDFNode | None]] = [
+            (DCAT3.version, Literal(rec.version) if rec.version else None),
+            (ADMS.versionNotes, Literal(rec.version_notes) if rec.version_notes else None),
+            (DCAT3.previousVersion, URIRef(rec.previous_version) if rec.previous_version else None)]
+        for p, o in said:
+            if o is not None:
+                graph.add((ds, p, o))
 
     store = BNode()
     zarr_type = zarr_media_type(rec.zarr_format)

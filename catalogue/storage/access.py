@@ -39,6 +39,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from catalogue.errors import CatalogueError, DocumentError, SourceUnavailable
 from catalogue.model.paths import quote_path
+from catalogue.model.strays import backup_of
 from catalogue.storage.limits import CONSOLIDATED_FACTOR, DEFAULT_MAX_DOCUMENT_BYTES
 from catalogue.storage.retry import attempt
 
@@ -56,6 +57,17 @@ DEFAULT_CONCURRENCY = 16
 BACKOFF_SECONDS = 0.2
 
 REMOTE_SCHEMES = ("http", "https", "s3")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The names of the files and of the folders directly in one folder, sorted."""
+
+    files: tuple[str, ...]
+    folders: tuple[str, ...]
+
+
+EMPTY_LISTING = Listing((), ())
 
 
 # ------------------------------------------------------------------ store
@@ -336,9 +348,10 @@ class StoreAccess:
         return {path[len(root):] for path in found if path.startswith(root)}
 
     def metadata_listing(self, names: Sequence[str]) -> dict[str, str] | None:
-        """Key -> version token of every file below the root whose name is in ``names``, from
-        one recursive listing (S3: ListObjectsV2, 1,000 keys per page); None when the store
-        cannot be listed that way (HTTP, refused listing, local folders).
+        """Key -> version token of every file below the root whose name is in ``names`` or
+        is a copy of a document (:mod:`catalogue.model.strays`), from one recursive listing
+        (S3: ListObjectsV2, 1,000 keys per page); None when the store cannot be listed that
+        way (HTTP, refused listing, local folders).
 
         The token is the ETag the listing reports (S3 gives one for every object, so no
         document needs to be read to know whether it changed), else size and modification
@@ -353,7 +366,9 @@ class StoreAccess:
         root = self.root.rstrip("/") + "/"
         out: dict[str, str] = {}
         for path, info in found.items():
-            if not path.startswith(root) or posixpath.basename(path) not in wanted:
+            name = posixpath.basename(path)
+            # Copies of documents too: one appearing or going changes what validation says
+            if not path.startswith(root) or (name not in wanted and backup_of(name) is None):
                 continue
             key = path[len(root):]
             # Not remembered for fingerprints: those must not depend on whether this check ran
@@ -371,63 +386,95 @@ class StoreAccess:
         return self.child_folders_many([key])[0]
 
     def child_folders_many(self, keys: Sequence[str]) -> list[list[str]]:
-        """``child_folders`` of many keys; remote listings run concurrently.
+        """``child_folders`` of many keys; remote listings run concurrently."""
+        return [list(listing.folders) for listing in self.list_many(keys)]
+
+    def list_many(self, keys: Sequence[str]) -> list[Listing]:
+        """The files and folders directly below each of ``keys``; remote listings run concurrently.
 
         A store that refuses a listing (S3 without list permission) is marked
-        unlistable from then on, and every key gets an empty list.
+        unlistable from then on, and every key gets an empty listing.
         """
         if not keys:
             return []
         if not self.listable:
-            return [[] for _ in keys]
+            return [EMPTY_LISTING for _ in keys]
         if not self._is_async:
-            return [self._local_children(k) for k in keys]
+            return [self.local_listing(k) for k in keys]
         fs: Any = self.fs
 
         def job(path: str) -> Callable[[], Awaitable[Any]]:
             return lambda: fs._ls(path, detail=True, refresh=True)
 
         results = self._gather([(k, job(self._fs_path(k))) for k in keys])
-        out: list[list[str]] = []
+        out: list[Listing] = []
         for key, result in zip(keys, results, strict=True):
             if isinstance(result, SourceUnavailable) and result.denied:
                 log.info("%s: listing refused; treating the store as unlistable", self.key_url(key))
                 self.listable = False
-                return [[] for _ in keys]
+                return [EMPTY_LISTING for _ in keys]
             if isinstance(result, CatalogueError):
                 raise result
-            out.append(self._remote_children(key, result or []))
+            out.append(self._remote_listing(key, result or []))
         return out
 
-    def _remote_children(self, key: str, entries: list[dict[str, Any]]) -> list[str]:
-        names = []
+    def _remote_listing(self, key: str, entries: list[dict[str, Any]]) -> Listing:
+        files, folders = set(), set()
         for entry in entries:
             name = posixpath.basename(str(entry.get("name", "")).rstrip("/"))
             if not name or name in (".", ".."):
                 continue
             if entry.get("type") == "directory":
-                names.append(name)
-            elif entry.get("ETag"):
+                folders.add(name)
+                continue
+            files.add(name)
+            if entry.get("ETag"):
                 self._etags[posixpath.join(key, name) if key else name] = str(entry["ETag"]).strip('"')
-        return sorted(set(names))
+        return Listing(tuple(sorted(files)), tuple(sorted(folders)))
 
-    def _local_children(self, key: str) -> list[str]:
+    def local_listing(self, key: str) -> Listing:
+        """The listing of a local folder (empty when it is missing; other OSErrors raise)."""
         try:
             entries = self.fs.ls(self._fs_path(key), detail=True)
         except (FileNotFoundError, NotADirectoryError):
-            return []
-        names = []
+            return EMPTY_LISTING
+        files, folders = [], []
         for entry in entries:
+            name = posixpath.basename(str(entry["name"]).rstrip("/"))
+            if not name or name in (".", ".."):
+                continue
             is_dir = entry.get("type") == "directory"
             if not is_dir and entry.get("islink"):
                 # fsspec reports a symlink to a folder as type "other"; follow it
                 # (loops are caught by the walker through real_location).
                 is_dir = self.fs.isdir(entry["name"])
-            if is_dir:
-                name = posixpath.basename(entry["name"].rstrip("/"))
-                if name and name not in (".", ".."):
-                    names.append(name)
-        return sorted(names)
+            (folders if is_dir else files).append(name)
+        return Listing(tuple(sorted(files)), tuple(sorted(folders)))
+
+    def local_files(self, key: str) -> list[str]:
+        """The names of the files (not folders) in the local folder ``key``, from one
+        ``scandir`` (empty when it cannot be listed or the store is not local): for folders
+        known to hold few entries."""
+        if not self._is_local:
+            return []
+        try:
+            with os.scandir(self._fs_path(key)) as entries:
+                return [entry.name for entry in entries if not entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            return []
+
+    def present(self, keys: Sequence[str]) -> list[str]:
+        """Which of ``keys`` exist as files (not folders; a dangling symlink counts, as
+        Emacs's lock is one), asked of local folders only: a stat each, where remotely it
+        would be a request each, so nothing is asked and nothing is said to exist."""
+        if not self._is_local:
+            return []
+        out = []
+        for key in keys:
+            path = self._fs_path(key)
+            if os.path.lexists(path) and not os.path.isdir(path):
+                out.append(key)
+        return out
 
     def real_location(self, key: str) -> str | None:
         """The symlink-free location of a folder, for loop detection (local stores only)."""

@@ -178,10 +178,25 @@ class IcechunkAccess(StoreAccess):
     #: The version's IRI (``REPO@REF``): the root of its graph.
     version_url: str = ""
     current: Version | None = None
+    #: The read-only session the store reads through.
+    session: Any = None
 
     @property
     def _http(self) -> bool:
         return False
+
+    def chunk_storage(self, index: Sequence[int]) -> str | None:
+        """Where the chunk at ``index`` of the array at the store's root is kept: ``native``
+        (in the repository), ``virtual`` (a byte range of a file in a virtual chunk container),
+        ``inline`` (in the manifest itself), or None when the version has no such chunk.
+        Icechunk says which, not where a virtual chunk is (its API keeps that to itself)."""
+        try:
+            kind = self.session.chunk_type("/" + self.root, list(index))
+        except Exception as exc:  # icechunk.IcechunkError: storage errors, a damaged manifest
+            raise SourceUnavailable(self.key_url(""), f"Icechunk cannot say how chunk {list(index)} is "
+                                    f"kept: {_first_line(exc)}") from None
+        name = str(kind).rsplit(".", 1)[-1].lower()  # ChunkType.Virtual
+        return None if name == "uninitialized" else name
 
     def metadata_listing(self, names: Any) -> dict[str, str] | None:
         """The version's token (:func:`version_token`): a snapshot never changes, so equal
@@ -347,6 +362,7 @@ def open_icechunk(source: str, split: tuple[str, str, str | None, str], *,
     fs = IcechunkFileSystem(session.store)
     access = IcechunkAccess(fs=fs, root=inner, url=store_url, listable=True, **limits)
     access.repository, access.repository_url, access.current = repository, url, version
+    access.session = session
     access.version_url = version_url
     return access
 

@@ -15,22 +15,13 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 from catalogue.errors import CatalogueError, SourceUnavailable
-from catalogue.storage.access import StoreAccess
+from catalogue.storage.access import EMPTY_LISTING, Listing, StoreAccess
 
 __all__ = ["Listing", "list_folders"]
-
-
-@dataclass(frozen=True)
-class Listing:
-    """The names of the files and of the folders directly in one folder, sorted."""
-
-    files: tuple[str, ...]
-    folders: tuple[str, ...]
 
 
 def list_folders(store: StoreAccess, keys: Sequence[str]) -> list[Listing | CatalogueError]:
@@ -57,7 +48,7 @@ def list_folders(store: StoreAccess, keys: Sequence[str]) -> list[Listing | Cata
         elif isinstance(result, BaseException):
             out.append(SourceUnavailable(store.key_url(key), f"cannot list: {result}"))
         elif result is None:  # absent
-            out.append(Listing((), ()))
+            out.append(EMPTY_LISTING)
         else:
             out.append(_entries(store, key, result, http))
     return out
@@ -88,20 +79,7 @@ def _entries(store: StoreAccess, key: str, entries: list[dict[str, Any]], http: 
 
 
 def _local(store: StoreAccess, key: str) -> Listing | CatalogueError:
-    path = store._fs_path(key)
     try:
-        entries = store.fs.ls(path, detail=True)
-    except (FileNotFoundError, NotADirectoryError):
-        return Listing((), ())
+        return store.local_listing(key)
     except OSError as exc:
         return SourceUnavailable(store.key_url(key), f"cannot list: {exc.strerror or exc}")
-    files, folders = [], []
-    for entry in entries:
-        name = posixpath.basename(str(entry["name"]).rstrip("/"))
-        if not name or name in (".", ".."):
-            continue
-        is_dir = entry.get("type") == "directory"
-        if not is_dir and entry.get("islink"):
-            is_dir = store.fs.isdir(entry["name"])  # a symlink to a folder lists as "other"
-        (folders if is_dir else files).append(name)
-    return Listing(tuple(sorted(files)), tuple(sorted(folders)))

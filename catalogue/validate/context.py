@@ -45,6 +45,12 @@ class NodeChecker:
         key = "attributes" if part == ATTRS else str(tokens[0]) if tokens else ""
         self.findings.append(Finding(self.node.path, file, pointer, rule, message, key))
 
+    def add_file(self, rule: str, url: str, message: str) -> None:
+        """A finding about a whole file of the node other than its documents (no pointer)."""
+        if rule not in RULES:  # pragma: no cover - a typo in a rule
+            raise KeyError(rule)
+        self.findings.append(Finding(self.node.path, url, "", rule, message))
+
     def locate(self, part: str, tokens: tuple[Any, ...]) -> tuple[str, str]:
         node = self.node
         if self.primary is not None:

@@ -3,7 +3,10 @@ and the ZOM schema, then the dependent-array rules across nodes (see :mod:`catal
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from catalogue.model.nodes import Hierarchy, Node
+from catalogue.model.strays import backup_of
 from catalogue.model.zom import node_zom
 from catalogue.validate import attributes, geozarr, ome, zarr_v2, zarr_v3
 from catalogue.validate.context import ATTRS, META, NodeChecker
@@ -39,6 +42,10 @@ def check_node(c: NodeChecker, profile: str) -> None:
     if node.implicit:
         c.add("hierarchy.implicit-root", META, (), "no metadata document at the root; its children were catalogued "
               "as members of an implicit group")
+    for url in node.strays:
+        name = unquote(url.rsplit("/", 1)[-1])
+        c.add_file("document.backup", url, f"{name} looks like an editor's copy of {backup_of(name)}; "
+                   "it is not read (delete it, or move it out of the store)")
     if type(meta.get("zarr_format")) is str:
         c.add("format.string", META, ("zarr_format",),
               f"{meta['zarr_format']!r} is a string; write the number {node.zarr_format}")

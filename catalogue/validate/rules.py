@@ -53,6 +53,7 @@ _TABLE: list[tuple[str, Severity, str]] = [
     ("hierarchy.path", ERR, "A consolidated node path is empty or has '.'/'..' segments."),
     ("hierarchy.consolidated", ERR, "Consolidated metadata is malformed."),
     ("hierarchy.implicit-root", WARN, "The store's root has no metadata document; its children do (an implicit group)."),
+    ("document.backup", WARN, "A file beside a node's documents looks like an editor's copy of one (.zattrs~, zarr.json.bak); it is not read."),
     ("format.string", WARN, "zarr_format is written as a string; the specifications write a number."),
     ("v3.zarr_format", ERR, "zarr.json must have zarr_format 3."),
     ("v3.node_type", ERR, 'zarr.json must have node_type "array" or "group".'),

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from urllib.parse import unquote
 
 import pytest
 
@@ -259,6 +260,61 @@ def test_lenient_documents_are_catalogued_with_findings(sqlite_url, tmp_path):
             "/_nczarr_group", "/_nczarr_array"}
         assert not report.validation.errors  # warnings only: the nodes stay valid
         assert cat.documents(store.as_uri())[".zgroup"]["zarr_format"] == "2"  # kept as written
+        # The editor's copies are not read (one is not even JSON) and each is named, beside the
+        # group (its folder is listed) and beside the array (asked for by name: never listed)
+        copies = {(f.path, f.file) for f in report.validation.findings if f.rule == "document.backup"}
+        assert copies == {("", (store / ".zattrs~").as_uri()), ("var", (store / "var" / ".zarray.bak").as_uri())}
+        assert "editor's copy of .zarray" in next(f.message for f in report.validation.findings if f.path == "var"
+                                                   and f.rule == "document.backup")
+        # Stored as the node's validation result, which a later harvest keeps up to date
+        (store / ".zattrs~").unlink()
+        (store / "var" / "#.zattrs#").write_text("{")
+        again = cat.harvest(str(store))
+        assert {(f.path, f.file) for f in again.validation.findings if f.rule == "document.backup"} == {
+            ("var", (store / "var" / ".zarray.bak").as_uri())}  # #.zattrs# is not a name that is asked for
+        assert again.run.changed == 0  # a copy is not metadata: no node changed, only the report
+        rows = cat.query("""PREFIX sh: <http://www.w3.org/ns/shacl#>
+            SELECT ?focus WHERE { GRAPH ?g { ?r sh:focusNode ?focus ;
+                sh:sourceConstraintComponent <https://w3id.org/zarr-catalogue/rules#document.backup> } }""")
+        assert {str(row[0]) for row in rows} == {store.as_uri() + "/var"}
+
+
+def test_copies_of_documents_are_named_beside_v3_nodes_and_in_buckets(s3, sqlite_url, tmp_path):
+    import zarr
+
+    store = tmp_path / "edited.zarr"
+    group = zarr.open_group(store, mode="w", zarr_format=3)
+    group.create_array("t", shape=(4,), chunks=(2,), dtype="f4")
+    group.create_group("sub").create_array("u", shape=(2,), dtype="i2")
+    for name in ("zarr.json~", "zarr.json.orig", ".zarr.json.swp", "zarr.json.notes"):
+        (store / name).write_text("{}")
+    (store / "sub" / ".#zarr.json").write_text("")
+    (store / "t" / "zarr.json.bak").write_text("{}")
+    expected = {("", "zarr.json~"), ("", "zarr.json.orig"), ("", ".zarr.json.swp"), ("sub", ".#zarr.json"),
+                ("t", "zarr.json.bak")}  # zarr.json.notes is somebody's file, not a copy
+    with catalogue.open(sqlite_url) as cat:
+        report = cat.harvest(str(store))
+        found = {(f.path, unquote(f.file.rsplit("/", 1)[1])) for f in report.validation.findings
+                 if f.rule == "document.backup"}
+        assert found == expected
+    # In a bucket the group folders are listed as on disk; array folders are not (a request each)
+    bucket = s3.bucket()
+    s3.upload(store, f"s3://{bucket}/edited.zarr")
+    with catalogue.open(sqlite_url + "-s3") as cat:
+        report = cat.harvest(f"s3://{bucket}/edited.zarr", storage_options=s3.storage_options)
+        assert report.ok
+        found = {(f.path, unquote(f.file.rsplit("/", 1)[1])) for f in report.validation.findings
+                 if f.rule == "document.backup"}
+        assert found == expected - {("t", "zarr.json.bak")}
+        assert any(f.message.startswith(".#zarr.json looks like an editor's copy of zarr.json")
+                   for f in report.validation.findings)
+        # A copy appearing changes the bucket's state (its listing): the re-harvest sees it
+        s3.filesystem().pipe_file(f"{bucket}/edited.zarr/sub/zarr.json.bak", b"{}")
+        again = cat.harvest(f"s3://{bucket}/edited.zarr", storage_options=s3.storage_options)
+        assert not again.unchanged and again.run.changed == 0
+        assert ("sub", "zarr.json.bak") in {(f.path, unquote(f.file.rsplit("/", 1)[1]))
+                                            for f in again.validation.findings if f.rule == "document.backup"}
+        assert cat.harvest(f"s3://{bucket}/edited.zarr", storage_options=s3.storage_options).unchanged
 
 
 def test_v3_draft_layout_is_refused_by_name(sqlite_url, tmp_path):

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import warnings
 from unittest import mock
+from urllib.parse import urlencode
 
 import numpy as np
 import pytest
@@ -112,6 +113,67 @@ def test_branches_and_tags_are_versions_of_one_dataset(repository, db_url):
             cat.layout(f"{url}@v1.0/pressure")
     finally:
         cat.close()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_portal_and_dcat_show_a_datasets_versions(repository, db_url):
+    """A version's page says which version it is and links the others; /catalog says it in DCAT 3."""
+    from fastapi.testclient import TestClient
+    from rdflib import Graph
+
+    from catalogue.harvest.sources import Source
+    from catalogue.web.app import create_app
+    from catalogue.web.settings import Settings
+
+    url = repository.as_uri()
+    with catalogue.open(db_url) as cat:
+        assert cat.harvest_sources([Source(url=str(repository), history=2)]).exit_code == 0
+    main, dev, tag = (f"{url}@{ref}" for ref in ("main", "dev", "v1.0"))
+    heads = {ref: _ancestry(repository, ref)[0] for ref in ("main", "dev")}
+    with TestClient(create_app(Settings(db=db_url)), raise_server_exceptions=False) as client:
+        page = client.get("/browse", params={"iri": main})
+        assert page.status_code == 200, page.text[:300]
+        html = page.text
+        assert 'id="versions-table"' in html and "This is the branch" in html
+        assert heads["main"].id in html and "add pressure" in html  # its snapshot and commit message
+        for other in (dev, tag):
+            assert f'href="/browse?{urlencode({"iri": other})}"' in html  # the others, linked
+        assert 'aria-current="page"' in html
+        # the ancestry: main's parent is catalogued (history 2), so "written over" links it
+        parent = f"{url}@{heads['main'].parent_id}"
+        assert f'href="/browse?{urlencode({"iri": parent})}"' in html
+        assert client.get("/browse", params={"iri": parent}).status_code == 200
+        # the code opens the version through Icechunk (the @ref URL is not a path zarr opens)
+        assert "readonly_session(branch=\"main\")" in _snippet(html)
+        # a node below the root is not a dataset page: no versions there, but its code opens the version
+        below = client.get("/browse", params={"iri": f"{tag}/temperature"}).text
+        assert 'id="versions-table"' not in below
+        code = _snippet(below)
+        assert 'readonly_session(tag="v1.0")' in code and 'path="temperature"' in code
+        # ... and that code runs, reading what was written at the tag
+        namespace: dict = {}
+        exec(code, namespace)  # the page's own snippet, run as a user would
+        assert namespace["node"].shape == (8, 8)
+        np.testing.assert_array_equal(namespace["node"][:], DATA)
+        catalog = client.get("/catalog", params={"format": "turtle", "page_size": 50})
+        assert catalog.status_code == 200, catalog.text[:300]
+    dcat = Graph().parse(data=catalog.text, format="turtle")
+    for ref, iri in (("main", main), ("dev", dev), ("v1.0", tag)):
+        assert (URIRef(iri), DCAT.isVersionOf, URIRef(url)) in dcat
+        assert (URIRef(url), DCAT.hasVersion, URIRef(iri)) in dcat
+        assert dcat.value(URIRef(iri), DCAT.version) == Literal(ref)
+    assert dcat.value(URIRef(main), DCAT.previousVersion) == URIRef(parent)
+    assert str(dcat.value(URIRef(dev), ADMS.versionNotes)) == "dev work"
+
+
+def _snippet(html: str) -> str:
+    """The Python snippet's code on a portal page, unescaped."""
+    import html as html_module
+    import re
+
+    found = re.search(r'Python \(icechunk, zarr-python\).*?<pre[^>]*><code[^>]*>(.*?)</code>', html, re.S)
+    assert found, "no icechunk snippet on the page"
+    return html_module.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
 
 
 def test_unchanged_versions_cost_one_look_and_a_new_commit_is_seen(repository, tmp_path):
@@ -223,7 +285,8 @@ def test_reads_go_through_icechunk(repository, tmp_path):
         np.testing.assert_array_equal(cat.read(f"{url}@v1.0/temperature", "2:6, 1"), DATA[2:6, 1])
         assert np.isnan(cat.read(f"{url}@dev/temperature")).all()  # dev branched before the write
         resolved = cat.resolve(f"{url}@v1.0/temperature", "0:5, 0")
-        assert [c["key"] for c in resolved["chunks"]] == ["c/0/0", "c/1/0"]
+        # 64-byte chunks: Icechunk keeps chunks this small in the manifest itself
+        assert [(c["key"], c["storage"]) for c in resolved["chunks"]] == [("c/0/0", "inline"), ("c/1/0", "inline")]
         assert resolved["fill_chunks"] == 0
         assert cat.resolve(f"{url}@dev/temperature")["fill_chunks"] == 4
         with pytest.raises(UnsupportedArray, match="Icechunk"):
@@ -312,6 +375,30 @@ def test_virtual_chunks_are_read_through_their_container(tmp_path):
         assert {(p, o) for _s, p, o in graph.triples((URIRef(prefix), None, None))} == {
             (ZARR.storageKind, Literal("localfilesystem"))}
         np.testing.assert_array_equal(cat.read(f"{version}/air"), values)
+        # resolve says the chunk is virtual (Icechunk keeps where it is to itself)
+        assert [(c["key"], c["storage"], c["fill"]) for c in cat.resolve(f"{version}/air")["chunks"]] == [
+            ("c/0/0/0", "virtual", False)]
+    finally:
+        cat.close()
+
+
+def test_a_sharded_array_resolves_its_shards_with_how_icechunk_keeps_them(tmp_path):
+    path = tmp_path / "sharded.icechunk"
+    repo = ic.Repository.create(ic.local_filesystem_storage(str(path)))
+    session = repo.writable_session("main")
+    group = zarr.group(store=session.store)
+    big = np.arange(64 * 64, dtype="f8").reshape(64, 64)  # 8 KB shards: kept as files, not inline
+    array = group.create_array("a", shape=(64, 64), shards=(32, 32), chunks=(16, 16), dtype="f8")
+    array[:32, :] = big[:32, :]
+    session.commit("half written")
+    cat = catalogue.open(str(tmp_path / "c.db"))
+    try:
+        assert cat.harvest_sources([str(path)]).exit_code == 0
+        iri = f"{path.as_uri()}@main/a"
+        resolved = cat.resolve(iri, "0:64, 0")
+        shards = {tuple(c["shard"]["index"]): (c["shard"]["storage"], c["fill"]) for c in resolved["chunks"]}
+        assert shards == {(0, 0): ("native", False), (1, 0): (None, True)}
+        np.testing.assert_array_equal(cat.read(iri, "0:32, :"), big[:32, :])
     finally:
         cat.close()
 
@@ -348,6 +435,13 @@ def test_a_container_says_its_storage_region_and_credentials(tmp_path):
             (paid, ZARR.endpoint, Literal("https://s3.example.org", datatype=XSD.anyURI)),
             (paid, ZARR.requesterPays, Literal(True)),  # not anonymous: Icechunk's default, not said
         }
+        # the dataset's page lists them with what reading them takes
+        from catalogue.web.portal.versions import Source as Shown
+        from catalogue.web.portal.versions import versions_view
+
+        assert versions_view(cat, str(version)).sources == [
+            Shown("s3://era5-public/", "s3", "eu-west-1", anonymous=True),
+            Shown("s3://paid-archive/", "s3", "us-east-1", "https://s3.example.org", requester_pays=True)]
         # the paid container dropped from the configuration: a re-harvest says so
         fewer = ic.RepositoryConfig.default()
         fewer.set_virtual_chunk_container(ic.VirtualChunkContainer(

@@ -164,6 +164,15 @@ CASES = [
     Case("json-lone-surrogate", {"zarr.json": b'{"zarr_format": 3, "node_type": "group", "attributes": {"t": "a\\udc80"}}'},
          [("json.surrogate", "zarr.json", "/attributes/t")]),
     Case("v2-format-as-string", {".zgroup": {"zarr_format": "2"}}, [("format.string", ".zgroup", "/zarr_format")]),
+    # an editor's copy beside an array's document (its folder listed: its chunks are below c/; or,
+    # chunks beside it, asked for by name) and beside a group's (listed)
+    Case("v3-editor-copy", {"zarr.json": v3(), "zarr.json~": b"{ half-edited"}, [("document.backup", "zarr.json~", "")]),
+    Case("v3-editor-copy-dot-keys", {
+        "zarr.json": v3(chunk_key_encoding={"name": "default", "configuration": {"separator": "."}}),
+        "zarr.json.bak": b"{}", "zarr.json.orig": b"{}"},
+        [("document.backup", "zarr.json.bak", "")]),  # .orig is not one of the names asked for
+    Case("v2-editor-copy", {".zgroup": {"zarr_format": 2}, "#.zattrs#": b"", ".zgroup.bak": b"{}"},
+         [("document.backup", ".zgroup.bak", ""), ("document.backup", "%23.zattrs%23", "")]),
     Case("v3-implicit-root", {"child/zarr.json": {"zarr_format": 3, "node_type": "group"}},
          [("hierarchy.implicit-root", "zarr.json", "")]),
     Case("v2-pickle-filter", {".zarray": v2(dtype="|O", fill_value=0, filters=[{"id": "pickle", "protocol": 5}])},

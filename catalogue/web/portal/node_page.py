@@ -28,6 +28,7 @@ from .harvest import harvest_view
 from .node_views import MAX_LISTED, Link, NodePage
 from .snippets import python_snippet, sparql_snippets, tensorstore_snippets
 from .tree import build_tree
+from .versions import versions_view
 
 #: Arrays listed on a group page of a graph over FULL_LOAD_LIMIT (MAX_LISTED otherwise), whose
 #: documents are rebuilt node by node (~5 ms each).
@@ -116,6 +117,7 @@ def node_page(cat: Catalogue, iri: str, *, base: str, recheck: float | None = No
     page.findings_elsewhere = any(f.node_iri != iri for f in inside)
     page.findings = inside[:MAX_FINDINGS]
     page.harvest = harvest_view(cat, digest, root.iri)
+    page.versions = versions_view(cat, root.iri, listing=info is root)
     parent = breadcrumb[-2] if len(breadcrumb) >= 2 else None
     snippets = sparql_snippets(page, base)
     py = python_snippet(page, parent)

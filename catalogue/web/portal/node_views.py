@@ -14,6 +14,7 @@ from catalogue.rdf.ome import OmeStructure
 from .arrays import ArrayView, AttributeRow
 from .extent_view import ExtentView
 from .graph_digest import Finding, NodeInfo
+from .versions import Versions
 
 #: Arrays listed with their layout on a group page.
 MAX_LISTED = 200
@@ -96,6 +97,8 @@ class NodePage:
     extent: ExtentView | None = None
     #: A group's OME-Zarr structure (plate and wells, well and fields, image and labels).
     ome: OmeStructure | None = None
+    #: The dataset's versions (Icechunk) and the storage its chunks are read from (dataset pages).
+    versions: Versions | None = None
 
     @property
     def root_name(self) -> str:

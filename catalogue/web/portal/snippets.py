@@ -47,8 +47,55 @@ def _storage_note(url: str) -> str:
     return ""
 
 
+#: How a version of each kind is opened (``Repository.readonly_session``'s keyword).
+_SESSION_KEYWORD = {"branch": "branch", "tag": "tag", "snapshot": "snapshot_id"}
+
+
+def _icechunk_storage(repository: str) -> tuple[str, str]:
+    """The ``icechunk`` storage call opening ``repository``, and a note on credentials."""
+    parts = urllib.parse.urlsplit(repository)
+    path = local_path(repository)
+    if path is not None:
+        return f"icechunk.local_filesystem_storage({json.dumps(path)})", "A local repository, as catalogued on the harvesting machine."
+    if parts.scheme.lower() in ("s3", "s3a"):
+        prefix = urllib.parse.unquote(parts.path.strip("/"))
+        return (f"icechunk.s3_storage(bucket={json.dumps(parts.netloc)}, prefix={json.dumps(prefix)}, from_env=True)",
+                "Credentials from the environment (AWS_*); anonymous=True for a public bucket.")
+    # The catalogue reads repositories on local disks and S3 only (storage/icechunk.py)
+    return f"...  # the icechunk storage of {repository}", "Open the repository with icechunk's storage for its URL."
+
+
+def _icechunk_snippet(page: NodePage) -> Snippet | None:
+    """Code opening a node of an Icechunk version: through a read-only session, as zarr-python
+    reads a repository (its URL with ``@ref`` is the catalogue's name, not a path zarr opens)."""
+    versions = page.versions
+    if versions is None or versions.this is None:
+        return None
+    version = versions.this
+    storage, note = _icechunk_storage(versions.repository)
+    keyword = _SESSION_KEYWORD.get(version.kind, "snapshot_id")
+    ref = version.snapshot if keyword == "snapshot_id" else version.name
+    path = page.info.path
+    path_arg = f", path={json.dumps(path)}" if path else ""
+    opener = "zarr.open_group" if page.info.kind == "group" else "zarr.open_array"
+    lines = ["import icechunk", "import zarr", "",
+             f"repo = icechunk.Repository.open({storage})",
+             f"session = repo.readonly_session({keyword}={json.dumps(ref)})",
+             f"node = {opener}(session.store{path_arg}, mode=\"r\")"]
+    if page.info.kind == "group":
+        lines += ["for name, array in node.arrays():", "    print(name, array.shape, array.dtype)"]
+    else:
+        lines += ["print(node.shape, node.dtype, node.chunks)"]
+    if versions.sources:
+        note = (note + " " if note else "") + ("Virtual chunks are read from the storage listed under "
+                                               "Versions: pass authorize_virtual_chunk_access to Repository.open.")
+    return Snippet("python", "Python (icechunk, zarr-python)", "python", "\n".join(lines), note=note)
+
+
 def python_snippet(page: NodePage, parent: NodeInfo | None) -> Snippet | None:
     """zarr-python (and xarray, where it applies) code opening the node."""
+    if page.versions is not None and page.versions.this is not None:
+        return _icechunk_snippet(page) if page.info.kind != "dependent" else None
     url = page.store_url
     location, options = _open_args(url)
     fmt = page.zarr_format
