@@ -5,21 +5,20 @@ recursively those of its blank-node objects and of reifications of its statement
 Asked node by node through ``triples()`` that is a round trip per node; here one
 recursive statement collects it.
 
-On PostgreSQL the statement is built from the ids of the described resources, which
-are looked up first: two round trips, a third of a small description's time. So the
-statement last built for the same resources and graph is sent in the same round trip
-as the lookup (:data:`_LAST`), and kept when the ids give it again, as compiled SELECT
-parts are (:func:`.evaluate._speculate`).
+On PostgreSQL the statement looks the described IRIs up itself (:func:`_one_statement`):
+one round trip, where looking their ids up first took two, a third of a small
+description's time (and sending the last statement for the same resources as a guess with
+the lookup, in one pipeline, still cost a pipeline's round trip: q08 of the benchmark,
+0.58 -> 0.47 ms at a million triples). Blank nodes, bound by a ``WHERE``, are looked up
+first as on SQLite.
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-from cachetools import LRUCache
 from rdflib.graph import ConjunctiveGraph, Dataset, Graph
 from rdflib.namespace import RDF
 from rdflib.plugins.sparql.parserutils import CompValue
@@ -29,19 +28,13 @@ from sqlalchemy.exc import DBAPIError
 
 from ..deadline import check_deadline
 from ..dialect.driver import driver_connection, driver_errors
+from ..terms import encode
 from .described import DescriptionStore
 from .explain import ExplainEntry
 from .pg_cursor import fetch_all
 from .source import QuadSource
 
 __all__ = ["default_graph", "describe"]
-
-#: Descriptions' statements kept as guesses (by database, resources and graph).
-_KEPT: Final = 256
-_LAST: LRUCache[tuple[Any, ...], str] = LRUCache(maxsize=_KEPT)
-_LAST_LOCK = threading.Lock()
-#: Resources beyond which a description's statement is not kept as a guess.
-_KEPT_SEEDS: Final = 1_000
 
 
 def default_graph(graph: ConjunctiveGraph) -> Graph:
@@ -81,31 +74,38 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
     out = {"type_": "DESCRIBE", "graph": result}
     log = getattr(store, "sql_log", None)
     postgres = store.dialect_name == "postgresql"
-    key = (store.connection.engine.url.render_as_string(hide_password=True), frozenset(wanted), scope)
-    guess = _guess(key) if postgres and log is None else None
+    if postgres and all(isinstance(r, URIRef) and _quotable(r) for r in wanted):
+        _fill_rows(store, store_of_result, _one_statement(store, resources, scope, log))
+        return out
     conn = store.connection
-    guessed: list[Any] | None = None
     try:
-        lookup = store.term_lookup(wanted) if guess is not None else None
-        if guess is not None and lookup is not None:
-            guessed, found = fetch_all(conn, guess, {}, ahead=lookup[0])
-            ids = lookup[1](found)
-        else:
-            ids = store.lookup_term_ids(wanted)
+        ids = store.lookup_term_ids(wanted)
         sql = _statement(store, ids, resources, scope)
         if sql is None:
             return out
         if log is not None:
             log.append(ExplainEntry(sql, {}))
         if postgres:
-            if len(wanted) <= _KEPT_SEEDS:  # a large description's text is not kept
-                _keep(key, sql)
-            rows = guessed if guessed is not None and sql == guess else fetch_all(conn, sql, {})[0]
+            rows = fetch_all(conn, sql, {})[0]
     except DBAPIError:
         if postgres:
             with contextlib.suppress(Exception):
                 store.rollback()
         raise
+    # The rows through the driver's cursor: SQLAlchemy's result set-up and row objects
+    # were a fifth of a small description's time.
+    if postgres:
+        _fill_rows(store, store_of_result, rows)
+    else:  # stepped through the driver's cursor (its rows become the graph's triples)
+        with _sqlite_cursor_of(conn, sql) as cursor:
+            _fill_rows(store, store_of_result, cursor)
+    return out
+
+
+def _fill_rows(store: QuadSource, into: DescriptionStore, rows: Iterable[Any]) -> None:
+    """The description's rows (subject, predicate, object: each a term's kind, value,
+    datatype id and language) decoded into ``into``, straight (Graph.add only checks that
+    each term is a Node, which decoding guarantees)."""
     decode = store.decode_term
     # A description's subjects and predicates repeat from row to row: each term is
     # decoded once (a quarter of the rows' Python time for 58 triples).
@@ -118,24 +118,93 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
             found = decoded[key] = decode(kind, value, datatype, lang)
         return found
 
-    def fill(rows: Iterable[Any]) -> None:
-        # Into the store straight: Graph.add only checks that each term is a Node,
-        # which decode guarantees.
-        triples = []
-        for row in rows:
-            check_deadline()
-            triples.append((term(row[0], row[1], row[2], row[3]), term(row[4], row[5], row[6], row[7]),
-                            term(row[8], row[9], row[10], row[11])))
-        store_of_result.fill(triples)
+    triples = []
+    for row in rows:
+        check_deadline()
+        triples.append((term(row[0], row[1], row[2], row[3]), term(row[4], row[5], row[6], row[7]),
+                        term(row[8], row[9], row[10], row[11])))
+    into.fill(triples)
 
-    # The rows through the driver's cursor: SQLAlchemy's result set-up and row objects
-    # were a fifth of a small description's time.
-    if postgres:
-        fill(rows)
-    else:  # stepped through the driver's cursor (its rows become the graph's triples)
-        with _sqlite_cursor_of(conn, sql) as cursor:
-            fill(cursor)
-    return out
+
+#: The rows of a PostgreSQL description, with the resources (and the graph) looked up by the
+#: statement itself: ``{seeds}`` the resources' (hash, IRI) pairs, ``{scope}`` the graph's
+#: condition. A first row of NULLs says that ``rdf:subject`` is stored: reifications are then
+#: part of a description, which this statement does not follow (PostgreSQL allows one
+#: recursive reference only), and the caller falls back.
+_PG_DESCRIBE: Final = """WITH RECURSIVE cbd(n) AS (
+SELECT t.id FROM terms t JOIN (VALUES {seeds}) AS r(h, v) ON t.hash = r.h AND t.kind = 1 AND t.value = r.v
+UNION
+SELECT q.o FROM cbd JOIN quads q ON q.s = cbd.n{scope} WHERE (SELECT t.kind FROM terms t WHERE t.id = q.o) = 2
+)
+SELECT NULL::smallint, NULL, NULL::integer, NULL, NULL::smallint, NULL, NULL::integer, NULL, NULL::smallint, NULL,
+  NULL::integer, NULL
+WHERE EXISTS (SELECT 1 FROM terms t WHERE t.hash = {reified})
+UNION ALL
+SELECT ts.kind, ts.value, ts.datatype, ts.lang, tp.kind, tp.value, tp.datatype, tp.lang, tob.kind, tob.value,
+  tob.datatype, tob.lang
+FROM (SELECT DISTINCT d.s, d.p, d.o FROM quads d WHERE d.s IN (SELECT n FROM cbd){d_scope}) AS x
+JOIN terms ts ON ts.id = x.s JOIN terms tp ON tp.id = x.p JOIN terms tob ON tob.id = x.o"""
+_SCOPE: Final = " AND {q}.g = COALESCE((SELECT t.id FROM terms t WHERE t.hash = {hash} AND t.kind = 1 AND t.value = {iri}), -1)"
+
+
+def _quotable(iri: URIRef) -> bool:
+    """Whether PostgreSQL text can hold ``iri`` (no NUL, no lone surrogate): such IRIs are
+    stored nowhere, and are looked up the general way, which says so."""
+    try:
+        iri.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in iri
+
+
+def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
+                   log: list[ExplainEntry] | None = None) -> list[tuple[Any, ...]]:
+    """The rows of the description of ``resources`` (IRIs) in ``scope`` (None: every graph),
+    on PostgreSQL in one statement that looks the IRIs up itself: one round trip, where
+    looking the ids up first took two (or a guess sent with the lookup, in one pipeline:
+    a pipeline's round trip costs more than a plain statement's).
+
+    The IRIs are in the text, quoted by the driver, not parameters: a statement without
+    parameters has one plan, which the driver prepares the second time it is sent (the
+    same description asked again, as a portal page is); with parameters PostgreSQL plans
+    afresh each time, judging its generic plan of an array of unknown length costlier.
+    """
+    from psycopg.sql import Literal as SQLLiteral
+
+    raw = driver_connection(store.connection)
+
+    def quoted(iri: str) -> str:
+        return SQLLiteral(iri).as_string(raw)
+
+    iris = sorted(str(r) for r in resources if isinstance(r, URIRef))
+    seeds = ", ".join(f"({encode(URIRef(i))[0]}::bigint, {quoted(i)})" for i in iris)
+    scope_of = ""
+    if scope is not None:
+        scope_of = _SCOPE.replace("{hash}", str(encode(scope)[0])).replace("{iri}", quoted(str(scope)))
+    # Reified statements would be part of the description: the hash alone answers whether
+    # any could be (a collision only sends the question to rdflib's evaluation).
+    sql = _PG_DESCRIBE.format(seeds=seeds, reified=encode(RDF.subject)[0], scope=scope_of.replace("{q}", "q"),
+                              d_scope=scope_of.replace("{q}", "d"))
+    if log is not None:
+        log.append(ExplainEntry(sql, {}))
+    conn = store.connection
+    try:
+        if not conn.in_transaction():
+            conn.begin()
+        with driver_errors(conn, sql, None):
+            cursor = raw.cursor()
+            try:
+                cursor.execute(sql)  # no parameters: sent as written, % included
+                rows = cursor.fetchall()
+            finally:
+                cursor.close()
+    except DBAPIError:
+        with contextlib.suppress(Exception):
+            store.rollback()
+        raise
+    if rows and rows[0][0] is None:
+        raise NotImplementedError  # rdf:subject is stored: rdflib's evaluation follows reifications
+    return rows
 
 
 def _statement(store: QuadSource, ids: dict[Node, int], resources: set[Node], scope: Node | None) -> str | None:
@@ -188,16 +257,6 @@ def _statement(store: QuadSource, ids: dict[Node, int], resources: set[Node], sc
         f"WHERE d.s IN (SELECT n FROM cbd){g_cond.format(q='d')}) AS x\n"
         "JOIN terms ts ON ts.id = x.s JOIN terms tp ON tp.id = x.p JOIN terms tob ON tob.id = x.o"
     )
-
-
-def _guess(key: tuple[Any, ...]) -> str | None:
-    with _LAST_LOCK:
-        return _LAST.get(key)
-
-
-def _keep(key: tuple[Any, ...], sql: str) -> None:
-    with _LAST_LOCK:
-        _LAST[key] = sql
 
 
 @contextlib.contextmanager
