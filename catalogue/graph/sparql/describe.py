@@ -165,19 +165,23 @@ def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
     a pipeline's round trip costs more than a plain statement's).
 
     The IRIs are in the text, quoted by the driver, not parameters: a statement without
-    parameters has one plan, which the driver prepares the second time it is sent (the
-    same description asked again, as a portal page is); with parameters PostgreSQL plans
-    afresh each time, judging its generic plan of an array of unknown length costlier.
+    parameters has one plan, which the driver prepares the second time it is sent (that
+    time costs a round trip more, to prepare it; from the third on, the same description
+    asked again, as a portal page is, costs one); with parameters PostgreSQL plans afresh
+    each time, judging its generic plan of an array of unknown length costlier.
     """
     from psycopg.sql import Literal as SQLLiteral
 
-    raw = driver_connection(store.connection)
+    iris = sorted(str(r) for r in resources if isinstance(r, URIRef))
+    if not iris:
+        return []  # a WHERE that bound nothing, or only literals: nothing to describe
+    raw = driver_connection(store.connection)  # (begins the transaction, as SQLAlchemy has it)
 
     def quoted(iri: str) -> str:
         return SQLLiteral(iri).as_string(raw)
 
-    iris = sorted(str(r) for r in resources if isinstance(r, URIRef))
-    seeds = ", ".join(f"({encode(URIRef(i))[0]}::bigint, {quoted(i)})" for i in iris)
+    # CAST of a numeric literal, not ``-n::bigint``: that casts n first, and 2^63 is no bigint
+    seeds = ", ".join(f"(CAST({encode(URIRef(i))[0]} AS BIGINT), {quoted(i)})" for i in iris)
     scope_of = ""
     if scope is not None:
         scope_of = _SCOPE.replace("{hash}", str(encode(scope)[0])).replace("{iri}", quoted(str(scope)))
@@ -189,8 +193,6 @@ def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
         log.append(ExplainEntry(sql, {}))
     conn = store.connection
     try:
-        if not conn.in_transaction():
-            conn.begin()
         with driver_errors(conn, sql, None):
             cursor = raw.cursor()
             try:
@@ -202,8 +204,11 @@ def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
         with contextlib.suppress(Exception):
             store.rollback()
         raise
-    if rows and rows[0][0] is None:
-        raise NotImplementedError  # rdf:subject is stored: rdflib's evaluation follows reifications
+    if rows and rows[0][0] is None:  # rdf:subject is stored: rdflib's evaluation follows reifications
+        if log is not None:
+            log.append(ExplainEntry(None, {}, "DescribeQuery: rdf:subject is stored, so reified statements "
+                                              "are part of a description (the rows above were not used)"))
+        raise NotImplementedError
     return rows
 
 

@@ -358,18 +358,29 @@ def test_a_describe_of_iris_sql_would_misread_is_answered_as_rdflib_answers_it(s
     assert len(got) == len(expected) and (statement, RDF.subject, odd[0]) in got
 
 
-def test_a_description_of_more_resources_than_are_kept_as_guesses_is_answered(store):
-    """Beyond 1,000 resources the statement is not kept as a guess; it was not run
-    either (an unbound result: 'query failed' for ``DESCRIBE ?x WHERE { ?x a zarr:Array }``)."""
+def test_a_description_of_many_resources_is_answered(store):
+    """1,100 resources bound by a WHERE, asked twice (once, beyond a limit on kept statements,
+    the statement was not run: 'query failed' for ``DESCRIBE ?x WHERE { ?x a zarr:Array }``)."""
     many = [URIRef(f"http://x/d{i:04}") for i in range(1100)]
     g = Dataset(store=store).graph(G)
     g.addN((s, Q, Literal(i), g) for i, s in enumerate(many))
     store.commit()
     query = f"DESCRIBE ?s WHERE {{ ?s <{Q}> ?o FILTER(STRSTARTS(STR(?s), 'http://x/d')) }}"
-    for _ in range(2):  # not answered from a guess the second time either
+    for _ in range(2):  # the second time prepared
         described = _described(store, query)
         assert len(described) == 1100 and ("http://x/d1099", "1099") in described
         store.rollback()
+
+
+def test_a_description_of_nothing_is_empty(store):
+    """A WHERE that binds nothing, or only literals, describes nothing (the statement had no
+    resources to look up, and PostgreSQL refused its empty VALUES)."""
+    for query in ("DESCRIBE ?x WHERE { ?x a <http://x/Nothing> }",
+                  f"DESCRIBE ?o WHERE {{ <http://x/s1> <{Q}> ?o }}",
+                  f"DESCRIBE ?x FROM <{G}> WHERE {{ ?x a <http://x/Nothing> }}"):
+        assert _described(store, query) == set()
+        store.rollback()
+    assert _described(store) == {("http://x/s1", "1"), ("http://x/s2", "2")}  # the transaction is fine
 
 
 def _described(store: SQLStore, query: str = DESCRIBE) -> set[tuple[str, str]]:
