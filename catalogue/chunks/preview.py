@@ -7,7 +7,11 @@ whole chunks, so when the plane's chunks do not all fit, an evenly spread subset
 chunk rows and columns is read and its samples are put side by side: a *mosaic* that
 keeps the picture's layout (every part of the plane is represented) at a bounded cost,
 with seams where skipped chunks were. A 1-D array (a coordinate) is read the same way
-along its one axis. Where the array is a level of a multiscale pyramid, the coarsest
+along its one axis. A plane whose chunks are each larger than the budget is read as evenly
+spread whole rows where the chunks are stored raw (no codec but the byte order: a row is a
+byte range), as kerchunk's references into NetCDF-3 and uncompressed HDF5 files keep a
+variable; compressed, it cannot be drawn within the budget and the placeholder says so.
+Where the array is a level of a multiscale pyramid, the coarsest
 level is drawn instead (:meth:`catalogue.api.Catalogue.preview` chooses it): a pyramid
 is the right way to look at a large array, and the mosaic the fallback.
 
@@ -27,7 +31,7 @@ from catalogue.chunks.layout import ArrayLayout
 from catalogue.chunks.read import read_selection
 from catalogue.storage.access import StoreAccess
 
-__all__ = ["DEFAULT_MAX_BYTES", "MAX_SIDE", "PreviewJob", "Quicklook", "Sample", "plan", "sample"]
+__all__ = ["DEFAULT_MAX_BYTES", "MAX_SIDE", "PreviewJob", "Quicklook", "Sample", "plan", "sample", "stored_raw"]
 
 #: Decoded chunk bytes a quicklook may read (a few MB, whatever the array's size).
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
@@ -119,11 +123,65 @@ def plan(layout: ArrayLayout, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[tuple
     return tuple(0 for _ in range(len(shape) - len(drawn))), tuple(axes)
 
 
+def stored_raw(layout: ArrayLayout) -> np.dtype | None:
+    """The data type of the chunks' bytes where they are the items as they are, C order, no
+    codec but the byte order (v3: the ``bytes`` codec alone; v2: no compressor, no filters),
+    so that a row of a chunk is a byte range of it; else None."""
+    if layout.sharding is not None or layout.order != "C" or layout.dtype.kind not in "biufc" \
+            or layout.dtype.fields is not None:
+        return None
+    if layout.zarr_format == 2:
+        return layout.dtype if not layout.codecs else None
+    if len(layout.codecs) != 1 or layout.codecs[0].name != "bytes":
+        return None
+    endian = layout.codecs[0].configuration.get("endian", "little")
+    return layout.dtype.newbyteorder("<" if endian == "little" else ">") if layout.dtype.itemsize > 1 else layout.dtype
+
+
+def _rows_of_raw_chunks(layout: ArrayLayout, store: StoreAccess, on_disk: np.dtype, max_bytes: int) -> Sample:
+    """A plane whose chunks are each larger than the budget, when they are stored raw
+    (:func:`stored_raw`): evenly spread whole rows of it, each read as the byte ranges of the
+    chunks it crosses (kerchunk's references into NetCDF-3 and uncompressed HDF5 files keep
+    a variable as one such chunk), at most ``max_bytes`` in all."""
+    shape, unit, itemsize = layout.shape, layout.read_chunk_shape, on_disk.itemsize
+    height, width = shape[-2], shape[-1]
+    if width * itemsize > max_bytes:
+        raise ValueError(f"one row is {width * itemsize:,} bytes, more than the preview budget of {max_bytes:,}")
+    count = max(1, min(MAX_SIDE, height, max_bytes // (width * itemsize)))
+    rows = sorted({round(r) for r in np.linspace(0, height - 1, count)}) if height else []
+    columns = range(math.ceil(width / unit[-1]))
+    keys, starts, ends, spans = [], [], [], []
+    for r in rows:
+        index = (*(0 for _ in shape[:-2]), r // unit[-2])
+        # the row's first item inside its chunk (C order: leading indices 0)
+        start = (r % unit[-2]) * unit[-1] * itemsize
+        for c in columns:
+            keys.append(layout.encoding.key((*index, c)))
+            n = min(unit[-1], width - c * unit[-1])
+            starts.append(start)
+            ends.append(start + n * itemsize)
+            spans.append(n)
+    values = np.full((len(rows), width), layout.fill_value, dtype=layout.dtype)
+    for i, data in enumerate(store.read_ranges(keys, starts, ends)):
+        r, c = divmod(i, len(columns))
+        if data is not None:
+            values[r, c * unit[-1]:c * unit[-1] + spans[i]] = np.frombuffer(data, dtype=on_disk, count=spans[i])
+    step = max(1, math.ceil(width / MAX_SIDE))
+    leading = ", ".join("0" for _ in shape[:-2])
+    text = (f"{leading}, " if leading else "") + f"{len(rows)} of {height} rows, ::{step}"
+    return Sample(values=values[:, ::step], selection=text, axes=())
+
+
 def sample(layout: ArrayLayout, store: StoreAccess, max_bytes: int = DEFAULT_MAX_BYTES) -> Sample:
     """Read what :func:`plan` chooses: one read per tile of adjacent chunks, put together
-    (a 0-d array: its one value)."""
+    (a 0-d array: its one value). A plane whose chunks are each larger than the budget is
+    read as whole rows where the chunks are stored raw (:func:`_rows_of_raw_chunks`)."""
     if not layout.shape:
         return Sample(values=read_selection(layout, store, ()), selection="", axes=())
+    chunk_bytes = math.prod(layout.read_chunk_shape) * max(layout.dtype.itemsize, 1)
+    on_disk = stored_raw(layout) if chunk_bytes > max_bytes and len(layout.shape) >= 2 else None
+    if on_disk is not None:
+        return _rows_of_raw_chunks(layout, store, on_disk, max_bytes)
     leading, axes = plan(layout, max_bytes)
     grid = [axis.slices() for axis in axes]
     rows = []

@@ -240,3 +240,66 @@ def test_a_read_past_the_query_timeout_is_a_placeholder_and_not_kept(tmp_path):
             drawn = client.get("/node/preview.png", params={"iri": f"{url}/field"})
             assert drawn.status_code == 200 and _picture(drawn.content).height > 60
             assert len(client.app.state.previews._items) == 1
+
+
+def test_a_raw_chunk_larger_than_the_budget_is_read_as_rows(tmp_path):
+    """One chunk of 2.9 MB, stored raw, under a budget of 256 KB: evenly spread whole rows,
+    each a byte range of the chunk, within the budget; compressed, it is a placeholder."""
+    from catalogue.chunks.preview import sample, stored_raw
+
+    data = np.add.outer(np.arange(900, dtype="f4"), np.arange(800, dtype="f4") / 1000)
+    root = tmp_path / "raw.zarr"
+    group = zarr.open_group(str(root), mode="w", zarr_format=3)
+    group.create_array("big", shape=data.shape, chunks=data.shape, dtype="f4", compressors=None)[:] = data
+    group.create_array("squeezed", shape=data.shape, chunks=data.shape, dtype="f4")[:] = data  # zstd
+    wide = group.create_array("wide", shape=(4, 3, 900, 800), chunks=(2, 3, 450, 800), dtype=">f8",
+                              compressors=None)
+    wide[0, 0] = data
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        assert cat.harvest(str(root)).ok
+        budget = 256 * 1024
+        layout = cat.layout(f"{root.as_uri()}/big")
+        assert stored_raw(layout) is not None
+        got = sample(layout, cat._chunk_store(layout), budget)
+        rows = sorted({round(r) for r in np.linspace(0, 899, budget // (800 * 4))})
+        np.testing.assert_array_equal(got.values, data[rows, ::2])
+        assert got.values.nbytes * 2 <= budget and got.selection == f"{len(rows)} of 900 rows, ::2"
+        picture = _picture(cat.preview(f"{root.as_uri()}/big", max_bytes=budget))
+        assert picture.width >= 256 and np.asarray(picture)[..., 3].max() == 255
+        # big-endian doubles in chunks spanning two leading axes: plane (0, 0), rows across two chunk rows
+        layout = cat.layout(f"{root.as_uri()}/wide")
+        got = sample(layout, cat._chunk_store(layout), budget)
+        rows = sorted({round(r) for r in np.linspace(0, 899, budget // (800 * 8))})
+        np.testing.assert_array_equal(got.values, data[rows, ::2])
+        # compressed: nothing smaller than the chunk can be read
+        assert stored_raw(cat.layout(f"{root.as_uri()}/squeezed")) is None
+        assert cat.preview_job(f"{root.as_uri()}/squeezed", max_bytes=budget).draw().placeholder
+        assert not cat.preview_job(f"{root.as_uri()}/big", max_bytes=budget).draw().placeholder
+
+
+def test_a_netcdf3_variable_through_kerchunk_is_drawn_within_the_budget(tmp_path):
+    """kerchunk keeps a NetCDF-3 variable as one raw big-endian chunk: drawn from rows read
+    as byte ranges of the archive file, through the references."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("scipy")
+    netcdf3 = pytest.importorskip("kerchunk.netCDF3")
+    import json
+
+    from catalogue.chunks.preview import sample
+
+    data = np.add.outer(np.arange(600, dtype="f4"), np.arange(700, dtype="f4") / 1000)
+    nc = tmp_path / "field.nc"
+    xr.Dataset({"t": (("y", "x"), data)}).to_netcdf(nc, engine="scipy", format="NETCDF3_64BIT")
+    refs = tmp_path / "field.json"
+    refs.write_text(json.dumps(netcdf3.NetCDF3ToZarr(str(nc), inline_threshold=0).translate()))
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        assert cat.harvest(str(refs)).ok
+        iri = f"{refs.as_uri()}/t"
+        layout = cat.layout(iri)
+        assert layout.chunk_shape == (600, 700) and layout.dtype.byteorder == ">"
+        budget = 128 * 1024
+        got = sample(layout, cat._chunk_store(layout), budget)
+        rows = sorted({round(r) for r in np.linspace(0, 599, budget // (700 * 4))})
+        np.testing.assert_array_equal(got.values, data[rows, ::2])
+        picture = _picture(cat.preview(iri, max_bytes=budget))
+        assert np.asarray(picture)[..., 3].max() == 255 and picture.width >= 256
