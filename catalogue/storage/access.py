@@ -31,7 +31,7 @@ import os
 import posixpath
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem, sync
@@ -96,6 +96,12 @@ class StoreAccess:
     _is_async: bool = field(init=False)
     #: ETags seen in listings, by key: fingerprints prefer them (no extra requests).
     _etags: dict[str, str] = field(init=False, default_factory=dict)
+    #: Whether a server answered a byte range with more than the range (it ignores ``Range``):
+    #: a reader of many small ranges of a large chunk then fetches it whole each time.
+    ranges_ignored: bool = field(init=False, default=False)
+    #: Whether a key is a file of its own, so that a whole file sent for a range of it can be
+    #: cut to the range (not where a key is a range of a larger file: references).
+    _key_is_file: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         self._is_local = isinstance(self.fs, LocalFileSystem)
@@ -303,7 +309,15 @@ class StoreAccess:
                 return lambda: fs._cat_file(path, start=first, end=end)
 
             jobs = [(k, job(self._fs_path(k), s, e)) for k, s, e in zip(keys, starts, ends, strict=True)]
-            results = [_requested_span(r, s, e) for r, s, e in zip(self._gather(jobs), starts, ends, strict=True)]
+            results = []
+            for key, r, s, e in zip(keys, self._gather(jobs), starts, ends, strict=True):
+                span = _requested_span(r, s, e)
+                if span is not r:  # more came than was asked for: the server ignores Range
+                    self.ranges_ignored = True
+                    if not self._key_is_file:
+                        span = SourceUnavailable(self.key_url(key), f"{len(r):,} bytes came for a range of "
+                                                 f"{(e or 0) - (s or 0):,}: the server ignores byte ranges")
+                results.append(span)
         else:
             results = self.fs.cat_ranges([self._fs_path(k) for k in keys], starts, ends, on_error="return")
         out: list[bytes | None] = []

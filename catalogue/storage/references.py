@@ -35,7 +35,7 @@ import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 from catalogue.errors import DocumentError, SourceNotFound, SourceUnavailable, UsageError
@@ -111,6 +111,9 @@ class ReferenceAccess(StoreAccess):
     #: The reference file or folder as fsspec opened it, and the filesystem it is on.
     reference_location: str = ""
     target: Any = None
+    #: A key is a byte range of an archive file: a whole file sent for a range of the key
+    #: cannot be cut to it here (the offsets are the file's, not the key's).
+    _key_is_file: ClassVar[bool] = False
 
     @property
     def _http(self) -> bool:

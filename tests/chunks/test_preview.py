@@ -303,3 +303,55 @@ def test_a_netcdf3_variable_through_kerchunk_is_drawn_within_the_budget(tmp_path
         np.testing.assert_array_equal(got.values, data[rows, ::2])
         picture = _picture(cat.preview(iri, max_bytes=budget))
         assert np.asarray(picture)[..., 3].max() == 255 and picture.width >= 256
+
+
+def test_rows_of_raw_chunks_from_servers_that_ignore_ranges_are_refused_in_one_request(tmp_path):
+    """A server that answers a byte range with the whole file would send the whole chunk for
+    each row (the budget many times over); through references, cutting the range out of the
+    file at the chunk's offsets would draw the wrong bytes. Both give a placeholder after
+    the first request; with ranges honoured, the same references are drawn."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("scipy")
+    netcdf3 = pytest.importorskip("kerchunk.netCDF3")
+    import json
+
+    from tests.support import servers
+
+    data = np.add.outer(np.arange(600, dtype="f4"), np.arange(700, dtype="f4") / 1000)
+    xr.Dataset({"t": (("y", "x"), data)}).to_netcdf(tmp_path / "field.nc", engine="scipy", format="NETCDF3_64BIT")
+    root = tmp_path / "raw.zarr"
+    zarr.open_group(str(root), mode="w", zarr_format=3).create_array(
+        "big", shape=data.shape, chunks=data.shape, dtype="f4", compressors=None)[:] = data
+    budget = 128 * 1024
+    with servers.http_server(tmp_path) as control:
+        refs = tmp_path / "field.json"
+        refs.write_text(json.dumps(netcdf3.NetCDF3ToZarr(f"{control.url}/field.nc", inline_threshold=0).translate()))
+        with catalogue.open(str(tmp_path / "c.db")) as cat:
+            assert cat.harvest(str(refs)).ok and cat.harvest(f"{control.url}/raw.zarr", nodes=["big"]).ok
+            for iri, path in ((f"{refs.as_uri()}/t", "field.nc"), (f"{control.url}/raw.zarr/big", "raw.zarr/big/c/0/0")):
+                control.ignore_ranges, control.counts[path] = False, 0
+                assert not cat.preview_job(iri, max_bytes=budget).draw().placeholder
+                assert control.counts[path] > 1  # a request a row
+                control.ignore_ranges, control.counts[path] = True, 0
+                drawn = cat.preview_job(iri, max_bytes=budget).draw()
+                assert drawn.placeholder and control.counts[path] == 1, (iri, control.counts[path])
+
+
+def test_rows_of_raw_chunks_are_bounded_in_requests_too(tmp_path, monkeypatch):
+    """A request a row and chunk column: rows are fewer where a row crosses many chunks, and
+    a row crossing more chunks than a preview reads is a placeholder."""
+    from catalogue.chunks import preview
+
+    data = np.arange(400 * 320, dtype="f4").reshape(400, 320)
+    root = tmp_path / "narrow.zarr"
+    zarr.open_group(str(root), mode="w", zarr_format=3).create_array(
+        "cols", shape=data.shape, chunks=(400, 10), dtype="f4", compressors=None)[:] = data
+    monkeypatch.setattr(preview, "MAX_CHUNKS", 64)
+    with catalogue.open(str(tmp_path / "c.db")) as cat:
+        assert cat.harvest(str(root)).ok
+        layout = cat.layout(f"{root.as_uri()}/cols")
+        got = preview.sample(layout, cat._chunk_store(layout), 8 * 1024)  # chunks of 16 KB
+        assert got.values.shape == (2, 320)  # 64 requests / 32 chunk columns
+        np.testing.assert_array_equal(got.values, data[[0, 399]])
+        monkeypatch.setattr(preview, "MAX_CHUNKS", 16)
+        assert cat.preview_job(f"{root.as_uri()}/cols", max_bytes=8 * 1024).draw().placeholder
