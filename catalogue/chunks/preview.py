@@ -182,7 +182,8 @@ def _rows_of_raw_chunks(layout: ArrayLayout, store: StoreAccess, on_disk: np.dty
             raise ChunkError(f"{store.key_url(keys[i])}: {len(data):,} bytes for a row of {spans[i] * itemsize:,} "
                              "(a truncated chunk?)")
         values[r, c * unit[-1]:c * unit[-1] + spans[i]] = np.frombuffer(data, dtype=on_disk)
-    step = max(1, math.ceil(width / MAX_SIDE))
+    # Columns as far apart as the rows, so that the picture keeps the plane's proportions
+    step = max(1, math.ceil(width / MAX_SIDE), math.ceil(height / len(rows)))
     leading = ", ".join("0" for _ in shape[:-2])
     text = (f"{leading}, " if leading else "") + f"{len(rows)} of {height} rows, " + (f"::{step}" if step > 1 else ":")
     return Sample(values=values[:, ::step], selection=text, axes=())
