@@ -608,7 +608,7 @@ class SQLStore(Store):
     def _lookup_term_id(self, node: Node) -> int | None:
         return self.lookup_term_ids([node]).get(node)
 
-    def _holdable(self, text_: str) -> bool:
+    def holdable(self, text_: str) -> bool:
         """Whether the database can store ``text_``: neither SQLite nor PostgreSQL
         take lone surrogates (not encodable as UTF-8), and PostgreSQL text cannot hold
         NUL.  Lookups with such a term match nothing, as in rdflib's Memory store."""
@@ -629,7 +629,7 @@ class SQLStore(Store):
             term_hash, kind, value, datatype, lang = encode(node)
         except TypeError:
             return False
-        if not (self._holdable(value) and (lang is None or self._holdable(lang))):
+        if not (self.holdable(value) and (lang is None or self.holdable(lang))):
             return False  # the database cannot hold it, so it holds no such term
         dt_id = None
         if datatype is not None:

@@ -307,6 +307,7 @@ class _Walker:
         seen: set[str] = {""}
         while level:
             results = self.read_level([path for path, _ in level])
+            arrays: list[str] = []
             if self.progress is not None:
                 self.progress(sum(1 for r in results.values() if r is not None))
             descend: list[tuple[str, tuple[str, ...]]] = []
@@ -319,6 +320,7 @@ class _Walker:
                 elif result is not None:
                     self.h.nodes[path] = result
                     if result.kind == "array":
+                        arrays.append(path)
                         continue
                 else:
                     continue  # not a node (explicit nodes that are missing are reported in finish)
@@ -331,8 +333,7 @@ class _Walker:
                     )
                 descend.append((path, (*above, real) if real is not None else above))
             listed = self.store.list_many([path for path, _ in descend]) if self.store.listable else None
-            self._probe_strays([path for path, _ in level if isinstance(results[path], Node)
-                                and results[path].kind == "array"])  # type: ignore[union-attr]
+            self._probe_strays(arrays)
             level = []
             for i, (path, chain) in enumerate(descend):
                 if listed is not None and self.store.listable:

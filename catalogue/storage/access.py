@@ -429,10 +429,12 @@ class StoreAccess:
                 return [EMPTY_LISTING for _ in keys]
             if isinstance(result, CatalogueError):
                 raise result
-            out.append(self._remote_listing(key, result or []))
+            out.append(self.remote_listing(key, result or []))
         return out
 
-    def _remote_listing(self, key: str, entries: list[dict[str, Any]]) -> Listing:
+    def remote_listing(self, key: str, entries: list[dict[str, Any]]) -> Listing:
+        """A folder's listing from the entries of fsspec's ``ls(detail=True)`` on a bucket (the
+        ETags it gives are kept for fingerprints)."""
         files, folders = set(), set()
         for entry in entries:
             name = posixpath.basename(str(entry.get("name", "")).rstrip("/"))

@@ -13,7 +13,6 @@ folders it could not see (and, say, never prunes what is below them).
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import unquote
@@ -50,31 +49,27 @@ def list_folders(store: StoreAccess, keys: Sequence[str]) -> list[Listing | Cata
         elif result is None:  # absent
             out.append(EMPTY_LISTING)
         else:
-            out.append(_entries(store, key, result, http))
+            out.append(_index_entries(store, key, result) if http else store.remote_listing(key, result))
     return out
 
 
-def _entries(store: StoreAccess, key: str, entries: list[dict[str, Any]], http: bool) -> Listing:
+def _index_entries(store: StoreAccess, key: str, entries: list[dict[str, Any]]) -> Listing:
+    """A folder's listing from the links of its HTTP index page."""
     files, folders = set(), set()
-    parent = (store.key_url(key) if http else store._fs_path(key)).rstrip("/") + "/"
+    parent = store.key_url(key).rstrip("/") + "/"
     for entry in entries:
         raw = str(entry.get("name", ""))
-        if http:
-            # Index pages link elsewhere too (sorting links, parents, other sites): only
-            # the folder's own children count.
-            if not raw.startswith(parent):
-                continue
-            rest = raw[len(parent):]
-            if "?" in rest or "#" in rest or rest.strip("/").count("/"):
-                continue
-            name = rest.strip("/")
-            is_folder = rest.endswith("/")
-        else:
-            name = posixpath.basename(raw.rstrip("/"))
-            is_folder = entry.get("type") == "directory"
+        # Index pages link elsewhere too (sorting links, parents, other sites): only
+        # the folder's own children count.
+        if not raw.startswith(parent):
+            continue
+        rest = raw[len(parent):]
+        if "?" in rest or "#" in rest or rest.strip("/").count("/"):
+            continue
+        name = rest.strip("/")
         if not name or name in (".", ".."):
             continue
-        (folders if is_folder else files).add(unquote(name) if http else name)
+        (folders if rest.endswith("/") else files).add(unquote(name))
     return Listing(tuple(sorted(files)), tuple(sorted(folders)))
 
 

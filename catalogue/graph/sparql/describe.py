@@ -74,7 +74,7 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
     out = {"type_": "DESCRIBE", "graph": result}
     log = getattr(store, "sql_log", None)
     postgres = store.dialect_name == "postgresql"
-    if postgres and all(isinstance(r, URIRef) and _quotable(r) for r in wanted):
+    if postgres and all(isinstance(r, URIRef) and store.holdable(r) for r in wanted):
         _fill_by_ids(store, store_of_result, _one_statement(store, resources, scope, log))
         return out
     conn = store.connection
@@ -166,16 +166,6 @@ SELECT 1, NULL, NULL, NULL, NULL, NULL, x.s, x.p, x.o FROM x"""
 _SCOPE: Final = " AND {q}.g = COALESCE((SELECT t.id FROM terms t WHERE t.hash = {hash} AND t.kind = 1 AND t.value = {iri}), -1)"
 
 
-def _quotable(iri: URIRef) -> bool:
-    """Whether PostgreSQL text can hold ``iri`` (no NUL, no lone surrogate): such IRIs are
-    stored nowhere, and are looked up the general way, which says so."""
-    try:
-        iri.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in iri
-
-
 def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
                    log: list[ExplainEntry] | None = None) -> list[tuple[Any, ...]]:
     """The rows of the description of ``resources`` (IRIs) in ``scope`` (None: every graph),
@@ -212,6 +202,8 @@ def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
         log.append(ExplainEntry(sql, {}))
     conn = store.connection
     try:
+        # Straight to the driver: SQLAlchemy's text() would take ":name" inside an IRI
+        # (urn:x:abc) for a parameter.
         with driver_errors(conn, sql, None):
             cursor = raw.cursor()
             try:

@@ -49,6 +49,10 @@ class QuadSource(Protocol):
         send with others, and the function reading their rows; ``None`` otherwise."""
         ...
 
+    def holdable(self, text: str) -> bool:
+        """Whether the database can store ``text`` (else it holds no term with it)."""
+        ...
+
     def datatype_ids(self) -> dict[str, int]:
         """Datatype IRI -> datatype id, for every datatype stored."""
         ...

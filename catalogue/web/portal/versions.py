@@ -3,10 +3,10 @@ the storage its chunks are read from.
 
 An Icechunk repository is catalogued as one graph per version (branch and tag heads, and
 with ``--history`` their ancestry), linked by :mod:`catalogue.rdf.versions`; without these
-links on the page, a user who lands on ``…/repo@branch.main`` cannot tell that
-``…@tag.v1`` exists or what changed between them. Three fixed query texts, each parsed
-once per process, each bounded by its ``LIMIT`` (:data:`MAX_VERSIONS`, :data:`MAX_SOURCES`),
-the totals counted apart.
+links on the page, a user who lands on ``…/repo@main`` cannot tell that ``…/repo@v1.0``
+exists or what changed between them. Fixed query texts, each parsed once per process,
+each bounded by its ``LIMIT`` (:data:`MAX_VERSIONS`, :data:`MAX_SOURCES`), the totals
+counted apart only when a listing is full.
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ def versions_view(cat: Catalogue, root_iri: str, *, listing: bool = True) -> Ver
         repo = {"repo": URIRef(out.repository)}
         out.versions = [Version(str(v), str(name), str(kind), str(snapshot), str(written), current=str(v) == root_iri)
                         for v, name, kind, snapshot, written in cat.query(_ALL, initBindings=repo)]  # type: ignore[misc]
-        out.unlisted = max(0, _count(cat, _VERSIONS, repo) - len(out.versions))
+        if len(out.versions) == MAX_VERSIONS:  # more may be catalogued: counted apart
+            out.unlisted = _count(cat, _VERSIONS, repo) - MAX_VERSIONS
         out.parent_catalogued = bool(out.parent) and node_graph_iri(cat, out.parent) == out.parent
     for source, kind, region, endpoint, anonymous, pays in cat.query(  # type: ignore[misc]
             _SOURCES, initBindings={"g": root}):

@@ -328,7 +328,7 @@ def test_a_describe_of_iris_sql_would_misread_is_answered_as_rdflib_answers_it(s
     from rdflib.namespace import RDF
 
     odd = [URIRef("http://x/it's"), URIRef("http://x/$$a--b;c"), URIRef("http://x/50%25%s"),
-           URIRef("http://x/é")]
+           URIRef("http://x/é"), URIRef("urn:x:abc")]  # ":x" is no parameter
     g, other = Dataset(store=store).graph(G), Dataset(store=store).graph(URIRef("http://x/other"))
     for i, iri in enumerate(odd):
         g.add((iri, Q, Literal(i)))
