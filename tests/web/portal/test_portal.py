@@ -758,7 +758,10 @@ class Watched:
         self.problems: list[str] = []
         self.page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url} {r.failure}"))
+        # ERR_ABORTED is the browser cancelling a request itself (the favicon of a page left
+        # for the next one before it came: a flake of the full suite's load), not a failure
+        self.page.on("requestfailed", lambda r: r.failure != "net::ERR_ABORTED"
+                     and self.problems.append(f"failed: {r.url} {r.failure}"))
         self.page.on("response", lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status}: {r.url}"))
 
     def shot(self, name: str) -> None:
