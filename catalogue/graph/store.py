@@ -1010,7 +1010,7 @@ class SQLStore(Store):
         # it back, unless something else touches the graph before the commit.
         written = WrittenGraph(graph_id)
         for batch in chunks(triples, BATCH_SIZE):
-            used |= self._add_quads([(s, p, o, graph_id) for s, p, o in batch], written)
+            used |= ids.add_graph_triples(self._s, conn, graph_id, batch, written)
         if old_ids:
             self._gc_terms(conn, old_ids - used - {gid})
         self._s.keep_written(gid, written)

@@ -144,9 +144,23 @@ def content(term: Node) -> tuple[int, str, str | None, str | None]:
 
 def encode(term: Node) -> EncodedTerm:
     """Encode an rdflib term as ``(hash, kind, value, datatype, lang)`` (:func:`content`
-    and its :func:`term_hash`); :class:`TypeError` for what cannot be stored."""
+    and its :func:`term_hash`); :class:`TypeError` for what cannot be stored.
+
+    IRIs and blank nodes, most of the terms a harvest writes (a 1,000-array one: 15,000
+    blank nodes of 20,000 new terms), take a shorter way to the same hash."""
+    kind = _PLAIN_KINDS.get(type(term))
+    if kind is not None:
+        value = str(term)
+        text = f"{kind}|-1|-1|{value}"
+        digest = _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        return int.from_bytes(digest, "big", signed=True), kind, value, None, None
     kind, value, datatype, lang = content(term)
     return term_hash(kind, value, datatype, lang), kind, value, datatype, lang
+
+
+_blake2b: Final = hashlib.blake2b
+# Exactly these types (a subclass may not be stored as its base): see content().
+_PLAIN_KINDS: Final[dict[type, int]] = {URIRef: IRI, BNode: BLANK}
 
 
 def decode(kind: int, value: str, datatype: str | None, lang: str | None) -> Node:

@@ -204,6 +204,8 @@ class StoreAccess:
     def _read_local(self, key: str, consolidated: bool) -> bytes | None:
         path = self._fs_path(key)
         limit = self._limit(consolidated)
+        if self._is_local:
+            return self._read_file(key, path, limit)
         info = self._call(key, self.fs.info, path)
         if info is None:
             return None
@@ -215,6 +217,27 @@ class StoreAccess:
         data = self._call(key, self.fs.cat_file, path)
         if data is None:
             return None
+        if len(data) > limit:
+            raise self._too_large(key, limit)
+        return data
+
+    def _read_file(self, key: str, path: str, limit: int) -> bytes | None:
+        """A file of a local folder, read with the system's own calls (open, fstat, read),
+        with the same answers as fsspec's ``info`` and ``cat_file`` (which cost as much
+        again: a 1,000-array walk reads 1,021 documents)."""
+        try:
+            with open(path, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size > limit:
+                    raise self._too_large(key, limit, size)
+                data = file.read()  # (read(limit + 1) would allocate the limit for every file)
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise DocumentError(self.key_url(key), "is a folder, expected a JSON document",
+                                rule="document.unreadable") from None
+        except OSError as exc:
+            raise DocumentError(self.key_url(key), f"cannot read: {exc.strerror or exc}") from exc
         if len(data) > limit:
             raise self._too_large(key, limit)
         return data

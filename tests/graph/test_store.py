@@ -165,6 +165,17 @@ def test_term_hashes_are_signed_64_bit_and_stable():
     assert term_codec.term_hash(1, "http://example.org/a", None, None) == PINNED_HASH
 
 
+def test_encode_takes_a_short_way_to_the_same_hash():
+    """IRIs and blank nodes are hashed without :func:`content` (the harvest's most common
+    terms); the answer is the one the parts give, lone surrogates and subclasses included."""
+    from rdflib.term import RDFLibGenid
+
+    for node in [EX.a, URIRef("http://x/\ud800é"), BNode("b0"), BNode("\udfff"), RDF.type,
+                 RDFLibGenid("http://rdlib.net/.well-known/genid/rdflib/N1")]:
+        kind, value, datatype, lang = term_codec.content(node)
+        assert encode(node) == (term_codec.term_hash(kind, value, datatype, lang), kind, value, datatype, lang)
+
+
 def test_term_hashes_distinguish_kinds_datatypes_and_tags():
     variants = [
         URIRef("x"),

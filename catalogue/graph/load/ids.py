@@ -32,6 +32,7 @@ from ..written import WrittenGraph
 __all__ = [
     "SELECT_DATATYPES",
     "TermRow",
+    "add_graph_triples",
     "add_quads",
     "datatype_id",
     "datatype_iri",
@@ -210,18 +211,40 @@ def add_quads(
     slot numbers until the new terms have ids.
     """
     slots = _Slots(session.tx_terms)
-    nodes, slot_ids = slots.nodes, slots.ids
     # g first, as the rows are stored: the tuple is built left to right.
     local_rows = [(slots[g], slots[s], slots[p], slots[o]) for s, p, o, g in batch]
+    return _store_rows(session, conn, slots, local_rows, None, sink)
+
+
+def add_graph_triples(
+    session: Session, conn: Connection, graph: Node, batch: list[tuple[Node, Node, Node]],
+    sink: WrittenGraph | None = None,
+) -> set[int]:
+    """:func:`add_quads` of one graph's triples (``SQLStore.replace_graph``): the graph's
+    slot is found once, not once per row, and no quad tuples are built to carry it."""
+    slots = _Slots(session.tx_terms)
+    g = slots[graph]
+    local_rows = [(g, slots[s], slots[p], slots[o]) for s, p, o in batch]
+    return _store_rows(session, conn, slots, local_rows, g, sink)
+
+
+def _store_rows(
+    session: Session, conn: Connection, slots: _Slots, local_rows: list[tuple[int, int, int, int]],
+    graph_slot: int | None, sink: WrittenGraph | None,
+) -> set[int]:
+    """The rows of a batch, as slots (``graph_slot``: the slot of every row's graph, when
+    the batch is one graph's), into the quads table once their new terms are stored."""
+    nodes, slot_ids = slots.nodes, slots.ids
     if None in slot_ids:
-        _resolve_slots(session, conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE))
+        graph_slots = {row[0] for row in local_rows} if graph_slot is None else {graph_slot}
+        _resolve_slots(session, conn, nodes, slot_ids, local_rows, slots.get(_RDF_TYPE), graph_slots)
     ids = cast(list[int], slot_ids)
     # A dictionary, not a set, drops duplicates: it keeps the batch's order, in which a
     # converted graph's rows come nearly sorted already, so the sort below (for local
     # b-tree inserts) is a merge of long runs (9 ms for a 1,000-array harvest's 49,000
     # rows, against 19 ms from a set's order).
     rows = list(dict.fromkeys([(ids[g], ids[s], ids[p], ids[o]) for g, s, p, o in local_rows]))
-    written = {row[0] for row in rows}
+    written = {row[0] for row in rows} if graph_slot is None else ({ids[graph_slot]} if rows else set())
     session.touch(written)
     if sink is not None:
         sink.take(rows, ids, nodes)
@@ -242,6 +265,7 @@ def _resolve_slots(
     slot_ids: list[int | None],
     local_rows: list[tuple[int, int, int, int]],
     type_slot: int | None,
+    graph_slots: set[int],
 ) -> None:
     """Fill in the ids of the slots not known to be stored, storing new terms.
 
@@ -252,7 +276,6 @@ def _resolve_slots(
     """
     predicates = {row[2] for row in local_rows}
     classes = {row[3] for row in local_rows if row[2] == type_slot}
-    graph_slots = {row[0] for row in local_rows}
     ranked: tuple[list[int], ...] = ([], [], [], [])  # each in order of first appearance
     for slot, tid in enumerate(slot_ids):
         if tid is None:
@@ -319,9 +342,11 @@ def _insert_terms(
         conn, {contents[h][2] for h in hashes if contents[h][2] is not None}
     )
     rows: list[NewTermRow] = []
+    can_hold = session.dialect.can_hold
+    geometries: list[int] = []  # hashes of WKT literals
     for term_hash in hashes:
         kind, value, datatype, lang = contents[term_hash]
-        if not session.dialect.can_hold(value) or (lang is not None and not session.dialect.can_hold(lang)):
+        if not can_hold(value) or (lang is not None and not can_hold(lang)):
             raise UsageError(f"the database cannot store this term (PostgreSQL text holds no NUL "
                              f"character): {value[:60]!r}")
         if datatype is None:
@@ -329,6 +354,8 @@ def _insert_terms(
         else:
             num = comparable_value(value, datatype) if kind == LITERAL else None
             rows.append((term_hash, kind, value, dt_ids[datatype], lang, num))
+            if is_wkt(datatype):
+                geometries.append(term_hash)
     session.tx_wrote_ids = True
     # Terms missing from the answer were stored meanwhile (PostgreSQL: by another
     # transaction); the caller reads them back by hash.
@@ -338,9 +365,9 @@ def _insert_terms(
     ids.update(inserted)
     # Geometries go into the spatial index with the terms (a hash missing from
     # ``inserted`` was stored, and indexed, by another transaction).
-    geometries = [(inserted[h], contents[h][1]) for h in inserted if is_wkt(contents[h][2])]
-    if geometries:
-        index_literals(conn, geometries)
+    indexed = [(inserted[h], contents[h][1]) for h in geometries if h in inserted]
+    if indexed:
+        index_literals(conn, indexed)
 
 def _next_term_id(session: Session, conn: Connection) -> int:
     """SQLite: the first id for new terms, read once per write transaction.
