@@ -428,3 +428,40 @@ def test_a_limit_over_copies_of_one_triple_still_finds_enough_distinct_solutions
         store.sql_log = None
     assert got == [("http://x/other", "other"), ("http://x/same", "copy")]
     assert "MATERIALIZED" in next(e.sql for e in log if e.sql)
+
+
+def test_a_describe_follows_blank_nodes_as_rdflib_does(store):
+    """The statement gathers the triples with their objects' terms and follows blank objects:
+    a chain three deep, a cycle of two (ended, not followed for ever), a blank node reached
+    from two resources, the same triple in two graphs (one triple), an IRI object (not
+    followed), a literal spelled as a blank node's label; the union of graphs and one graph."""
+    from rdflib import BNode, Graph
+    from rdflib.compare import isomorphic
+
+    a, b, c = URIRef("http://x/a"), URIRef("http://x/b"), URIRef("http://x/c")
+    b1, b2, b3, loop1, loop2, shared = (BNode() for _ in range(6))
+    g, other = Dataset(store=store).graph(G), Dataset(store=store).graph(URIRef("http://x/other"))
+    g.addN([(a, P, b1, g), (b1, P, b2, g), (b2, P, b3, g), (b3, Q, Literal("deep"), g),
+            (a, Q, loop1, g), (loop1, P, loop2, g), (loop2, P, loop1, g), (loop2, Q, Literal(str(loop1)), g),
+            (a, P, shared, g), (b, P, shared, g), (shared, Q, Literal("shared"), g),
+            (a, P, c, g), (c, Q, Literal("not followed"), g)])
+    other.addN([(a, P, b1, other), (b1, Q, Literal("elsewhere"), other)])
+    store.commit()
+    memory = Dataset(default_union=True)
+    for quad in Dataset(store=store).quads((None, None, None, None)):
+        memory.add(quad)
+    for query in ("DESCRIBE <http://x/a>", "DESCRIBE <http://x/a> <http://x/b>", "DESCRIBE <http://x/b>"):
+        got, expected = Graph(), Graph()
+        for triple in Dataset(store=store, default_union=True).query(query):
+            got.add(triple)
+        for triple in memory.query(query):
+            expected.add(triple)
+        assert len(got) == len(expected) and isomorphic(got, expected), query
+        store.rollback()
+    scoped = {(str(s), str(o)) for s, _, o in Dataset(store=store).graph(G).query("DESCRIBE <http://x/a>")
+              if not isinstance(o, BNode)}
+    assert ("http://x/c", "not followed") not in scoped and not any(o == "elsewhere" for _, o in scoped)
+    assert {o for _, o in scoped} >= {"deep", "shared", "http://x/c", str(loop1)}
+    described = Dataset(store=store, default_union=True).query("DESCRIBE <http://x/a>").graph
+    assert (b3, Q, Literal("deep")) in described and (b1, Q, Literal("elsewhere")) in described
+    assert len(described) == 12
