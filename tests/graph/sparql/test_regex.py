@@ -88,3 +88,38 @@ def test_a_case_blind_word_calls_the_function_for_non_ascii_text_only(tmp_path, 
     assert sorted(str(r[0]) for r in rows) == ["degrees\tKelvin", "\u212aelvin scale"]
     assert sorted(calls) == ["Ice thickness – Arctic", "Température de l'air", "\u212aelvin scale"]
     store.close()
+
+
+@pytest.mark.postgres
+def test_a_case_blind_word_on_postgresql_searches_ascii_text_without_the_regex(postgres_url):
+    """PostgreSQL: ASCII text is searched for the lowercased word (exact there, whatever the
+    database's locale); text with other characters keeps the case-blind regex, as before."""
+    from rdflib import Dataset, Literal, URIRef
+
+    from catalogue.graph.store import SQLStore
+
+    store = SQLStore(postgres_url)
+    try:
+        ds = Dataset(store=store, default_union=True)
+        g = ds.graph(URIRef("http://x/g"))
+        titles = ["Sea surface TEMPERATURE", "Wind speed", "Température de l'air", "Air temPerature – höhe",
+                  "degrees\tKelvin", "Tempera ture", "temperature"]
+        for n, title in enumerate(titles):
+            g.add((URIRef(f"http://x/d{n}"), URIRef("http://x/title"), Literal(title)))
+        g.add((URIRef("http://x/n"), URIRef("http://x/title"), Literal("TEMPERATURE", lang="en")))
+        g.add((URIRef("http://x/i"), URIRef("http://x/title"), Literal(7)))  # not a string: an error, no row
+        store.commit()
+        store.sql_log = log = []
+        rows = ds.query('SELECT ?t WHERE { ?d <http://x/title> ?t FILTER regex(?t, "Temperature", "i") }')
+        assert sorted(str(r[0]) for r in rows) == ["Air temPerature – höhe", "Sea surface TEMPERATURE", "TEMPERATURE",
+                                                    "temperature"]
+        statement = next(e.sql for e in log if e.sql)
+        assert 'strpos(lower(' in statement and "~*" in statement
+        rows = ds.query('SELECT ?t WHERE { ?d <http://x/title> ?t FILTER (!regex(?t, "temperature", "i")) }')
+        assert sorted(str(r[0]) for r in rows) == ["Tempera ture", "Température de l'air", "Wind speed",
+                                                    "degrees\tKelvin"]
+        rows = ds.query('SELECT ?t WHERE { ?d <http://x/title> ?t FILTER regex(?t, "kelvin", "i") }')
+        assert [str(r[0]) for r in rows] == ["degrees\tKelvin"]
+    finally:
+        store.sql_log = None
+        store.close()
