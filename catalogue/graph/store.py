@@ -744,11 +744,11 @@ class SQLStore(Store):
         for batch in chunks(prepared(), BATCH_SIZE):
             self._add_quads(batch)
 
-    def _add_quads(self, batch: list[tuple[Node, Node, Node, Node]], sink: WrittenGraph | None = None) -> set[int]:
+    def _add_quads(self, batch: list[tuple[Node, Node, Node, Node]]) -> set[int]:
         """Store one batch of ``(s, p, o, graph name)`` under the write lock; return the
-        term ids used (:func:`.load.ids.add_quads`; ``sink`` keeps what was written)."""
+        term ids used (:func:`.load.ids.add_quads`)."""
         conn = self._begin_write()
-        return ids.add_quads(self._s, conn, batch, sink)
+        return ids.add_quads(self._s, conn, batch)
 
     def remove(
         self, triple: tuple[Node | None, Node | None, Node | None], context: Any = None

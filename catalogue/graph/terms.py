@@ -142,6 +142,13 @@ def content(term: Node) -> tuple[int, str, str | None, str | None]:
     raise TypeError(f"cannot store {type(term).__name__} {term!r} as an RDF term")
 
 
+_blake2b: Final = hashlib.blake2b
+# The kinds :func:`encode` hashes the short way, looked up by exact type: a subclass (such
+# as rdflib's RDFLibGenid, an IRI) goes through content()'s isinstance checks instead, to
+# the same hash.
+_PLAIN_KINDS: Final[dict[type, int]] = {URIRef: IRI, BNode: BLANK}
+
+
 def encode(term: Node) -> EncodedTerm:
     """Encode an rdflib term as ``(hash, kind, value, datatype, lang)`` (:func:`content`
     and its :func:`term_hash`); :class:`TypeError` for what cannot be stored.
@@ -157,10 +164,6 @@ def encode(term: Node) -> EncodedTerm:
     kind, value, datatype, lang = content(term)
     return term_hash(kind, value, datatype, lang), kind, value, datatype, lang
 
-
-_blake2b: Final = hashlib.blake2b
-# Exactly these types (a subclass may not be stored as its base): see content().
-_PLAIN_KINDS: Final[dict[type, int]] = {URIRef: IRI, BNode: BLANK}
 
 
 def decode(kind: int, value: str, datatype: str | None, lang: str | None) -> Node:

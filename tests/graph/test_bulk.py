@@ -792,3 +792,24 @@ def test_parser_agrees_with_rdflib_on_serialised_quads(quads):
     ours, theirs = parse(text, quads=True), rdflib_parse(text, quads=True)
     assert len(ours) == len(theirs)
     assert same_quads(set(ours), set(theirs))
+
+
+def test_multi_row_inserts_go_in_statements_of_a_bounded_length(tmp_path):
+    """insert_values: rows past one statement's length go in the next ones, the last one
+    shorter; rows ON CONFLICT skips are not counted as inserted."""
+    import sqlite3
+
+    from catalogue.graph.dialect.sqlite import ROWS_PER_STATEMENT, insert_values
+
+    conn = sqlite3.connect(tmp_path / "rows.db")
+    conn.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT)")
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    cursor = conn.cursor()
+    rows = 2 * ROWS_PER_STATEMENT + 1
+    assert insert_values(cursor, "INSERT INTO t (a, b)", 2, [v for i in range(rows) for v in (i, str(i))]) == rows
+    assert len([s for s in statements if s.startswith("INSERT")]) == 3
+    again = [v for i in range(rows - 5, rows + 5) for v in (i, "again")]  # five stored, five new
+    assert insert_values(cursor, "INSERT INTO t (a, b)", 2, again, "ON CONFLICT (a) DO NOTHING") == 5
+    assert conn.execute("SELECT count(*), count(DISTINCT b) FROM t").fetchone() == (rows + 5, rows + 1)
+    conn.close()

@@ -707,6 +707,24 @@ def test_replace_graph_replaces_content_and_counts(sql_store, db_url):
     assert G1 in sql_store.graph_ids()  # an empty graph still exists
 
 
+def test_replace_graph_in_batches_with_repeats_across_them(sql_store, db_url, monkeypatch):
+    """One graph's triples in batches of four: a triple repeated in a later batch is one
+    quad, the graph's own IRI may be a subject or an object, and blank nodes and literals
+    new in one batch are known in the next."""
+    monkeypatch.setattr(store_module, "BATCH_SIZE", 4)
+    b = BNode()
+    triples = [(EX.a, EX.p, Literal(1)), (G1, EX.p, EX.a), (EX.a, EX.q, b), (b, EX.p, Literal("x")),
+               (EX.a, EX.p, Literal(1)), (EX.c, EX.p, G1), (b, EX.p, Literal("x")), (EX.a, EX.q, b),
+               (G1, EX.p, EX.a), (EX.d, EX.p, Literal(1))]
+    assert sql_store.replace_graph(G1, triples) == 6
+    sql_store.commit()
+    assert count_quads(db_url, G1) == 6
+    assert set(sql_store.graph_triples(G1)) == set(triples)
+    assert sql_store.replace_graph(G1, triples[:3]) == 3  # a new version, in one batch
+    sql_store.commit()
+    assert set(sql_store.graph_triples(G1)) == set(triples[:3])
+
+
 def test_replace_graph_failure_and_rollback_keep_old_graph(sql_store, db_url):
     old = numbered(50)
     sql_store.replace_graph(G1, old)

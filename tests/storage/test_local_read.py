@@ -62,3 +62,27 @@ def test_errors_come_back_in_place_when_asked(folder: pathlib.Path) -> None:
     assert isinstance(got[0], bytes)
     assert isinstance(got[1], DocumentError) and got[1].rule == "json.too-large"
     assert isinstance(got[2], DocumentError) and got[2].rule == "document.unreadable"
+
+
+def test_links_are_followed_as_before(folder: pathlib.Path) -> None:
+    (folder / "gone").mkdir()
+    (folder / "gone" / "zarr.json").symlink_to(folder / "nowhere.json")
+    (folder / "linked").mkdir()
+    (folder / "linked" / "zarr.json").symlink_to(folder / "zarr.json")
+    (folder / "to-folder").mkdir()
+    (folder / "to-folder" / "zarr.json").symlink_to(folder / "big")
+    store = open_store(str(folder))
+    assert store.read("gone/zarr.json") is None
+    assert store.read("linked/zarr.json") == store.read("zarr.json")
+    with pytest.raises(DocumentError, match="is a folder, expected a JSON document"):
+        store.read("to-folder/zarr.json")
+
+
+def test_a_file_without_a_size_is_read_only_to_the_limit(folder: pathlib.Path) -> None:
+    """A device says it holds nothing and never ends: read up to one byte past the limit."""
+    (folder / "endless").mkdir()
+    (folder / "endless" / "zarr.json").symlink_to("/dev/zero")
+    store = open_store(str(folder), max_document_bytes=1000)
+    with pytest.raises(DocumentError) as info:
+        store.read("endless/zarr.json")
+    assert info.value.rule == "json.too-large"

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection, Engine
 from .base import NewTermRow, StoredTermRow, chunks
 from .driver import driver_connection, driver_errors
 
-__all__ = ["SQLITE", "TAKE_WRITE_LOCK", "SQLiteDialect", "next_term_id"]
+__all__ = ["ROWS_PER_STATEMENT", "SQLITE", "TAKE_WRITE_LOCK", "SQLiteDialect", "insert_values", "next_term_id"]
 
 # SQLite ids are allocated by the store inside the write transaction (see
 # SQLStore._next_term_id), so the insert carries them.

@@ -204,7 +204,7 @@ def add_quads(
     """Store one batch of ``(s, p, o, graph name)``; return the term ids used.
 
     ``conn`` holds the write lock (``SQLStore._begin_write``). ``sink`` keeps the rows and
-    their nodes (``SQLStore.replace_graph``, for the derived indexes: :mod:`..written`).
+    their nodes, for the derived indexes (:mod:`..written`).
 
     One pass gives every distinct node of the batch a slot (one dictionary lookup
     per node, rdflib's ``__eq__`` being the expensive part); the quads are kept as
@@ -220,8 +220,12 @@ def add_graph_triples(
     session: Session, conn: Connection, graph: Node, batch: list[tuple[Node, Node, Node]],
     sink: WrittenGraph | None = None,
 ) -> set[int]:
-    """:func:`add_quads` of one graph's triples (``SQLStore.replace_graph``): the graph's
-    slot is found once, not once per row, and no quad tuples are built to carry it."""
+    """:func:`add_quads` of one graph's triples (``SQLStore.replace_graph``, whose ``sink``
+    keeps them for the derived indexes): the graph's slot is found once, not once per row,
+    and no quad tuples are built to carry it. An empty batch stores nothing, not even the
+    graph's name."""
+    if not batch:
+        return set()
     slots = _Slots(session.tx_terms)
     g = slots[graph]
     local_rows = [(g, slots[s], slots[p], slots[o]) for s, p, o in batch]

@@ -145,15 +145,17 @@ def _fill_by_ids(store: QuadSource, into: DescriptionStore, rows: list[tuple[Any
 #: The rows of a PostgreSQL description, with the resources (and the graph) looked up by the
 #: statement itself: ``{seeds}`` the resources' (hash, IRI) pairs, ``{scope}`` the graph's
 #: condition. The recursion gathers the description's triples with their objects' terms (a
-#: blank object's triples are gathered next). Two kinds of rows: a triple (tag 1: its
+#: blank object's triples are gathered next). Three kinds of rows: a triple (tag 1: its
 #: object's id, kind, value, datatype and language, then subject, predicate and object ids),
 #: and a term of a subject or predicate (tag 0: id, kind, value, datatype, language), once
 #: each, so that each term is read from ``terms`` once and subjects and predicates are not
 #: sent again for each of their triples (query 8 at a million triples: 137 term lookups ->
 #: 98, 0.26 -> 0.23 ms a statement through pgbench; at ten million, sending terms once:
-#: 0.33 -> 0.27 ms on the server). A row tagged 2 says that ``rdf:subject`` is stored:
+#: 0.33 -> 0.27 ms on the server); and a row tagged 2 if ``rdf:subject`` is stored:
 #: reifications are then part of a description, which this statement does not follow
-#: (PostgreSQL allows one recursive reference only), and the caller falls back.
+#: (PostgreSQL allows one recursive reference only), and the caller falls back. (The
+#: recursion's UNION compares whole rows, the object's text with them: a large literal is
+#: hashed once for each triple that holds it, as it is sent once for each.)
 _PG_DESCRIBE: Final = """WITH RECURSIVE cbd(s, p, o, kind, value, datatype, lang) AS (
 SELECT q.s, q.p, q.o, o.kind, o.value, o.datatype, o.lang
 FROM terms t JOIN (VALUES {seeds}) AS r(h, v) ON t.hash = r.h AND t.kind = 1 AND t.value = r.v
