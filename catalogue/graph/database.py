@@ -51,6 +51,7 @@ __all__ = [
     "begin_write_transaction",
     "busy_error",
     "current_revision",
+    "database_key",
     "database_url",
     "downgrade",
     "ensure_schema",
@@ -191,6 +192,18 @@ def busy_error(exc: BaseException, url: str | URL | None = None, *, waited: bool
         f"(a harvest, load or update is writing); nothing was changed, try again later "
         f"or wait longer with {LOCK_TIMEOUT_ENV_VAR}=SECONDS"
     )
+
+
+def database_key(engine: Engine) -> str:
+    """Which database ``engine`` is on, as the per-database caches key it (its URL with the
+    password hidden): rendered once per URL, where SQLAlchemy renders it afresh each time
+    (3 us, twice for every compiled query of a small portal request)."""
+    return _rendered(engine.url)
+
+
+@lru_cache(maxsize=64)
+def _rendered(url: URL) -> str:
+    return url.render_as_string(hide_password=True)
 
 
 def _shown(url: str | URL) -> str:

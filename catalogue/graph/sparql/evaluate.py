@@ -34,6 +34,7 @@ from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
 from rdflib.term import BNode, Literal, Node, URIRef, Variable
 from sqlalchemy.exc import DBAPIError
 
+from ..database import database_key
 from ..deadline import check_deadline
 from ..dialect.driver import driver_connection, driver_errors
 from .aggregates import SQLITE_AGGREGATES
@@ -305,7 +306,7 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
 def _database(store: QuadSource) -> str:
     """Which database ``store`` is on (statements are kept per database: a guess sent to
     another could fail there)."""
-    return store.connection.engine.url.render_as_string(hide_password=True)
+    return database_key(store.connection.engine)
 
 
 #: Rows of a statement already sent (its batches, and what closes it unread).

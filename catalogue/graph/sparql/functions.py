@@ -28,6 +28,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Literal, URIRef
 from sqlalchemy.engine import Connection
 
+from ..database import database_key
 from ..terms import COMPARABLE_DATATYPES
 from .arithmetic import Arithmetic, rank_of
 from .regex import PLAIN, compile_replace, pg_pattern, xpath_replace
@@ -56,7 +57,7 @@ def has_digest(conn: Connection) -> bool:
     ``SHA1`` in SQL, which PostgreSQL has no other way to compute. Asked once per database
     and process (an extension is rarely removed; a query then fails with the missing
     function, as any other query on a broken database would)."""
-    key = conn.engine.url.render_as_string(hide_password=True)
+    key = database_key(conn.engine)
     with _DIGEST_LOCK:
         found = _DIGEST.get(key)
     if found is None:

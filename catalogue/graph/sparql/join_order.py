@@ -31,6 +31,8 @@ from rdflib.term import BNode, Variable
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from ..database import database_key
+
 __all__ = ["ColumnStatistics", "JoinStatistics", "join_statistics", "order_patterns"]
 
 #: Rows a property path is expected to give from a bound end.
@@ -88,7 +90,7 @@ def join_statistics(conn: Connection) -> JoinStatistics | None:
     """``quads``' statistics on ``conn``'s PostgreSQL database (None before its first
     ANALYZE), read at most every :data:`REFRESH` seconds per database and process
     (:data:`MISSING` while there are none)."""
-    key = conn.engine.url.render_as_string(hide_password=True)
+    key = database_key(conn.engine)
     now = time.monotonic()
     with _LOCK:
         found = _CACHE.get(key)

@@ -45,6 +45,7 @@ from cachetools import LRUCache
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from ..database import database_key
 from ..dialect.driver import driver_errors
 
 __all__ = ["Ahead", "fetch_all", "open_cursor", "read_rows"]
@@ -152,7 +153,7 @@ def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *, 
 
 def _key(conn: Connection, sql: str, params: dict[str, Any]) -> tuple[str, str, str]:
     """What a statement's size is remembered by (the database as ``evaluate._database``)."""
-    return conn.engine.url.render_as_string(hide_password=True), sql, repr(sorted(params.items()))
+    return database_key(conn.engine), sql, repr(sorted(params.items()))
 
 
 def _nothing() -> None:
