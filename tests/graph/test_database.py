@@ -494,3 +494,25 @@ def test_database_url_takes_a_pathlib_path(monkeypatch, tmp_path):
     assert database_url(tmp_path / "a.db") == f"sqlite:///{tmp_path / 'a.db'}"
     assert database_url(Path("b.db")) == f"sqlite:///{tmp_path / 'b.db'}"
     assert database_url(tmp_path) == f"sqlite:///{tmp_path / DIRECTORY_DATABASE}"
+
+
+def test_database_key_names_each_engine_once_without_its_password(tmp_path):
+    """The per-database caches' key: the engine's URL, the password hidden, kept with the
+    engine (a URL's hash would render it again)."""
+    import gc
+
+    from catalogue.graph import database
+
+    pg = make_engine("postgresql+psycopg://user:secret@127.0.0.1:5432/one")
+    lite = make_engine(f"sqlite:///{tmp_path / 'two.db'}")
+    try:
+        assert database.database_key(pg) == "postgresql+psycopg://user:***@127.0.0.1:5432/one"
+        assert database.database_key(lite) == f"sqlite:///{tmp_path / 'two.db'}"
+        assert database.database_key(pg) is database.database_key(pg)
+        assert len(database._KEYS) >= 2
+    finally:
+        pg.dispose()
+        lite.dispose()
+    del pg, lite
+    gc.collect()
+    assert not [k for k in database._KEYS.values() if k.endswith("/one") or k.endswith("two.db")]
