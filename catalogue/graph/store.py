@@ -51,7 +51,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final, cast
 
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID, ConjunctiveGraph, Dataset, Graph
@@ -74,7 +74,6 @@ from .deadline import check_deadline
 from .derived import IndexHook, queue_graphs
 from .dialect import dialect_for
 from .dialect.base import chunks
-from .dialect.postgres import PostgresDialect
 from .dialect.sqlite import TAKE_WRITE_LOCK
 from .load import ids
 from .match import SPO, bound_conditions, match_statement, row_decoder, term_id_of
@@ -579,31 +578,6 @@ class SQLStore(Store):
             return {}
         conn = self._connection()
         return ids.lookup_term_ids(self._s, conn, nodes)
-
-    def term_lookup(
-        self, nodes: Iterable[Node]
-    ) -> tuple[list[tuple[str, Any]], Callable[[list[list[Any]]], dict[Node, int]]] | None:
-        """:meth:`lookup_term_ids` in two halves, on PostgreSQL: the statements (driver
-        SQL and parameters) for a caller to send with others in one round trip (the
-        datatypes too, when this transaction has not read them yet), and the function
-        turning their rows into the ids. ``None`` on SQLite (no round trips to save)."""
-        if self.dialect_name != "postgresql":
-            return None
-        conn = self._connection()
-        dialect = self._s.dialect
-        assert isinstance(dialect, PostgresDialect)
-        wanted = ids.wanted_terms(nodes)
-        read_datatypes = not self._s.dt_fresh
-        statements: list[tuple[str, Any]] = [(ids.SELECT_DATATYPES, None)] if read_datatypes else []
-        if wanted:
-            statements.append(dialect.select_terms_statement(list(wanted)))
-
-        def finish(rows: list[list[Any]]) -> dict[Node, int]:
-            if read_datatypes:
-                ids.take_datatypes(self._s, rows[0])
-            return ids.matched_term_ids(self._s, conn, wanted, rows[-1]) if wanted else {}
-
-        return statements, finish
 
     def _lookup_term_id(self, node: Node) -> int | None:
         return self.lookup_term_ids([node]).get(node)

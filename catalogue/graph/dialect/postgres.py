@@ -89,13 +89,7 @@ class PostgresDialect:
         conn.exec_driver_sql(_INSERT_GRAPHS, (_int_array(ids),))
 
     def select_terms(self, conn: Connection, hashes: list[int]) -> Iterator[StoredTermRow]:
-        yield from conn.exec_driver_sql(*self.select_terms_statement(hashes))
-
-    @staticmethod
-    def select_terms_statement(hashes: list[int]) -> tuple[str, tuple[str]]:
-        """:meth:`select_terms`'s statement and parameters, in the driver's form (to be
-        sent with other statements in one round trip)."""
-        return _SELECT_TERMS, (_int_array(hashes),)
+        yield from conn.exec_driver_sql(_SELECT_TERMS, (_int_array(hashes),))
 
     def insert_terms(
         self, conn: Connection, rows: list[NewTermRow], reserve: Callable[[int], int]

@@ -30,7 +30,6 @@ from ..terms import BLANK, LITERAL, TermCollisionError, comparable_value, encode
 from ..written import WrittenGraph
 
 __all__ = [
-    "SELECT_DATATYPES",
     "TermRow",
     "add_graph_triples",
     "add_quads",
@@ -61,17 +60,13 @@ _INSERT_DATATYPE = text("INSERT INTO datatypes (iri) VALUES (:iri) ON CONFLICT (
 # ------------------------------------------------------------------ datatypes
 
 
-#: Every datatype, in the driver's form (sent with other statements: :func:`take_datatypes`).
-SELECT_DATATYPES: Final = "SELECT id, iri FROM datatypes"
-
-
 def load_datatypes(session: Session, conn: Connection) -> None:
     """Read every datatype into the session's caches."""
     take_datatypes(session, conn.execute(select(datatypes.c.id, datatypes.c.iri)).all())
 
 
 def take_datatypes(session: Session, rows: Iterable[tuple[int, str]]) -> None:
-    """Every datatype's row (:data:`SELECT_DATATYPES`) into the session's caches."""
+    """Every datatype's row (id, IRI) into the session's caches."""
     rows = list(rows)
     session.dt_iris = {dt_id: iri for dt_id, iri in rows}
     session.dt_ids = {iri: dt_id for dt_id, iri in rows}
@@ -132,8 +127,7 @@ WantedTerms = dict[int, list[tuple[Node, TermRow]]]
 
 
 def wanted_terms(nodes: Iterable[Node]) -> WantedTerms:
-    """The storable ``nodes`` by hash, for :func:`matched_term_ids` (a lookup in two
-    halves, so that its statement can be sent with others: :meth:`SQLStore.term_lookup`)."""
+    """The storable ``nodes`` by hash, for :func:`matched_term_ids`."""
     wanted: WantedTerms = {}
     for node in nodes:
         try:

@@ -86,7 +86,7 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
         if log is not None:
             log.append(ExplainEntry(sql, {}))
         if postgres:
-            rows = fetch_all(conn, sql, {})[0]
+            rows = fetch_all(conn, sql, {})
     except DBAPIError:
         if postgres:
             with contextlib.suppress(Exception):

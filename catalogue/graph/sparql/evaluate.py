@@ -24,8 +24,8 @@ import contextlib
 import re
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rdflib.graph import ConjunctiveGraph, Graph
@@ -47,6 +47,7 @@ from .explain import ExplainEntry
 from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS, has_digest
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
+from .guard import guarded_sql, read_guarded
 from .join_order import JoinStatistics, join_statistics
 from .numbers import with_synthetic
 from .pg_cursor import read_rows
@@ -189,7 +190,9 @@ def _compiled(store: QuadSource, ctx: QueryContext, part: CompValue, inputs: _In
     # prepared GEOS geometry is not safe to use from two at once.
     # Nor with NOW(): the next query's instant is another.
     if not bindings and not stmt.lookups and not stmt.volatile:
-        STATEMENTS.put(part, inputs.context, ids, datatypes, stmt, scope=scope, default_id=default_id)
+        guarded = guarded_sql(stmt.sql, inputs.nodes, ids, datatypes) if store.dialect_name == "postgresql" else None
+        STATEMENTS.put(part, inputs.context, ids, datatypes, stmt, scope=scope, default_id=default_id,
+                       guarded=guarded)
     return stmt
 
 
@@ -243,25 +246,19 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
         guess = None
         if store.dialect_name == "postgresql" and log is None and not inputs.bindings:
             guess = STATEMENTS.peek(part, inputs.context)
-        lookup = store.term_lookup(inputs.nodes) if guess is not None else None
-        if guess is not None and lookup is not None:
-            ids, sent = _speculate(store, guess, lookup)
+        if guess is not None and guess.guarded is not None:
+            # The statement kept for the part, run with its check: one round trip, where
+            # the ids' lookup and then the statement took two (:mod:`.guard`).
+            guarded = replace(guess.statement, sql=guess.guarded)
+            sent = read_guarded(_execute(store, guarded, known_as=guess.statement.sql))
+        if sent is not None and guess is not None:
+            stmt = guess.statement
         else:
-            ids = store.lookup_term_ids(inputs.nodes)
-        stmt = _compiled(store, ctx, part, inputs, ids)
+            stmt = _compiled(store, ctx, part, inputs, store.lookup_term_ids(inputs.nodes))
     except Unsupported as exc:
-        if sent is not None:
-            sent[1]()
         if log is not None:
             log.append(ExplainEntry(None, {}, f"{part.name}: {exc}"))
         raise NotImplementedError from exc
-    except BaseException:
-        if sent is not None:
-            sent[1]()
-        raise
-    if sent is not None and guess is not None and (stmt.sql != guess.sql or stmt.params != guess.params):
-        sent[1]()  # a wrong guess: the ids changed since it was compiled
-        sent = None
     shown = dict(stmt.params)
     if stmt.lookups:
         for report, lookup in zip(
@@ -293,7 +290,7 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
                 log.append(ExplainEntry(None, {}, f"{part.name}: SQLite's parser stack overflows"))
             raise NotImplementedError from exc
     if store.dialect_name == "postgresql" and sent is None:
-        sent = _execute(store, stmt)[0]
+        sent = _execute(store, stmt)
     rows = _rows(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor, sent=sent)
     if sent is not None:
         # A generator that never started never runs its ``finally``: the cursor of a
@@ -318,43 +315,20 @@ def _bounded(stmt: Statement) -> bool:
     return stmt.max_rows is not None and stmt.max_rows <= _FETCH
 
 
-def _execute(store: QuadSource, stmt: Statement, ahead: Sequence[tuple[str, Any]] = ()) -> tuple[_Sent, list[Any]]:
+def _execute(store: QuadSource, stmt: Statement, known_as: str | None = None) -> _Sent:
     """PostgreSQL: run ``stmt`` now (as SQLite's cursor is opened when the part is
     evaluated: the rows are those of the database when the query was asked, whether the
-    statement was guessed or not), with statements ``ahead`` in the same round trip: its
-    rows (bounded results read at once, others through a server-side cursor), and those
-    of the statements ahead. A failed statement aborts the transaction: it is rolled
-    back, as :func:`_rows` does."""
+    statement was guessed or not): its rows, bounded results read at once, others
+    through a server-side cursor. A failed statement aborts the transaction: it is
+    rolled back, as :func:`_rows` does. ``known_as``: the statement ``stmt`` is a form of
+    (:func:`.pg_cursor.read_rows`)."""
     conn = store.connection
     try:
-        batches, close, found = read_rows(conn, stmt.sql, stmt.params, _FETCH, ahead=ahead, bounded=_bounded(stmt))
-        return (batches, close), found
+        batches, close = read_rows(conn, stmt.sql, stmt.params, _FETCH, bounded=_bounded(stmt), known_as=known_as)
+        return batches, close
     except DBAPIError:
         with contextlib.suppress(Exception):
             store.rollback()
-        raise
-
-
-def _speculate(store: QuadSource, guess: Statement,
-               lookup: tuple[list[tuple[str, Any]], Callable[[list[list[Any]]], dict[Node, int]]]
-               ) -> tuple[dict[Node, int], _Sent]:
-    """PostgreSQL: the ids of a part's constants (and, first in a transaction, the
-    datatypes), looked up in the same round trip as the statement last compiled for the
-    part in the same context (``guess``: the same graphs, the same need of one solution,
-    :data:`.statement_cache.Context`) runs. The caller keeps its rows when the ids give
-    that statement again (the usual case: ids change only when a term is collected or
-    first stored, or a datatype or the planner's statistics appear), and closes them
-    otherwise. A wrong guess costs one run of the old statement (whole for a bounded
-    result or one short last time, up to 20,000 rows, else its first batch through a
-    cursor, which may be most of the work), once per
-    such change. A query of a few patterns then costs one round trip instead of two
-    (three in a new transaction)."""
-    statements, finish = lookup
-    sent, found = _execute(store, guess, statements)
-    try:
-        return finish(found), sent
-    except BaseException:
-        sent[1]()
         raise
 
 
@@ -404,7 +378,7 @@ def _solutions(
     batches: Iterator[Any]
     close: Callable[..., None]
     if sent is None and store.dialect_name == "postgresql":
-        sent = _execute(store, stmt)[0]
+        sent = _execute(store, stmt)
     if sent is not None:
         batches, close = sent
     else:

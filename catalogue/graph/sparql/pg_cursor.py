@@ -38,7 +38,7 @@ import contextlib
 import itertools
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from cachetools import LRUCache
@@ -48,7 +48,7 @@ from sqlalchemy.engine import Connection
 from ..database import database_key
 from ..dialect.driver import driver_errors
 
-__all__ = ["Ahead", "fetch_all", "open_cursor", "read_rows"]
+__all__ = ["fetch_all", "open_cursor", "read_rows"]
 
 #: Compiled statement texts kept (SQLAlchemy's ``:name`` -> psycopg's ``%(name)s``).
 _KEPT: Final = 256
@@ -86,31 +86,18 @@ def _to_close(conn: Connection) -> list[str]:
     return kept[1]
 
 
-#: A statement in the driver's form (``%s`` or ``%(name)s`` parameters) and its parameters.
-Ahead = tuple[str, Any]
-
-
-def fetch_all(conn: Connection, sql: str, params: dict[str, Any], *,
-              ahead: Sequence[Ahead] = ()) -> tuple[list[tuple[Any, ...]], list[list[tuple[Any, ...]]]]:
+def fetch_all(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Every row of ``sql`` (SQLAlchemy ``:name`` parameters; a statement of a bounded
-    result), and the rows of each statement ``ahead``, run first, in one round trip."""
-    from psycopg import Pipeline
-
+    result)."""
     if not conn.in_transaction():
         conn.begin()
-    raw = conn.connection.driver_connection
-    before = [raw.cursor() for _ in ahead]
-    cursor = raw.cursor()
-    with driver_errors(conn, sql, params):
-        with raw.pipeline() if Pipeline.is_supported() and ahead else contextlib.nullcontext():
-            for c, statement in zip(before, ahead, strict=True):
-                c.execute(*statement)
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        with driver_errors(conn, sql, params):
             cursor.execute(_driver_sql(conn, sql), params)
-        found = [c.fetchall() for c in before]
-        rows = cursor.fetchall()
-    for c in (*before, cursor):
-        c.close()
-    return rows, found
+            return cursor.fetchall()
+    finally:
+        cursor.close()
 
 
 def _was_small(key: tuple[str, str, str]) -> bool:
@@ -126,29 +113,26 @@ def _remember(key: tuple[str, str, str], small: bool) -> None:
             _small.pop(key, None)
 
 
-def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *, ahead: Sequence[Ahead] = (),
-              bounded: bool = False) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
-                                              list[list[tuple[Any, ...]]]]:
-    """Batches of ``sql``'s rows, a function that closes them unread, and the rows of
-    the statements ``ahead`` (sent in the same round trip): all read at once for a
-    ``bounded`` statement (a LIMIT of at most a batch); for a statement whose whole
+def read_rows(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
+              bounded: bool = False, known_as: str | None = None
+              ) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None]]:
+    """Batches of ``sql``'s rows and a function that closes them unread: all read at once
+    for a ``bounded`` statement (a LIMIT of at most a batch); for a statement whose whole
     result was shorter than ``size`` rows last time, read at once by a prepared
     statement limited to :data:`AT_ONCE` rows and one (no planning, no cursor), past
     which the rows are read again through a cursor and the statement is remembered as
-    large; otherwise through a cursor (:func:`open_cursor`)."""
+    large; otherwise through a cursor (:func:`open_cursor`). ``known_as``: the statement
+    whose size is remembered, where ``sql`` is a form of it (:mod:`.guard`)."""
     if bounded:
-        rows, found = fetch_all(conn, sql, params, ahead=ahead)
-        return iter([rows] if rows else []), _nothing, found
-    key = _key(conn, sql, params)
+        rows = fetch_all(conn, sql, params)
+        return iter([rows] if rows else []), _nothing
+    key = _key(conn, known_as or sql, params)
     if _was_small(key):
-        rows, found = fetch_all(conn, f"SELECT * FROM (\n{sql}\n) AS small_ LIMIT {AT_ONCE + 1}", params,
-                                ahead=ahead)
+        rows = fetch_all(conn, f"SELECT * FROM (\n{sql}\n) AS small_ LIMIT {AT_ONCE + 1}", params)
         if len(rows) <= AT_ONCE:
-            return iter([rows] if rows else []), _nothing, found
+            return iter([rows] if rows else []), _nothing
         _remember(key, False)
-        batches, close, _ = open_cursor(conn, sql, params, size)
-        return batches, close, found
-    return open_cursor(conn, sql, params, size, ahead=ahead)
+    return open_cursor(conn, sql, params, size, known_as=known_as)
 
 
 def _key(conn: Connection, sql: str, params: dict[str, Any]) -> tuple[str, str, str]:
@@ -161,11 +145,9 @@ def _nothing() -> None:
 
 
 def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *,
-                ahead: Sequence[Ahead] = ()) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None],
-                                                      list[list[tuple[Any, ...]]]]:
-    """Batches of at most ``size`` rows of ``sql`` (SQLAlchemy ``:name`` parameters), a
-    function that closes the cursor if it was not read to the end, and the rows of each
-    statement ``ahead``, sent first in the same round trip."""
+                known_as: str | None = None) -> tuple[Iterator[list[tuple[Any, ...]]], Callable[[], None]]:
+    """Batches of at most ``size`` rows of ``sql`` (SQLAlchemy ``:name`` parameters) and a
+    function that closes the cursor if it was not read to the end."""
     from psycopg import Pipeline
     from psycopg.pq import TransactionStatus
 
@@ -176,20 +158,14 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
     stale, closing[:] = list(closing), []
     name = f"sparql_cursor_{next(_names)}"
     cursor = raw.cursor()
-    before = [raw.cursor() for _ in ahead]
     with driver_errors(conn, sql, params):
         # libpq before 14 has no pipeline mode: the same statements, one round trip each
         with raw.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
             for old in stale:
                 cursor.execute(f"CLOSE {old}", prepare=False)
-            for c, statement in zip(before, ahead, strict=True):
-                c.execute(*statement)
             cursor.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {_driver_sql(conn, sql)}", params, prepare=False)
             cursor.execute(f"FETCH FORWARD {int(size)} FROM {name}", prepare=False)
-        found = [c.fetchall() for c in before]
         first = cursor.fetchall()
-    for c in before:
-        c.close()
     transaction, savepoint = conn.get_transaction(), conn.get_nested_transaction()
     is_open = True
 
@@ -208,7 +184,7 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
             if len(batch) < size:
                 is_open = False
                 if batch is first:
-                    _remember(_key(conn, sql, params), True)
+                    _remember(_key(conn, known_as or sql, params), True)
                 if alive() and savepoint is None:  # else it goes with its transaction or savepoint
                     _to_close(conn).append(name)
                 elif alive():
@@ -218,7 +194,7 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
                     yield batch
                 return
             if batch is first:
-                _remember(_key(conn, sql, params), False)
+                _remember(_key(conn, known_as or sql, params), False)
             yield batch
             if not alive():
                 is_open = False
@@ -237,4 +213,4 @@ def open_cursor(conn: Connection, sql: str, params: dict[str, Any], size: int, *
                     cursor.execute(f"CLOSE {name}", prepare=False)
         cursor.close()
 
-    return batches(), close, found
+    return batches(), close

@@ -11,7 +11,7 @@ check on every algebra node rdflib evaluates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from rdflib.term import Node
@@ -40,13 +40,6 @@ class QuadSource(Protocol):
 
     def lookup_term_ids(self, nodes: Iterable[Node]) -> dict[Node, int]:
         """The ids of those of ``nodes`` the database holds."""
-        ...
-
-    def term_lookup(
-        self, nodes: Iterable[Node]
-    ) -> tuple[list[tuple[str, Any]], Callable[[list[list[Any]]], dict[Node, int]]] | None:
-        """PostgreSQL: :meth:`lookup_term_ids` as statements (driver SQL, parameters) to
-        send with others, and the function reading their rows; ``None`` otherwise."""
         ...
 
     def holdable(self, text: str) -> bool:

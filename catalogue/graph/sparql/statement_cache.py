@@ -4,8 +4,9 @@ A portal asks the same few queries over and over, and a query of a few patterns 
 compiled in about as long as the database takes to answer it. The parse cache
 (:mod:`.query`) already hands back the same algebra for the same text, so a part of it
 is known again by identity; what its statement depends on besides is compared, not
-assumed: the term ids of its constants (looked up afresh for every query, as they may
-change between transactions: a term collected and stored again gets a new id), the
+assumed: the term ids of its constants (looked up afresh for every query, or on
+PostgreSQL checked by the statement itself, :mod:`.guard`, as they may change between
+transactions: a term collected and stored again gets a new id), the
 datatype ids, the graph scope, the default graph's id, the database (its dialect and URL),
 whether one solution is enough and, on PostgreSQL, whether there were statistics to
 order its joins by (:mod:`.join_order`). Parts evaluated under bindings from outside
@@ -31,7 +32,7 @@ from rdflib.term import Node
 from .compiler import Statement
 from .sql import GraphScope
 
-__all__ = ["MAX_STATEMENTS", "STATEMENTS", "Context", "StatementCache"]
+__all__ = ["MAX_STATEMENTS", "STATEMENTS", "Context", "Guess", "StatementCache"]
 
 #: Statements kept (least recently used go first).
 MAX_STATEMENTS: Final = 256
@@ -45,6 +46,16 @@ class _Entry:
     scope: GraphScope
     default_id: int | None
     statement: Statement
+    guarded: str | None
+
+
+@dataclass(frozen=True)
+class Guess:
+    """What :meth:`StatementCache.peek` gives: the statement last kept for a part, and on
+    PostgreSQL the same with the check that it still holds (:mod:`.guard`)."""
+
+    statement: Statement
+    guarded: str | None
 
 
 #: What a part's statement depends on that is known before its constants' ids are looked
@@ -77,22 +88,27 @@ class StatementCache:
             self._entries.move_to_end(key)
         return replace(entry.statement, params=dict(entry.statement.params))
 
-    def peek(self, part: CompValue, context: Context) -> Statement | None:
+    def peek(self, part: CompValue, context: Context) -> Guess | None:
         """The statement last kept for ``part`` in ``context``, whatever ids it was compiled
         for: a guess of what :meth:`get` will return once the ids are known
-        (:mod:`.evaluate` sends it with the lookup of those ids, and keeps its rows when
-        the guess was right)."""
+        (:mod:`.evaluate` runs it with its check, :mod:`.guard`, and keeps its rows when
+        the check holds)."""
+        key = (id(part), context)
         with self._lock:
-            entry = self._entries.get((id(part), context))
+            entry = self._entries.get(key)
             if entry is None or entry.part is not part:
                 return None
-        return replace(entry.statement, params=dict(entry.statement.params))
+            self._entries.move_to_end(key)  # (a guess that holds is all a query asks of the cache)
+        return Guess(replace(entry.statement, params=dict(entry.statement.params)), entry.guarded)
 
     def put(self, part: CompValue, context: Context, ids: Mapping[Node, int], datatypes: Mapping[str, int],
-            statement: Statement, *, scope: GraphScope, default_id: int | None) -> None:
+            statement: Statement, *, scope: GraphScope, default_id: int | None,
+            guarded: str | None = None) -> None:
+        """Keep ``statement``, compiled for ``part`` in ``context`` with ``ids`` and
+        ``datatypes`` (``guarded``: the same with its check, :func:`.guard.guarded_sql`)."""
         key = (id(part), context)
         entry = _Entry(part, dict(ids), dict(datatypes), scope, default_id,
-                       replace(statement, params=dict(statement.params)))
+                       replace(statement, params=dict(statement.params)), guarded)
         with self._lock:
             self._entries[key] = entry
             self._entries.move_to_end(key)

@@ -1,11 +1,11 @@
 """On PostgreSQL a query asked again costs one round trip: the statement compiled last
-time for its part is sent in the same pipeline as the lookup of its constants' ids
-(:func:`catalogue.graph.sparql.evaluate._speculate`), and its rows are kept when the
-ids give that statement again. These tests count the round trips (libpq's trace of
-the protocol) and check that a wrong guess (the ids
-changed: a constant first stored, or collected and stored again under a new id) is
-never answered from, leaves no cursor open, and that a guess failing in the database
-leaves the store usable."""
+time for its part runs with a check, in the statement itself, that its constants' ids
+and the datatypes are still those it was compiled for (:mod:`catalogue.graph.sparql.guard`),
+and its rows are kept when the check holds. These tests count the round trips (libpq's
+trace of the protocol) and check that a wrong guess (the ids changed: a constant first
+stored, or collected and stored again under a new id; a datatype first stored) is never
+answered from, leaves no cursor open, and that a guess failing in the database leaves the
+store usable."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import os
 import tempfile
 
 import pytest
-from rdflib import Dataset, Literal, URIRef
+from rdflib import XSD, Dataset, Literal, URIRef
 from sqlalchemy.exc import DBAPIError
 
 from catalogue.graph.store import SQLStore
@@ -96,6 +96,30 @@ def test_a_guess_is_not_answered_from_once_a_constant_is_stored(store, query):
     assert _answer(store, query) == (True if query == ASK else ["http://x/b"])  # the new statement, guessed
 
 
+@pytest.mark.parametrize("query", [ASK, SELECT, SELECT_LIMITED])
+def test_a_guess_without_solutions_is_answered_in_one_round_trip(store, query):
+    """The check's own row, when the statement has none, is no solution."""
+    g = Dataset(store=store).graph(G)
+    g.add((URIRef("http://x/a"), Q, LATE))  # <late> stored, but not as an object of <p>
+    store.commit()
+    for _ in range(3):  # compiled, guessed, guessed and prepared
+        assert _answer(store, query) in (False, [])
+    assert _round_trips(store, query) == ((False if query == ASK else []), 1)
+
+
+def test_a_guess_is_not_answered_from_once_a_datatype_is_first_stored(store):
+    """A comparison reads which datatypes are stored: a statement compiled before a numeric
+    type was first stored would not see its values."""
+    query = f"SELECT ?s WHERE {{ GRAPH <{G}> {{ ?s <{Q}> ?v FILTER(?v > 47) }} }}"
+    for _ in range(3):
+        assert _answer(store, query) == ["http://x/s48", "http://x/s49"]
+    store.rollback()
+    Dataset(store=store).graph(G).add((URIRef("http://x/short"), Q, Literal("50", datatype=XSD.short)))
+    store.commit()
+    assert _answer(store, query) == ["http://x/s48", "http://x/s49", "http://x/short"]
+    assert _answer(store, query) == ["http://x/s48", "http://x/s49", "http://x/short"]  # the new one, guessed
+
+
 @pytest.mark.parametrize("query", [ASK, SELECT])
 def test_a_guess_is_not_answered_from_once_a_constant_has_a_new_id(store, query):
     g = Dataset(store=store).graph(G)
@@ -153,7 +177,8 @@ def test_a_wrong_guess_through_a_cursor_is_closed(store):
 
 def test_one_query_asked_of_two_graphs_in_turn_guesses_right_for_each(store):
     """The guess is the statement of the same context (here the graph queried): one parsed
-    query asked of the union and of one graph in turn costs one round trip each time."""
+    query asked of the union and of one graph in turn costs one round trip each time
+    (once each guess is prepared: the second time it is sent)."""
     g = Dataset(store=store).graph(G)
     g.add((URIRef("http://x/a"), P, LATE))
     store.commit()
@@ -162,10 +187,10 @@ def test_one_query_asked_of_two_graphs_in_turn_guesses_right_for_each(store):
     store.commit()
     query = f"SELECT ?s WHERE {{ ?s <{P}> <{LATE}> }}"
     union = Dataset(store=store, default_union=True)
-    for n in range(3):
+    for n in range(4):
         found = [sorted(str(r[0]) for r in union.query(query)), sorted(str(r[0]) for r in other.query(query))]
         assert found == [["http://x/a", "http://x/b"], ["http://x/b"]]
-        if n:
+        if n >= 2:
             raw = store.connection.connection.driver_connection
             for graph in (union, other):
                 with tempfile.TemporaryFile("w+") as trace:
@@ -178,14 +203,18 @@ def test_one_query_asked_of_two_graphs_in_turn_guesses_right_for_each(store):
                     assert sum(1 for line in trace if "\tF\t" in line and ("\tSync" in line or "\tQuery\t" in line)) == 1
 
 
-def test_results_never_read_leave_no_cursor_open(store):
+def test_results_never_read_leave_no_cursor_open(store, monkeypatch):
+    from catalogue.graph.sparql import evaluate
+
+    monkeypatch.setattr(evaluate, "_FETCH", 1)  # a batch of one row: a cursor stays open after it
     g = Dataset(store=store).graph(G)
-    for n in range(3):
+    for n in range(8):
         g.add((URIRef(f"http://x/u{n}"), P, LATE))
     store.commit()
     ds = Dataset(store=store)
-    # Each asked twice (guessed the second time: its cursor opened when the query is
-    # asked) and never read to the end before (so read through a cursor, not at once).
+    # Each asked twice (guessed the second time: its cursor opened, and its first row read,
+    # when the query is asked) and never read to the end before (so read through a cursor,
+    # not at once).
     offsets = [f"{SELECT} OFFSET {n}" for n in range(1, 6)]
     unread = [ds.query(query) for query in offsets]
     del unread
@@ -234,15 +263,17 @@ def test_a_guess_that_fails_leaves_the_store_usable(store, query):
 
 
 @pytest.mark.parametrize("query", [ASK, SELECT])
-def test_a_query_in_a_new_transaction_sends_its_lookups_with_the_guess(store, query):
+def test_a_query_in_a_new_transaction_costs_its_begin_and_one_round_trip(store, query):
     """As ``Catalogue.query`` and the endpoint ask (one dataset, its prefixes given, a
-    transaction per query): the datatypes and the ids go with the guess. (psycopg waits
-    for its own ``BEGIN`` before it sends a pipeline: a round trip of its own.)"""
+    transaction per query): the guess, with its check, is one statement. (psycopg sends
+    its own ``BEGIN`` first, a round trip of its own; it prepares a statement the second
+    time it is sent, a round trip more that once: the guess is sent from the second time
+    the query is asked, so prepared on the third.)"""
     ds = Dataset(store=store)
     ds.graph(G).add((URIRef("http://x/a"), P, LATE))
     store.commit()
     prefixes = {"x": "http://x/"}
-    for _ in range(2):
+    for _ in range(3):
         assert bool(ds.query(query, initNs=prefixes))
         store.rollback()
     raw = store.connection.connection.driver_connection
@@ -257,7 +288,7 @@ def test_a_query_in_a_new_transaction_sends_its_lookups_with_the_guess(store, qu
         trace.seek(0)
         messages = [line.strip() for line in trace]
         sent = [line.split("\t")[3] for line in messages if "\tF\t" in line]
-    # BEGIN, the pipeline (datatypes, ids, the guess), the end
+    # BEGIN, the guess with its check, the end
     assert sent.count("Sync") + sent.count("Query") == 3, "\n".join(messages)
 
 
