@@ -47,7 +47,7 @@ from .explain import ExplainEntry
 from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS, has_digest
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
-from .guard import guarded_sql, read_guarded
+from .guard import guarded_sql, is_empty, read_guarded
 from .join_order import JoinStatistics, join_statistics
 from .numbers import with_synthetic
 from .pg_cursor import read_rows
@@ -246,7 +246,7 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
         guess = None
         if store.dialect_name == "postgresql" and log is None and not inputs.bindings:
             guess = STATEMENTS.peek(part, inputs.context)
-        if guess is not None and guess.guarded is not None:
+        if guess is not None and guess.guarded is not None and not guess.empty:
             # The statement kept for the part, run with its check: one round trip, where
             # the ids' lookup and then the statement took two (:mod:`.guard`).
             guarded = replace(guess.statement, sql=guess.guarded)
@@ -291,6 +291,9 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
             raise NotImplementedError from exc
     if store.dialect_name == "postgresql" and sent is None:
         sent = _execute(store, stmt)
+        if log is None and not inputs.bindings:  # whether to guess next time (:mod:`.guard`)
+            sent, empty = is_empty(sent)
+            STATEMENTS.note_empty(part, inputs.context, empty)
     rows = _rows(store, ctx, stmt, bound, plain=plain, sqlite_cursor=sqlite_cursor, sent=sent)
     if sent is not None:
         # A generator that never started never runs its ``finally``: the cursor of a

@@ -38,7 +38,7 @@ __all__ = ["MAX_STATEMENTS", "STATEMENTS", "Context", "Guess", "StatementCache"]
 MAX_STATEMENTS: Final = 256
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Entry:
     part: CompValue  # held, so that its id is not reused while the entry lives
     ids: dict[Node, int]
@@ -47,6 +47,8 @@ class _Entry:
     default_id: int | None
     statement: Statement
     guarded: str | None
+    #: The statement's answer was empty the last time it ran (changed under the lock).
+    empty: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class Guess:
 
     statement: Statement
     guarded: str | None
+    #: Its answer was empty the last time: rows of the check tell nothing then (:mod:`.guard`).
+    empty: bool
 
 
 #: What a part's statement depends on that is known before its constants' ids are looked
@@ -99,7 +103,16 @@ class StatementCache:
             if entry is None or entry.part is not part:
                 return None
             self._entries.move_to_end(key)  # (a guess that holds is all a query asks of the cache)
-        return Guess(replace(entry.statement, params=dict(entry.statement.params)), entry.guarded)
+            empty = entry.empty
+        return Guess(replace(entry.statement, params=dict(entry.statement.params)), entry.guarded, empty)
+
+    def note_empty(self, part: CompValue, context: Context, empty: bool) -> None:
+        """Record whether the statement kept for ``part`` in ``context`` answered nothing
+        when it last ran (no entry: nothing to record)."""
+        with self._lock:
+            entry = self._entries.get((id(part), context))
+            if entry is not None and entry.part is part:
+                entry.empty = empty
 
     def put(self, part: CompValue, context: Context, ids: Mapping[Node, int], datatypes: Mapping[str, int],
             statement: Statement, *, scope: GraphScope, default_id: int | None,
