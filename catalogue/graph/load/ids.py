@@ -37,14 +37,11 @@ __all__ = [
     "datatype_iri",
     "load_datatypes",
     "lookup_term_ids",
-    "matched_term_ids",
     "note_ids_written",
     "remember_graphs",
     "reserve_term_ids",
     "store_terms",
     "stored_content",
-    "take_datatypes",
-    "wanted_terms",
     "write_datatypes",
 ]
 
@@ -62,10 +59,10 @@ _INSERT_DATATYPE = text("INSERT INTO datatypes (iri) VALUES (:iri) ON CONFLICT (
 
 def load_datatypes(session: Session, conn: Connection) -> None:
     """Read every datatype into the session's caches."""
-    take_datatypes(session, conn.execute(select(datatypes.c.id, datatypes.c.iri)).all())
+    _take_datatypes(session, conn.execute(select(datatypes.c.id, datatypes.c.iri)).all())
 
 
-def take_datatypes(session: Session, rows: Iterable[tuple[int, str]]) -> None:
+def _take_datatypes(session: Session, rows: Iterable[tuple[int, str]]) -> None:
     """Every datatype's row (id, IRI) into the session's caches."""
     rows = list(rows)
     session.dt_iris = {dt_id: iri for dt_id, iri in rows}
@@ -116,19 +113,19 @@ def lookup_term_ids(session: Session, conn: Connection, nodes: Iterable[Node]) -
     answer is valid for the current transaction: a term not referenced by any
     quad may be garbage-collected (and, if written again, get a new id) later.
     """
-    wanted = wanted_terms(nodes)
+    wanted = _wanted_terms(nodes)
     if not wanted:
         return {}
-    return matched_term_ids(session, conn, wanted, session.dialect.select_terms(conn, list(wanted)))
+    return _matched_term_ids(session, conn, wanted, session.dialect.select_terms(conn, list(wanted)))
 
 
-#: Hash -> the nodes looked up under it, with their content (:func:`wanted_terms`).
-WantedTerms = dict[int, list[tuple[Node, TermRow]]]
+#: Hash -> the nodes looked up under it, with their content (:func:`_wanted_terms`).
+_WantedTerms = dict[int, list[tuple[Node, TermRow]]]
 
 
-def wanted_terms(nodes: Iterable[Node]) -> WantedTerms:
-    """The storable ``nodes`` by hash, for :func:`matched_term_ids`."""
-    wanted: WantedTerms = {}
+def _wanted_terms(nodes: Iterable[Node]) -> _WantedTerms:
+    """The storable ``nodes`` by hash, for :func:`_matched_term_ids`."""
+    wanted: _WantedTerms = {}
     for node in nodes:
         try:
             term_hash, kind, value, datatype, lang = encode(node)
@@ -138,7 +135,7 @@ def wanted_terms(nodes: Iterable[Node]) -> WantedTerms:
     return wanted
 
 
-def matched_term_ids(session: Session, conn: Connection, wanted: WantedTerms,
+def _matched_term_ids(session: Session, conn: Connection, wanted: _WantedTerms,
                      rows: Iterable[StoredTermRow]) -> dict[Node, int]:
     """The ids of the ``wanted`` nodes among the stored ``rows`` of their hashes (a
     different term under a node's hash raises :class:`TermCollisionError`)."""

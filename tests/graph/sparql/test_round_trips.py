@@ -535,3 +535,47 @@ def test_a_describe_follows_blank_nodes_as_rdflib_does(store):
     assert (c, Q, Literal("not followed")) not in described
     assert len(described) == 12
     assert len(Dataset(store=store).graph(URIRef("http://x/none")).query("DESCRIBE <http://x/a>").graph) == 0
+
+
+def _made_again(url: str, first: list[tuple], then: list[tuple], query: str) -> tuple[list, list]:
+    """The answers to ``query`` (asked thrice) on a store holding ``first`` in graph G, and
+    then on the same URL after the store's tables were dropped and made again
+    (``SQLStore.destroy``) holding ``then``: the ids start again from one there."""
+    answers = []
+    for triples in (first, then):
+        store = SQLStore(url)
+        try:
+            graph = Dataset(store=store).graph(G)
+            for triple in triples:
+                graph.add(triple)
+            store.commit()
+            found = []
+            for _ in range(3):
+                found.append(_answer(store, query))
+                store.rollback()
+            answers.append(found)
+            store.destroy()
+        finally:
+            store.close()
+    return answers[0], answers[1]
+
+
+def test_a_guess_is_not_answered_from_once_the_tables_are_made_again_with_other_ids(postgres_url):
+    """Found by the review of the guess's check: a check of the set of ids let a guess
+    answer with two constants' ids swapped."""
+    a, b = URIRef("http://x/a"), URIRef("http://x/b")
+    query = f"SELECT ?o WHERE {{ GRAPH <{G}> {{ <{a}> <{b}> ?o }} }}"
+    before, after = _made_again(postgres_url, [(a, b, Literal("one"))], [(b, a, Literal("two"))], query)
+    assert before == [["one"]] * 3
+    assert after == [[]] * 3
+
+
+def test_a_guess_is_not_answered_from_once_the_tables_are_made_again_with_other_datatype_ids(postgres_url):
+    """The same number of datatypes, under each other's ids."""
+    query = f"SELECT ?s WHERE {{ GRAPH <{G}> {{ ?s <{Q}> ?v FILTER(?v > 40) }} }}"
+    first = [(URIRef("http://x/i"), Q, Literal("50", datatype=XSD.integer)),
+             (URIRef("http://x/d"), Q, Literal("2026-01-01", datatype=XSD.date))]
+    then = [(URIRef("http://x/d"), Q, Literal("2026-01-01", datatype=XSD.date)),
+            (URIRef("http://x/i"), Q, Literal("50", datatype=XSD.integer))]
+    before, after = _made_again(postgres_url, first, then, query)
+    assert before == after == [["http://x/i"]] * 3
