@@ -1103,3 +1103,51 @@ def test_a_distinct_query_reads_the_union_graph_once_over_its_projection(db_url:
     drawn = "SELECT DISTINCT ?d (RAND() < 2 AS ?r) WHERE { ?d :member ?a }"
     with _answered(db_url, quads, drawn) as (_store, sql):
         assert re.search(r'SELECT DISTINCT [^\n]*"v0"[^\n]*"v1"[^\n]*\nFROM quads', sql), sql
+
+
+def test_describe_of_odd_iris_in_a_graph_and_with_reifications_matches_memory(db_url: str) -> None:
+    """On both databases, as rdflib's Memory store answers: quotes, percent signs,
+    ``:name``-like text and non-ASCII in the described IRIs; an IRI not stored describes
+    nothing; the union, one graph, a graph not stored; reified statements about a resource
+    are part of its description once ``rdf:subject`` is stored."""
+    from rdflib import BNode, URIRef
+    from rdflib.compare import isomorphic
+    from rdflib.namespace import RDF
+
+    from catalogue.graph.store import SQLStore
+
+    g_iri, other_iri, q = URIRef("http://x/g"), URIRef("http://x/other"), URIRef("http://x/q")
+    odd = [URIRef("http://x/it's"), URIRef("http://x/50%25%s"), URIRef("http://x/é"), URIRef("urn:x:abc")]
+    store = SQLStore(db_url)
+    memory = Dataset(default_union=True)
+    try:
+        for ds in (Dataset(store=store), memory):
+            for i, iri in enumerate(odd):
+                ds.graph(g_iri).add((iri, q, Literal(i)))
+                ds.graph(other_iri).add((iri, q, Literal("elsewhere")))
+        store.commit()
+
+        def both(query: str, graph: URIRef | None = None) -> tuple[Graph, Graph]:
+            mine = (Dataset(store=store, default_union=True) if graph is None
+                    else Dataset(store=store).graph(graph)).query(query).graph
+            theirs = (memory if graph is None else memory.graph(graph)).query(query).graph
+            store.rollback()
+            return mine, theirs
+
+        everything = "DESCRIBE " + " ".join(f"<{iri}>" for iri in [*odd, URIRef("http://x/unstored")])
+        for graph, size in ((None, 8), (g_iri, 4), (URIRef("http://x/unstored-graph"), 0)):
+            mine, theirs = both(everything, graph)
+            assert isomorphic(mine, theirs) and len(mine) == len(theirs) == size
+        statement = BNode()
+        for ds in (Dataset(store=store), memory):
+            ds.graph(g_iri).addN([(statement, RDF.type, RDF.Statement, ds.graph(g_iri)),
+                                  (statement, RDF.subject, odd[0], ds.graph(g_iri)),
+                                  (statement, RDF.predicate, q, ds.graph(g_iri)),
+                                  (statement, RDF.object, Literal(0), ds.graph(g_iri))])
+        store.commit()
+        mine, theirs = both(f"DESCRIBE <{odd[0]}>")
+        assert (statement, RDF.subject, odd[0]) in mine
+        assert isomorphic(mine, theirs) and len(mine) == len(theirs)
+    finally:
+        store.destroy()
+        store.close()
