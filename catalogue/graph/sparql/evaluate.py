@@ -47,7 +47,7 @@ from .explain import ExplainEntry
 from .functions import SQLITE_FUNCTIONS, VOLATILE_FUNCTIONS, has_digest
 from .geo import resolve as resolve_lookups
 from .geof import relate_text
-from .guard import guarded_sql, is_empty, read_guarded
+from .guard import guarded_sql, is_empty
 from .join_order import JoinStatistics, join_statistics
 from .numbers import with_synthetic
 from .pg_cursor import read_rows
@@ -250,7 +250,10 @@ def evaluate_part(ctx: QueryContext, part: CompValue) -> Any:
             # The statement kept for the part, run with its check: one round trip, where
             # the ids' lookup and then the statement took two (:mod:`.guard`).
             guarded = replace(guess.statement, sql=guess.guarded)
-            sent = read_guarded(_execute(store, guarded, known_as=guess.statement.sql))
+            sent, empty = is_empty(_execute(store, guarded, known_as=guess.statement.sql))
+            if empty:  # the check failed, or the answer is empty: asked the usual way
+                sent[1]()
+                sent = None
         if sent is not None and guess is not None:
             stmt = guess.statement
         else:

@@ -45,7 +45,7 @@ from rdflib.term import Node
 
 from ..terms import encode
 
-__all__ = ["guarded_sql", "is_empty", "read_guarded"]
+__all__ = ["guarded_sql", "is_empty"]
 
 
 def guarded_sql(sql: str, nodes: Iterable[Node], ids: Mapping[Node, int], datatypes: Mapping[str, int]) -> str:
@@ -82,20 +82,11 @@ def guarded_sql(sql: str, nodes: Iterable[Node], ids: Mapping[Node, int], dataty
 Sent = tuple[Iterator[list[Any]], Callable[[], None]]
 
 
-def read_guarded(sent: Sent) -> Sent | None:
-    """The rows of a statement run by :func:`guarded_sql`, or None (and closed) when there
-    are none: the check failed, or held and the statement has no rows."""
-    batches, close = sent
-    first = next(batches, [])
-    if not first:
-        close()
-        return None
-    return _chained(first, batches), close
-
-
 def is_empty(sent: Sent) -> tuple[Sent, bool]:
     """``sent`` as it was, and whether it has no rows (its first batch is read: it came
-    with the statement, bounded rows or a cursor's first ``FETCH``)."""
+    with the statement, bounded rows or a cursor's first ``FETCH``). Of a statement run
+    by :func:`guarded_sql`, rows mean the check held; none, that it failed or held and
+    the statement has no rows."""
     batches, close = sent
     first = next(batches, [])
     return ((_chained(first, batches) if first else iter(())), close), not first
