@@ -16,8 +16,10 @@ first as on SQLite.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
+from uuid import uuid4
 
 from rdflib.graph import ConjunctiveGraph, Dataset, Graph
 from rdflib.namespace import RDF
@@ -35,6 +37,10 @@ from .pg_cursor import fetch_all
 from .source import QuadSource
 
 __all__ = ["default_graph", "describe"]
+
+#: The names of description graphs: this process's prefix and a number.
+_RESULT_PREFIX: Final = f"description{uuid4().hex[:16]}n"
+_RESULT_NUMBERS: Final = itertools.count()
 
 
 def default_graph(graph: ConjunctiveGraph) -> Graph:
@@ -66,11 +72,12 @@ def describe(store: QuadSource, ctx: QueryContext, query: CompValue) -> dict[str
     # graph: Memory's per-context bookkeeping was half of a small DESCRIBE's time, 58
     # triples: 2.3 -> 1.5 ms on SQLite) and indexes only when asked by pattern.
     store_of_result = DescriptionStore()
-    result = Graph(store=store_of_result, bind_namespaces="core")
+    # Named from a counter: a graph named by rdflib mints a UUID, 2% of a small description.
+    result = Graph(store=store_of_result, identifier=BNode(f"{_RESULT_PREFIX}{next(_RESULT_NUMBERS)}"),
+                   bind_namespaces="core")
     # (The store's own, where the graph is the store's: rdflib's namespace manager makes
     # every prefix's URIRef again.)
-    for prefix, ns in (graph.store.namespaces() if graph.store is store else graph.namespaces()):
-        result.store.bind(prefix, ns)
+    store_of_result.bind_all(graph.store.namespaces() if graph.store is store else graph.namespaces())
     out = {"type_": "DESCRIBE", "graph": result}
     log = getattr(store, "sql_log", None)
     postgres = store.dialect_name == "postgresql"
@@ -108,21 +115,24 @@ def _fill_rows(store: QuadSource, into: DescriptionStore, rows: Iterable[Any]) -
     each term is a Node, which decoding guarantees)."""
     decode = store.decode_term
     # A description's subjects and predicates repeat from row to row: each term is
-    # decoded once (a quarter of the rows' Python time for 58 triples).
+    # decoded once (a quarter of the rows' Python time for 58 triples), found by its
+    # four columns, sliced from the row (a function call per term was a fifth of a
+    # small description's time: query 8, 58 triples, 0.33 ms on SQLite).
     decoded: dict[tuple[Any, ...], Node] = {}
-
-    def term(kind: Any, value: Any, datatype: Any, lang: Any) -> Node:
-        key = (kind, value, datatype, lang)
-        found = decoded.get(key)
-        if found is None:
-            found = decoded[key] = decode(kind, value, datatype, lang)
-        return found
-
+    known = decoded.get
     triples = []
-    for row in rows:
-        check_deadline()
-        triples.append((term(row[0], row[1], row[2], row[3]), term(row[4], row[5], row[6], row[7]),
-                        term(row[8], row[9], row[10], row[11])))
+    for n, row in enumerate(rows):
+        if not n & 255:
+            check_deadline()
+        s, p, o = row[0:4], row[4:8], row[8:12]
+        ts, tp, to = known(s), known(p), known(o)
+        if ts is None:
+            ts = decoded[s] = decode(*s)
+        if tp is None:
+            tp = decoded[p] = decode(*p)
+        if to is None:
+            to = decoded[o] = decode(*o)
+        triples.append((ts, tp, to))
     into.fill(triples)
 
 

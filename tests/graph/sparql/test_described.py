@@ -68,3 +68,31 @@ def test_binding_a_prefix_again_follows_the_memory_store() -> None:
             store.bind("a", URIRef("https://two/"), override=override)
         assert sorted(mine.namespaces()) == sorted(reference.namespaces()), override
         assert mine.prefix(URIRef("https://two/")) == reference.prefix(URIRef("https://two/"))
+
+
+def test_binding_many_at_once_is_binding_each_in_turn() -> None:
+    """bind_all writes an empty store's prefixes at once: the same bindings, in the same
+    order, as one bind() after another (namespaces repeated under several prefixes; a
+    store that has bindings already, and a prefix given twice, take the slow way)."""
+    one, two, three = URIRef("https://one/"), URIRef("https://two/"), URIRef("https://three/")
+    cases = [
+        [("a", one), ("b", two), ("c", three)],
+        [("a", one), ("b", one), ("c", two), ("d", one), ("e", two)],
+        [("a", one), ("a", two), ("b", one)],  # a prefix twice
+        [],
+    ]
+    for pairs in cases:
+        for first in ([], [("z", three), ("a", two)]):
+            mine, reference = DescriptionStore(), SimpleMemory()
+            at_once = DescriptionStore()
+            for store in (mine, reference, at_once):
+                for prefix, namespace in first:
+                    store.bind(prefix, namespace)
+            for prefix, namespace in pairs:
+                mine.bind(prefix, namespace)
+                reference.bind(prefix, namespace)
+            at_once.bind_all(iter(pairs))
+            assert list(at_once.namespaces()) == list(mine.namespaces()), (pairs, first)
+            assert sorted(at_once.namespaces()) == sorted(reference.namespaces()), (pairs, first)
+            for namespace in (one, two, three):
+                assert at_once.prefix(namespace) == mine.prefix(namespace) == reference.prefix(namespace)
