@@ -5,8 +5,11 @@ A query's answer is wrong when it agrees with neither reference: rdflib and Oxig
 each depart from the specification somewhere (rdflib drops a date's time zone, Oxigraph
 answers ``=`` on incomparable dates with false), rarely in the same place. Answers are
 compared as bags of solutions, blank nodes all alike (each engine names them its own
-way); with LIMIT, only their number. Everything is drawn from one seeded generator, so a
-case is reproduced from its seed and number (:func:`case`).
+way); with LIMIT, only their number. A DESCRIBE's graph is compared with the Memory
+store's as a set of triples, blank nodes by label (both describe the stored nodes;
+Oxigraph's description is another, as SPARQL leaves it to the engine). Everything is
+drawn from one seeded generator, so a case is reproduced from its seed and number
+(:func:`case`).
 
 ``python -m tests.graph.sparql.fuzz --cases 2000 [--store postgres]`` runs a long
 campaign; ``tests/graph/sparql/test_fuzz.py`` a short one on both databases.
@@ -198,6 +201,13 @@ class QueryMaker:
         self.r.shuffle(parts)
         return f"ASK {{ {' '.join(parts)} }}"
 
+    def describe(self) -> str:
+        """A DESCRIBE of one to three IRIs, or of what a group binds (IRIs, blank nodes
+        and literals, or nothing)."""
+        if self.r.random() < 0.4:
+            return "DESCRIBE " + " ".join(self.r.sample(IRIS, self.r.randint(1, 3)))
+        return f"DESCRIBE {self.r.choice(VARS)} WHERE {{ {self.group()} }}"
+
     def query(self) -> tuple[str, bool]:
         """A query, and whether only its number of solutions is to be compared."""
         where = self.group()
@@ -314,6 +324,12 @@ class Engines:
     def memory_answer(self, query: str) -> Any:
         return _rdflib_rows(self.memory.query(PREFIXES + query))
 
+    def catalogue_description(self, query: str) -> Any:
+        return _described(self.catalogue.query(PREFIXES + query))
+
+    def memory_description(self, query: str) -> Any:
+        return _described(self.memory.query(PREFIXES + query))
+
     def oxigraph_answer(self, query: str) -> Any:
         result = self.oxigraph.query(PREFIXES + query, use_default_graph_as_union=True)
         if isinstance(result, bool | ox.QueryBoolean):
@@ -336,6 +352,15 @@ def _rdflib_rows(result: Any) -> list[tuple[Any, ...]]:
     if result.type == "ASK":
         return [(result.askAnswer,)]
     return [_solution((str(n), _norm(b.get(n))) for n in result.vars) for b in result.bindings]
+
+
+def _described(result: Any) -> frozenset[tuple[Any, ...]]:
+    """A DESCRIBE's triples, blank nodes by label (the stored ones are described, so both
+    stores give the labels they were added with)."""
+    def term(node: Any) -> Any:
+        return f"_:{node}" if isinstance(node, BNode) else _norm(node)
+
+    return frozenset((term(s), term(p), term(o)) for s, p, o in result.graph)
 
 
 def _solution(pairs: Any) -> tuple[tuple[str, Any], ...]:
@@ -382,16 +407,18 @@ def exact_literals() -> Iterator[None]:
 
 
 def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
-    """Run ``cases`` queries on the graph of ``seed``, and a fifth as many closure ASKs
-    (:meth:`QueryMaker.closure_ask`), each asked of the catalogue twice; return how many
-    queries ran and the disagreements (the compiler's answer matching neither reference,
-    or a second answer another than the first)."""
+    """Run ``cases`` queries on the graph of ``seed``, a fifth as many closure ASKs
+    (:meth:`QueryMaker.closure_ask`) and a tenth as many DESCRIBEs (compared with rdflib's
+    Memory store only: Oxigraph describes otherwise, as SPARQL lets it), each asked of the
+    catalogue twice; return how many queries ran and the disagreements (the compiler's
+    answer matching neither reference, or a second answer another than the first)."""
     rng = random.Random(seed)
     quads = graph_quads(rng)
     maker = QueryMaker(rng)
     # Every fifth case an ASK of one closure too, from a generator of its own (so that
     # the other cases stay what they were).
     asks = QueryMaker(random.Random(f"{seed}:closure-ask"))
+    describes = QueryMaker(random.Random(f"{seed}:describe"))
     engines = Engines(quads, store_url)
     problems = []
     try:
@@ -420,9 +447,18 @@ def campaign(seed: int, cases: int, store_url: str) -> tuple[int, list[str]]:
                     continue  # both references refuse it (an engine-specific limit)
                 problems.append(f"seed {seed} case {n}: {query}\n  catalogue {_show(mine)}\n"
                                 f"  memory    {_show(memory)}\n  oxigraph  {_show(oxigraph)}")
+            for n in range(cases // 10):
+                query = describes.describe()
+                mine = _answer(engines.catalogue_description, query, False)
+                again = _answer(engines.catalogue_description, query, False)
+                engines.store.rollback()
+                memory = _answer(engines.memory_description, query, False)
+                if mine != again or mine != memory:
+                    problems.append(f"seed {seed} describe {n}: {query}\n  catalogue {_show(mine)}\n"
+                                    f"  asked again {_show(again)}\n  memory    {_show(memory)}")
     finally:
         engines.close()
-    return cases + cases // 5, problems
+    return cases + cases // 5 + cases // 10, problems
 
 
 def _merged_terms(mine: Any, oxigraph: Any) -> bool:
