@@ -38,7 +38,9 @@ from .source import QuadSource
 
 __all__ = ["default_graph", "describe"]
 
-#: The names of description graphs: this process's prefix and a number.
+#: The names of description graphs: a prefix drawn when the module is imported and a number
+#: (threads share the counter; a process forked after the import would repeat the names
+#: of its parent, which only tell one result graph from another within a process).
 _RESULT_PREFIX: Final = f"description{uuid4().hex[:16]}n"
 _RESULT_NUMBERS: Final = itertools.count()
 
@@ -181,7 +183,7 @@ UNION ALL
 SELECT 0, t.id, t.kind, t.value, t.datatype, t.lang, NULL, NULL, NULL FROM sp JOIN terms t ON t.id = sp.id
 UNION ALL
 SELECT 1, cbd.o, cbd.kind, cbd.value, cbd.datatype, cbd.lang, cbd.s, cbd.p, cbd.o FROM cbd"""
-_SCOPE: Final = " AND {q}.g = COALESCE((SELECT t.id FROM terms t WHERE t.hash = {hash} AND t.kind = 1 AND t.value = {iri}), -1)"
+_SCOPE: Final = " AND q.g = COALESCE((SELECT t.id FROM terms t WHERE t.hash = {hash} AND t.kind = 1 AND t.value = {iri}), -1)"
 
 
 def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
@@ -227,10 +229,15 @@ def _one_statement(store: QuadSource, resources: set[Node], scope: Node | None,
     return rows
 
 
-#: Statements of :func:`_one_statement`, by IRIs, graph and the connection's encoding: quoting each IRI through psycopg (an adaptation context a time) and hashing it
-#: was an eighth of a small description's time (query 8, two IRIs, 0.53 ms). Emptied when full.
+#: Statements of :func:`_one_statement`, by IRIs, graph and the connection's encoding:
+#: quoting each IRI through psycopg (an adaptation context a time) and hashing it was an
+#: eighth of a small description's time (query 8, two IRIs, 0.53 ms). Only statements of
+#: at most :data:`_PG_STATEMENT_CHARS` characters are kept (a description of thousands of
+#: resources, bound by a WHERE that a harvest changes, would keep megabytes a time), and
+#: the whole is emptied when it holds :data:`_PG_STATEMENTS_KEPT`: 16 MB at most.
 _PG_STATEMENTS: dict[tuple[Any, ...], str] = {}
 _PG_STATEMENTS_KEPT: Final = 1024
+_PG_STATEMENT_CHARS: Final = 16_384
 
 
 def _pg_describe_sql(raw: Any, iris: tuple[str, ...], scope: str | None) -> str:
@@ -250,13 +257,15 @@ def _pg_describe_sql(raw: Any, iris: tuple[str, ...], scope: str | None) -> str:
     seeds = ", ".join(f"(CAST({encode(URIRef(i))[0]} AS BIGINT), {quoted(i)})" for i in iris)
     scope_of = ""
     if scope is not None:
+        # (The IRI last: one holding "{hash}" stays as it is.)
         scope_of = _SCOPE.replace("{hash}", str(encode(URIRef(scope))[0])).replace("{iri}", quoted(scope))
     # Reified statements would be part of the description: the hash alone answers whether
     # any could be (a collision only sends the question to rdflib's evaluation).
-    sql = _PG_DESCRIBE.format(seeds=seeds, reified=encode(RDF.subject)[0], scope=scope_of.replace("{q}", "q"))
-    if len(_PG_STATEMENTS) >= _PG_STATEMENTS_KEPT:
-        _PG_STATEMENTS.clear()
-    _PG_STATEMENTS[key] = sql
+    sql = _PG_DESCRIBE.format(seeds=seeds, reified=encode(RDF.subject)[0], scope=scope_of)
+    if len(sql) <= _PG_STATEMENT_CHARS:
+        if len(_PG_STATEMENTS) >= _PG_STATEMENTS_KEPT:
+            _PG_STATEMENTS.clear()
+        _PG_STATEMENTS[key] = sql
     return sql
 
 

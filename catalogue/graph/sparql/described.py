@@ -13,7 +13,7 @@ description read by pattern stays linear.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from rdflib.graph import Graph
 from rdflib.store import Store
@@ -25,7 +25,7 @@ _Triple = tuple[Node, Node, Node]
 
 #: The contexts of every triple: none (an exhausted iterator stays exhausted, so one is
 #: shared by all).
-_NO_CONTEXTS: Iterator[Any] = iter(())
+_NO_CONTEXTS: Final[Iterator[Any]] = iter(())
 
 
 class DescriptionStore(Store):

@@ -79,6 +79,7 @@ def test_binding_many_at_once_is_binding_each_in_turn() -> None:
         [("a", one), ("b", two), ("c", three)],
         [("a", one), ("b", one), ("c", two), ("d", one), ("e", two)],
         [("a", one), ("a", two), ("b", one)],  # a prefix twice
+        [("a", one), ("a", two)],  # ... where binding at once would leave one's prefix "a"
         [],
     ]
     for pairs in cases:
