@@ -1183,3 +1183,32 @@ def test_a_kept_description_statement_reads_the_same_whatever_the_strings_settin
     finally:
         store.destroy()
         store.close()
+
+
+@pytest.mark.postgres
+def test_a_long_description_statement_is_not_kept(postgres_url: str) -> None:
+    """PostgreSQL's DESCRIBE keeps statements of at most 16,384 characters: one describing
+    hundreds of resources (bound by a WHERE that each harvest changes) is made afresh."""
+    from rdflib import URIRef
+
+    from catalogue.graph.sparql import describe
+    from catalogue.graph.store import SQLStore
+
+    q = URIRef("http://x/q")
+    many = [URIRef(f"http://example.org/a/rather/long/path/to/resource/number/{i:05d}") for i in range(300)]
+    store = SQLStore(postgres_url)
+    try:
+        graph = Dataset(store=store).graph(URIRef("http://x/g"))
+        for i, iri in enumerate(many):
+            graph.add((iri, q, Literal(i)))
+        store.commit()
+        describe._PG_STATEMENTS.clear()
+        for query, kept in (("DESCRIBE ?x WHERE { ?x <http://x/q> ?n }", 0),
+                            (f"DESCRIBE <{many[0]}> <{many[1]}>", 1)):
+            described = Dataset(store=store, default_union=True).query(query).graph
+            store.rollback()
+            assert len(described) == (300 if kept == 0 else 2)
+            assert len(describe._PG_STATEMENTS) == kept, query
+    finally:
+        store.destroy()
+        store.close()
