@@ -323,6 +323,11 @@ class Engines:
         for s, p, o, g in quads:
             self.memory.graph(g).add((s, p, o))
             self.oxigraph.add(ox.Quad(_to_ox(s), _to_ox(p), _to_ox(o), ox.NamedNode(str(g))))
+        # Oxigraph's default graph holds the named graphs' triples once each: the union
+        # its option makes (use_default_graph_as_union) repeats a triple for each graph
+        # holding it, where SPARQL's default graph is a set of triples.
+        for s, p, o in {(s, p, o) for s, p, o, _g in quads}:
+            self.oxigraph.add(ox.Quad(_to_ox(s), _to_ox(p), _to_ox(o), ox.DefaultGraph()))
         self._sqlite: tuple[str, Any, Any, Any, Any] | None = None  # see sqlite_answers
 
     def close(self) -> None:
@@ -345,7 +350,8 @@ class Engines:
         if self._sqlite is None:
             folder = tempfile.mkdtemp(prefix="fuzz-merged-")
             merged_quads = [(_from_ox(q.subject), _from_ox(q.predicate), _from_ox(q.object),
-                             URIRef(q.graph_name.value)) for q in self.oxigraph]
+                             URIRef(q.graph_name.value)) for q in self.oxigraph
+                            if isinstance(q.graph_name, ox.NamedNode)]
             self._sqlite = (folder, *_catalogue(self.quads, f"sqlite:///{folder}/plain.db"),
                             *_catalogue(merged_quads, f"sqlite:///{folder}/merged.db"))
         _folder, _plain_store, plain, _merged_store, merged = self._sqlite
@@ -372,8 +378,7 @@ class Engines:
         departs from the specification."""
         if d.select is None:
             raise ValueError("a DESCRIBE without a WHERE")
-        scope: dict[str, Any] = ({"use_default_graph_as_union": True} if d.graph is None
-                                 else {"default_graph": ox.NamedNode(EX + d.graph)})
+        scope: dict[str, Any] = {} if d.graph is None else {"default_graph": ox.NamedNode(EX + d.graph)}
         target = self.memory if d.graph is None else self.memory.graph(URIRef(EX + d.graph))
         described: set[tuple[Any, ...]] = set()
         for solution in self.oxigraph.query(PREFIXES + _unions(d.select), **scope):
@@ -385,7 +390,7 @@ class Engines:
         return frozenset(described)
 
     def oxigraph_answer(self, query: str) -> Any:
-        result = self.oxigraph.query(PREFIXES + _unions(query), use_default_graph_as_union=True)
+        result = self.oxigraph.query(PREFIXES + _unions(query))
         if isinstance(result, bool | ox.QueryBoolean):
             return [(bool(result),)]
         names = [v.value for v in result.variables]
