@@ -75,6 +75,8 @@ class Session:
         "key",
         "ns",
         "owns_engine",
+        "read_ids",
+        "read_key",
         "streams",
         "tx_exempt",
         "tx_graphs",
@@ -105,6 +107,12 @@ class Session:
         self.dt_fresh = False  # dt_ids read in the current transaction
         self.dt_iris: dict[int, str] = {}  # datatype id -> IRI
         self.dt_ids: dict[str, int] = {}  # IRI -> datatype id
+        # SQLite: the ids term lookups found (None: not stored), kept from transaction
+        # to transaction for as long as the database is as it was when they were
+        # looked up: ``read_key`` is then (PRAGMA data_version, the connection's total
+        # changes) (see load.ids.lookup_term_ids).
+        self.read_ids: dict[Node, int | None] = {}
+        self.read_key: tuple[int, int] | None = None
         # prefix -> namespace, loaded lazily; dropped at commit/rollback.
         self.ns: dict[str, str] | None = None
         # Per-transaction knowledge, reset at commit/rollback (see end_transaction).
@@ -180,6 +188,8 @@ class Session:
     def forget_ids(self) -> None:
         """Drop the id-keyed caches (another database, or ids that may be reused)."""
         self.graph_names.clear()
+        self.read_ids.clear()
+        self.read_key = None
         self.dt_iris.clear()
         self.dt_ids.clear()
         self.dt_fresh = False

@@ -1139,6 +1139,75 @@ def test_lookup_term_ids_refuses_a_hash_collision(sql_store, monkeypatch):
     ]
 
 
+def _in_another_connection(url: str, work) -> None:
+    """Run ``work(store)`` on a store of its own (another thread: another connection),
+    committed; its error raised here."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        store = SQLStore(url)
+        try:
+            work(store)
+            store.commit()
+        except BaseException as exc:  # surfaced in the test's thread
+            errors.append(exc)
+        finally:
+            store.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+def _write_again(store: SQLStore) -> None:
+    """G1 dropped (its terms collected), then written again with one term more: each
+    term stored anew, under another id."""
+    store.remove_graph(Graph(identifier=G1))
+    store.commit()
+    graph = Graph(store, identifier=G1)
+    graph.add((EX.s, EX.p, Literal("v")))
+    graph.add((EX.later, EX.p, Literal("v")))
+
+
+def _stored_ids(store: SQLStore, nodes) -> dict:
+    """The ids the terms table holds for ``nodes`` now (read without the store's lookup)."""
+    by_hash = {encode(node)[0]: node for node in nodes}
+    rows = store.connection.execute(text("SELECT hash, id FROM terms")).all()
+    return {by_hash[h]: i for h, i in rows if h in by_hash}
+
+
+@pytest.mark.parametrize("writer", ["another connection", "the same connection"])
+def test_looked_up_ids_follow_terms_written_again(db_url, writer):
+    """On SQLite the lookups of a query's constants are kept from one transaction to the
+    next (load.ids._kept_term_ids): they must not outlive a term deleted and written
+    again, nor a term not stored then stored, whoever wrote it."""
+    store = SQLStore(db_url)
+    try:
+        Graph(store, identifier=G1).add((EX.s, EX.p, Literal("v")))
+        store.commit()
+        nodes = [EX.s, EX.p, Literal("v"), EX.later]
+        before = store.lookup_term_ids(nodes)
+        assert set(before) == {EX.s, EX.p, Literal("v")}
+        ask = Dataset(store=store, default_union=True)
+        assert ask.query('ASK { <http://example.org/s> <http://example.org/p> "v" }').askAnswer
+        store.rollback()
+        if writer == "another connection":
+            _in_another_connection(db_url, _write_again)
+        else:
+            _write_again(store)
+            store.commit()
+        after = store.lookup_term_ids(nodes)
+        assert after == _stored_ids(store, nodes)
+        assert set(after) == set(nodes)
+        assert after[EX.s] != before[EX.s]
+        for subject in ("s", "later"):
+            assert ask.query(f'ASK {{ <http://example.org/{subject}> <http://example.org/p> "v" }}').askAnswer
+    finally:
+        store.close()
+
+
 def test_graph_name_ids(sql_store):
     load(Dataset(store=sql_store))
     names = sql_store.graph_name_ids()
