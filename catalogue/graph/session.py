@@ -109,10 +109,10 @@ class Session:
         self.dt_ids: dict[str, int] = {}  # IRI -> datatype id
         # SQLite: the ids term lookups found (None: not stored), kept from transaction
         # to transaction for as long as the database is as it was when they were
-        # looked up: ``read_key`` is then (PRAGMA data_version, the connection's total
-        # changes) (see load.ids.lookup_term_ids).
+        # looked up: ``read_key`` is then (the driver connection, PRAGMA data_version, its
+        # total changes), and a rollback of a write drops them (see load.ids._kept_term_ids).
         self.read_ids: dict[Node, int | None] = {}
-        self.read_key: tuple[int, int] | None = None
+        self.read_key: tuple[int, int, int] | None = None
         # prefix -> namespace, loaded lazily; dropped at commit/rollback.
         self.ns: dict[str, str] | None = None
         # Per-transaction knowledge, reset at commit/rollback (see end_transaction).
@@ -185,11 +185,15 @@ class Session:
         self.ns = None
         self.dt_fresh = False
 
+    def forget_lookups(self) -> None:
+        """Drop the term lookups kept across transactions (``read_ids``)."""
+        self.read_ids.clear()
+        self.read_key = None
+
     def forget_ids(self) -> None:
         """Drop the id-keyed caches (another database, or ids that may be reused)."""
         self.graph_names.clear()
-        self.read_ids.clear()
-        self.read_key = None
+        self.forget_lookups()
         self.dt_iris.clear()
         self.dt_ids.clear()
         self.dt_fresh = False

@@ -369,6 +369,10 @@ class SQLStore(Store):
             if self._s.tx_wrote_ids:
                 # SQLite may give the ids this transaction used to other terms now.
                 self._s.forget_ids()
+            elif self._s.tx_write_locked:
+                # A rollback restores the terms the transaction deleted without counting
+                # as a change: what its lookups found since no longer holds.
+                self._s.forget_lookups()
             self._s.end_transaction()
 
     def _read_only(self, conn: Connection) -> bool:

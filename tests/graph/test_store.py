@@ -1208,6 +1208,27 @@ def test_looked_up_ids_follow_terms_written_again(db_url, writer):
         store.close()
 
 
+def test_looked_up_ids_do_not_outlive_a_rolled_back_removal(db_url):
+    """Terms deleted in a transaction, looked up there (not stored), and restored by its
+    rollback, which SQLite does not count as a change (found by the review)."""
+    store = SQLStore(db_url)
+    try:
+        Graph(store, identifier=G1).add((EX.s, EX.p, Literal("v")))
+        store.commit()
+        nodes = [EX.s, EX.p, Literal("v"), G1]
+        stored = store.lookup_term_ids(nodes)
+        assert set(stored) == set(nodes)
+        store.remove_graph(Graph(identifier=G1))
+        assert store.lookup_term_ids(nodes) == {}
+        store.rollback()
+        assert store.lookup_term_ids(nodes) == stored == _stored_ids(store, nodes)
+        assert store.has_graph(G1)
+        ask = Dataset(store=store, default_union=True)
+        assert ask.query('ASK { <http://example.org/s> <http://example.org/p> "v" }').askAnswer
+    finally:
+        store.close()
+
+
 def test_graph_name_ids(sql_store):
     load(Dataset(store=sql_store))
     names = sql_store.graph_name_ids()

@@ -136,12 +136,14 @@ def _kept_term_ids(session: Session, conn: Connection, nodes: Iterable[Node]) ->
     whether a term is stored only when terms are written or deleted: neither happens
     without changing ``PRAGMA data_version`` (a commit by another connection, as this
     transaction sees the database) or the connection's own count of rows changed. While
-    both are as they were, what was looked up holds; when either moved, the lookups are
-    dropped. (Read in the transaction, which the pragma's read begins: the ids hold for
-    the snapshot the query then reads.)"""
+    both are as they were (on the same driver connection), what was looked up holds; when
+    either moved, the lookups are dropped. A rollback restores deleted terms without
+    counting as a change: ``SQLStore.rollback`` drops the lookups after a transaction that
+    wrote. (Read in the transaction, which the pragma's read begins: the ids hold for the
+    snapshot the query then reads.)"""
     raw = driver_connection(conn)
     with driver_errors(conn, "PRAGMA data_version"):
-        key = (raw.execute("PRAGMA data_version").fetchone()[0], raw.total_changes)
+        key = (id(raw), raw.execute("PRAGMA data_version").fetchone()[0], raw.total_changes)
     kept = session.read_ids
     if key != session.read_key or len(kept) > _KEPT_LOOKUPS:
         kept.clear()
